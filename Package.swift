@@ -1,0 +1,57 @@
+// swift-tools-version:6.0
+// TouchSync server. The target graph is the architecture, lowest layer first:
+//   CSQLite, CCrypto (system C libraries) -> TSJSON, TSCrypto, TSStorage
+//   TSSockets -> TSHTTP -> TSWebSocket -> TSEngineIO -> TSSocketIO (realtime transport stack)
+//   TSStorage + TSCrypto -> TSDomain -> TSRoutes (REST + realtime bindings) -> TSApp -> touchsync
+// A lower layer never imports a higher one.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "touchsync",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "touchsync", targets: ["touchsync"]),
+        .executable(name: "conformance-server", targets: ["conformance-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // C shims over system libraries (GRDB-style [system] module maps).
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
+
+        // Foundation-free building blocks.
+        .target(name: "TSJSON", swiftSettings: strict),
+        .target(name: "TSCrypto", dependencies: ["CCrypto"], swiftSettings: strict),
+        .target(name: "TSStorage", dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+
+        // Transport stack.
+        .target(name: "TSSockets", dependencies: [.product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSHTTP", dependencies: ["TSSockets", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSWebSocket", dependencies: ["TSSockets", "TSHTTP", "TSCrypto"], swiftSettings: strict),
+        .target(name: "TSEngineIO", dependencies: ["TSSockets", "TSHTTP", "TSWebSocket", "TSJSON", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSSocketIO", dependencies: ["TSEngineIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+
+        // TouchSync itself.
+        .target(name: "TSDomain", dependencies: ["TSStorage", "TSCrypto", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSRoutes", dependencies: ["TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSApp", dependencies: ["TSRoutes", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .executableTarget(name: "touchsync", dependencies: ["TSApp", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .executableTarget(name: "conformance-server", dependencies: ["TSSocketIO", "TSEngineIO", "TSWebSocket", "TSHTTP", "TSJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], path: "Sources/conformance-server", swiftSettings: strict),
+
+        // Tests, one target per layer.
+        .testTarget(name: "TSJSONTests", dependencies: ["TSJSON"], swiftSettings: strict),
+        .testTarget(name: "TSCryptoTests", dependencies: ["TSCrypto"], swiftSettings: strict),
+        .testTarget(name: "TSStorageTests", dependencies: ["TSStorage"], swiftSettings: strict),
+        .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON"], swiftSettings: strict),
+        .testTarget(name: "TSWebSocketTests", dependencies: ["TSWebSocket", "TSHTTP", "TSSockets"], swiftSettings: strict),
+        .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON"], swiftSettings: strict),
+        .testTarget(name: "TSSocketIOTests", dependencies: ["TSSocketIO", "TSEngineIO", "TSJSON"], swiftSettings: strict),
+        .testTarget(name: "TSDomainTests", dependencies: ["TSDomain", "TSStorage", "TSCrypto", "TSJSON"], swiftSettings: strict),
+        .testTarget(name: "TSAppTests", dependencies: ["TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto"], swiftSettings: strict),
+    ]
+)

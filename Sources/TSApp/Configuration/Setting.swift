@@ -1,0 +1,66 @@
+import TSJSON
+
+/// One configuration setting: its dotted path in the JSON config file, its environment
+/// variable, its default and what it means. `Setting.all` is the single source of truth for
+/// defaults, loading, validation and the documentation (README, `config/touchsync.example.json`).
+public struct Setting: Sendable {
+    public enum Kind: Sendable { case string, int, bool, stringList, optionalString, optionalStringList }
+
+    public let path: String
+    public let kind: Kind
+    public let defaultValue: JSONValue
+    public let help: String
+
+    /// `TOUCHSYNC_` + the path in SCREAMING_SNAKE_CASE: `realtime.globalEvents` → `TOUCHSYNC_REALTIME_GLOBAL_EVENTS`.
+    public var environmentName: String {
+        var out = "TOUCHSYNC_"
+        for ch in path {
+            if ch == "." { out.append("_") } else if ch.isUppercase { out.append("_"); out.append(ch) } else { out.append(Character(ch.uppercased())) }
+        }
+        return out
+    }
+
+    /// Short environment aliases for the settings people set most.
+    public static let environmentAliases: [String: String] = [
+        "TOUCHSYNC_HOST": "server.host", "TOUCHSYNC_PORT": "server.port", "TOUCHSYNC_DATABASE": "database.path",
+        "TOUCHSYNC_JWT_SECRET": "auth.jwtSecret", "TOUCHSYNC_LOG_LEVEL": "log.level", "TOUCHSYNC_LOG_FORMAT": "log.format",
+    ]
+
+    public static let all: [Setting] = [
+        Setting(path: "server.host", kind: .string, defaultValue: "127.0.0.1", help: "Address to listen on (0.0.0.0 for all interfaces)."),
+        Setting(path: "server.port", kind: .int, defaultValue: 3000, help: "TCP port; 0 picks a free port and prints it."),
+        Setting(path: "server.eventLoops", kind: .int, defaultValue: 0, help: "Event-loop threads (epoll); 0 = one per core."),
+        Setting(path: "server.maxConnections", kind: .int, defaultValue: 10_000, help: "Open connections at most; past it a new one gets 503 and is closed."),
+        Setting(path: "server.maxRequestLineBytes", kind: .int, defaultValue: 8192, help: "Longest request line (414 past it)."),
+        Setting(path: "server.maxHeaderBytes", kind: .int, defaultValue: 16_384, help: "Largest header block (431 past it)."),
+        Setting(path: "server.maxHeaderCount", kind: .int, defaultValue: 100, help: "Most header fields (431 past it)."),
+        Setting(path: "server.maxBodyBytes", kind: .int, defaultValue: 1_048_576, help: "Largest request body (413 past it)."),
+        Setting(path: "server.headerReadTimeoutSeconds", kind: .int, defaultValue: 10, help: "Time to receive a request head before the connection is closed."),
+        Setting(path: "server.idleTimeoutSeconds", kind: .int, defaultValue: 60, help: "Idle keep-alive time before the connection is closed."),
+        Setting(path: "server.shutdownGraceSeconds", kind: .int, defaultValue: 10, help: "On SIGTERM/SIGINT, how long in-flight requests may finish."),
+        Setting(path: "server.maxOutboundBytesPerConnection", kind: .int, defaultValue: 4_194_304, help: "Unsent bytes an HTTP connection may buffer before it is dropped."),
+        Setting(path: "database.path", kind: .string, defaultValue: "./data/touchsync.sqlite", help: "SQLite file, or :memory:."),
+        Setting(path: "database.synchronous", kind: .string, defaultValue: "FULL", help: "SQLite synchronous mode in WAL: FULL (fsync each group commit) or NORMAL."),
+        Setting(path: "database.busyTimeoutMs", kind: .int, defaultValue: 5000, help: "SQLite busy timeout."),
+        Setting(path: "database.readers", kind: .int, defaultValue: 2, help: "Read-only connections in the pool."),
+        Setting(path: "database.maxWriteBatch", kind: .int, defaultValue: 64, help: "Most write jobs committed in one group commit."),
+        Setting(path: "database.migrationsDir", kind: .optionalString, defaultValue: nil, help: "Directory of NNNN_*.sql migrations; found automatically when null."),
+        Setting(path: "auth.jwtSecret", kind: .optionalString, defaultValue: nil,
+                help: "HS256 secret. When null a random one is generated and stored beside the database (refused with TOUCHSYNC_ENV=production)."),
+        Setting(path: "auth.passwordIterations", kind: .int, defaultValue: 210_000, help: "PBKDF2-HMAC-SHA256 iterations for password hashes."),
+        Setting(path: "auth.tokenLifetimeSeconds", kind: .int, defaultValue: 2_592_000, help: "Lifetime of tokens from register/login (30 days)."),
+        Setting(path: "realtime.globalEvents", kind: .string, defaultValue: "members", help: "Who gets *:global events: members (of the room) or all (every socket)."),
+        Setting(path: "realtime.legacyJoinEvents", kind: .bool, defaultValue: false, help: "Also send one element:created per element on room:join (old clients)."),
+        Setting(path: "realtime.pingIntervalMs", kind: .int, defaultValue: 25_000, help: "Engine.IO pingInterval."),
+        Setting(path: "realtime.pingTimeoutMs", kind: .int, defaultValue: 20_000, help: "Engine.IO pingTimeout."),
+        Setting(path: "realtime.maxPayload", kind: .int, defaultValue: 1_000_000, help: "Engine.IO maxPayload (bytes per polling request / message)."),
+        Setting(path: "realtime.maxOutboundBytesPerSocket", kind: .int, defaultValue: 1_048_576, help: "Unsent bytes a socket may buffer; past it the slow consumer is disconnected."),
+        Setting(path: "realtime.corsAllowedOrigins", kind: .stringList, defaultValue: ["*"], help: "Origins allowed on polling requests (CORS); [\"*\"] allows any."),
+        Setting(path: "realtime.allowedOrigins", kind: .optionalStringList, defaultValue: nil, help: "Origins allowed to open a WebSocket; null allows any."),
+        Setting(path: "log.level", kind: .string, defaultValue: "info", help: "trace, debug, info, notice, warning, error or critical."),
+        Setting(path: "log.format", kind: .string, defaultValue: "text", help: "text (one line per event) or json."),
+        Setting(path: "demo", kind: .bool, defaultValue: false, help: "Seed demo users, rooms, elements, messages and posts on start (if the database is empty)."),
+    ]
+
+    public static func named(_ path: String) -> Setting? { all.first { $0.path == path } }
+}

@@ -1,0 +1,62 @@
+/// JSON Web Tokens (RFC 7519) in JWS compact serialization (RFC 7515 §7.1), HS256 only
+/// (RFC 7518 §3.2). CONTRACT §0: any other `alg`, including `none`, is rejected.
+public enum JWT {
+    /// Tokens longer than this are rejected before any decoding (they are a few hundred bytes).
+    public static let maximumTokenLength = 8192
+    /// Default tolerance for `iat` slightly in the future (clock skew between hosts).
+    public static let defaultClockSkewSeconds: Int64 = 60
+
+    static let headerSegment = Base64URL.encode(#"{"alg":"HS256","typ":"JWT"}"#)
+
+    /// Signs `claims` with HMAC-SHA256 under `secret`.
+    public static func sign(claims: JWTClaims, secret: [UInt8]) -> String {
+        var payload = #"{"sub":"#
+        MiniJSON.appendQuoted(claims.sub, to: &payload)
+        payload += #","iat":\#(claims.iat),"exp":\#(claims.exp)}"#
+        let signingInput = headerSegment + "." + Base64URL.encode(payload)
+        let signature = HMAC.sha256(key: secret, message: Array(signingInput.utf8))
+        return signingInput + "." + Base64URL.encode(signature)
+    }
+
+    /// Verifies `token` and returns its claims.
+    ///
+    /// Order (RFC 7515 §5.2): shape → header (`alg` must be exactly `"HS256"`, `typ` if present
+    /// `"JWT"`, no `crit`) → signature (constant-time) → payload claims → time checks
+    /// (`now < exp`; `iat <= now + clockSkewSeconds` and `iat <= exp`).
+    public static func verify(_ token: String, secret: [UInt8], now: Int64,
+                              clockSkewSeconds: Int64 = JWT.defaultClockSkewSeconds) throws(JWTError) -> JWTClaims {
+        let bytes = Array(token.utf8)
+        guard bytes.count <= maximumTokenLength else { throw .malformed("token too long") }
+        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .malformed("expected 3 segments, got \(parts.count)") }
+        guard !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else { throw .malformed("empty segment") }
+
+        // Header.
+        guard let headerBytes = Base64URL.decode(bytes: parts[0]) else { throw .malformed("header is not base64url") }
+        guard case .object(let header)? = try? MiniJSON.parse(headerBytes) else { throw .malformed("header is not a JSON object") }
+        guard case .string(let alg)? = header["alg"] else { throw .unsupportedAlgorithm("(missing)") }
+        guard alg == "HS256" else { throw .unsupportedAlgorithm(alg) }
+        if let typ = header["typ"] {
+            guard case .string(let t) = typ, t.uppercased() == "JWT" else { throw .unsupportedType("\(typ)") }
+        }
+        // RFC 7515 §4.1.11: a recipient that does not understand a `crit` extension must reject.
+        if header["crit"] != nil { throw .unsupportedAlgorithm("crit header not supported") }
+
+        // Signature over the exact received ASCII of `header.payload`.
+        guard let signature = Base64URL.decode(bytes: parts[2]) else { throw .malformed("signature is not base64url") }
+        let signingInput = Array(bytes[parts[0].startIndex..<parts[1].endIndex])
+        let expected = HMAC.sha256(key: secret, message: signingInput)
+        guard ConstantTime.equals(expected, signature) else { throw .invalidSignature }
+
+        // Payload.
+        guard let payloadBytes = Base64URL.decode(bytes: parts[1]) else { throw .malformed("payload is not base64url") }
+        guard case .object(let payload)? = try? MiniJSON.parse(payloadBytes) else { throw .malformed("payload is not a JSON object") }
+        guard case .string(let sub)? = payload["sub"], !sub.isEmpty else { throw .invalidClaims("sub") }
+        guard let iat = payload["iat"]?.numericDate else { throw .invalidClaims("iat") }
+        guard let exp = payload["exp"]?.numericDate else { throw .invalidClaims("exp") }
+
+        guard now < exp else { throw .expired }
+        guard iat <= exp, iat <= now &+ clockSkewSeconds else { throw .issuedInFuture }
+        return JWTClaims(sub: sub, iat: iat, exp: exp)
+    }
+}

@@ -1,0 +1,23 @@
+import TSJSON
+
+/// A push notification record (seeds 000/001): created in the transaction of the change that
+/// caused it, delivered afterwards by `NotificationWorker`.
+public struct NotificationRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable { case elementReaction = "element_reaction", elementCreated = "element_created" }
+    public let id: String
+    public let userId: String
+    public let type: Kind
+    public let roomId: String?
+    public let elementId: String?
+    public let actorId: String?
+    public let createdAt: Int64
+    public let deliveredAt: Int64?
+
+    public var json: JSONValue {
+        .object([
+            "id": .string(id), "type": .string(type.rawValue), "roomId": .optional(roomId), "elementId": .optional(elementId),
+            "actorId": .optional(actorId), "createdAt": .string(Timestamp.iso8601(createdAt)),
+            "deliveredAt": deliveredAt.map { .string(Timestamp.iso8601($0)) } ?? .null,
+        ])
+    }
+}

@@ -1,0 +1,35 @@
+import TSJSON
+
+/// A feed post (seed 002).
+public struct Post: Sendable, Equatable {
+    public let id: String
+    public let authorId: String
+    public let content: String
+    public let imageUrl: String?
+    public let createdAt: Int64
+    public let likeCount: Int64
+    public let saveCount: Int64
+
+    public var json: JSONValue {
+        .object([
+            "id": .string(id), "authorId": .string(authorId), "content": .string(content), "imageUrl": .optional(imageUrl),
+            "likeCount": .int(likeCount), "saveCount": .int(saveCount), "createdAt": .string(Timestamp.iso8601(createdAt)),
+        ])
+    }
+}
+
+/// One post's like/save state for the caller (seed 002 `PostInteractionState`).
+public struct PostInteractionState: Sendable, Equatable {
+    public let postId: String
+    public let isLiked: Bool
+    public let isSaved: Bool
+    public let likeCount: Int64
+    public let saveCount: Int64
+
+    public var json: JSONValue {
+        .object([
+            "postId": .string(postId), "isLiked": .bool(isLiked), "isSaved": .bool(isSaved),
+            "likeCount": .int(likeCount), "saveCount": .int(saveCount),
+        ])
+    }
+}

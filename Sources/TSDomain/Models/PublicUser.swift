@@ -1,0 +1,20 @@
+import TSJSON
+
+/// A user as other users see them (CONTRACT.md §1 "User (public)").
+public struct PublicUser: Sendable, Hashable {
+    public let id: String
+    public let username: String
+    public let firstName: String?
+    public let avatarUrl: String?
+
+    public init(id: String, username: String, firstName: String?, avatarUrl: String?) {
+        self.id = id
+        self.username = username
+        self.firstName = firstName
+        self.avatarUrl = avatarUrl
+    }
+
+    public var json: JSONValue {
+        .object(["id": .string(id), "username": .string(username), "firstName": .optional(firstName), "avatarUrl": .optional(avatarUrl)])
+    }
+}

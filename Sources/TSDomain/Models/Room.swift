@@ -1,0 +1,31 @@
+import TSJSON
+
+/// A room as the caller sees it: badges are the caller's (CONTRACT.md §1 "Room").
+public struct Room: Sendable, Equatable {
+    public let id: String
+    public var name: String
+    public let createdBy: String
+    public let createdAt: Int64
+    public var updatedAt: Int64
+    public var isActive: Bool
+    public var nameSetBy: String?
+    public var nameSetByUser: PublicUser?
+    public var elementCount: Int64
+    public var unseenElements: Int64
+    public var unreadMessages: Int64
+
+    public var hasUnread: Bool { unseenElements > 0 || unreadMessages > 0 }
+
+    public var jsonObject: JSONObject {
+        [
+            "id": .string(id), "name": .string(name), "createdBy": .string(createdBy),
+            "createdAt": .string(Timestamp.iso8601(createdAt)), "updatedAt": .string(Timestamp.iso8601(updatedAt)),
+            "isActive": .bool(isActive), "nameSetBy": .optional(nameSetBy), "nameSetByUser": nameSetByUser?.json ?? .null,
+            "elementCount": .int(elementCount),
+            "badges": ["messages": .int(unreadMessages), "elements": .int(unseenElements)],
+            "hasUnread": .bool(hasUnread),
+        ]
+    }
+
+    public var json: JSONValue { .object(jsonObject) }
+}

@@ -1,0 +1,122 @@
+import Dispatch
+import TSCrypto
+import TSStorage
+import TSJSON
+
+/// Register, login, token issue and verification (CONTRACT.md §0 Auth, §2 "Auth and users").
+public struct AuthService: Sendable {
+    let db: Database
+    let clock: any WallClock
+    let configuration: DomainConfiguration
+
+    /// Password hashing is deliberately slow; it runs here, off the request threads.
+    private static let hashQueue = DispatchQueue(label: "touchsync.password-hash", attributes: .concurrent)
+
+    public struct Session: Sendable {
+        public let token: String
+        public let user: PublicUser
+        public var json: JSONValue { .object(["token": .string(token), "user": user.json]) }
+    }
+
+    public func register(_ input: Input) async throws -> Session {
+        let username = try input.string("username", maxLength: 32)
+        try Self.validateUsername(username)
+        let password = try input.string("password", maxLength: 1024)
+        guard password.count >= 8 else { throw DomainError.validation(field: "password", message: "must be at least 8 characters") }
+        let firstName = try input.optionalString("firstName", maxLength: 100)
+        let avatarUrl = try input.optionalString("avatarUrl", maxLength: 2048)
+        let hash = await hashPassword(password)
+        let user = try await createUser(username: username, passwordHash: hash, firstName: firstName, avatarUrl: avatarUrl)
+        return Session(token: issueToken(userId: user.id), user: user)
+    }
+
+    /// Inserts a user whose password is already hashed (also used by seeding and fixtures).
+    public func createUser(username: String, passwordHash: String, firstName: String?, avatarUrl: String?) async throws -> PublicUser {
+        let id = UUIDGenerator.lowercaseV4()
+        let now = clock.nowSeconds()
+        return try await db.write { c in
+            if try c.scalarInt("SELECT 1 FROM users WHERE username = ?", [.text(username)]) != nil {
+                throw DomainError.conflict("Username is already taken")
+            }
+            try c.run("INSERT INTO users (id, username, password_hash, first_name, avatar_url, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                      [.text(id), .text(username), .text(passwordHash), .of(firstName), .of(avatarUrl), .int(now)])
+            return PublicUser(id: id, username: username, firstName: firstName, avatarUrl: avatarUrl)
+        }
+    }
+
+    public func login(_ input: Input) async throws -> Session {
+        let username = try input.string("username", maxLength: 64)
+        let password = try input.string("password", maxLength: 1024)
+        let row = try db.read { c in
+            try c.first("SELECT id, username, first_name, avatar_url, password_hash FROM users WHERE username = ?", [.text(username)]) {
+                (Readers.user($0, at: 0), $0.string(4))
+            }
+        }
+        // Verify against a dummy hash when the user does not exist, so both failures cost the same.
+        let encoded = row?.1 ?? Self.dummyHash(iterations: configuration.passwordIterations)
+        let ok = await verifyPassword(password, encoded: encoded)
+        guard ok, let user = row?.0 else { throw DomainError.unauthorized("Invalid username or password") }
+        return Session(token: issueToken(userId: user.id), user: user)
+    }
+
+    public func me(userId: String) throws -> PublicUser {
+        guard let u = try db.read({ c in try Readers.publicUser(c, id: userId) }) else { throw DomainError.notFound("User") }
+        return u
+    }
+
+    public func issueToken(userId: String, lifetimeSeconds: Int64? = nil) -> String {
+        let now = clock.nowSeconds()
+        return JWT.sign(claims: JWTClaims(sub: userId, iat: now, exp: now + (lifetimeSeconds ?? configuration.tokenLifetimeSeconds)),
+                        secret: configuration.jwtSecret)
+    }
+
+    /// The user id of a valid token whose user still exists; 401 otherwise.
+    public func authenticate(token: String) throws -> PublicUser {
+        let claims: JWTClaims
+        do { claims = try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds()) } catch {
+            throw DomainError.unauthorized("Invalid or expired token")
+        }
+        guard let user = try db.read({ c in try Readers.publicUser(c, id: claims.sub) }) else {
+            throw DomainError.unauthorized("Invalid or expired token")
+        }
+        return user
+    }
+
+    public func userId(forUsername username: String) throws -> String? {
+        try db.read { c in try c.first("SELECT id FROM users WHERE username = ?", [.text(username)]) { $0.string(0) } }
+    }
+
+    public func hashPassword(_ password: String) async -> String {
+        let iterations = configuration.passwordIterations
+        return await withCheckedContinuation { cont in
+            Self.hashQueue.async { cont.resume(returning: PasswordHasher(iterations: iterations).hash(password: password)) }
+        }
+    }
+
+    func verifyPassword(_ password: String, encoded: String) async -> Bool {
+        await withCheckedContinuation { cont in
+            Self.hashQueue.async { cont.resume(returning: PasswordHasher().verify(password: password, encoded: encoded)) }
+        }
+    }
+
+    private static let dummyLock = Lock()
+    nonisolated(unsafe) private static var dummy: [Int: String] = [:]  // guarded by dummyLock
+
+    private static func dummyHash(iterations: Int) -> String {
+        dummyLock.withLock {
+            if let h = dummy[iterations] { return h }
+            let h = PasswordHasher(iterations: iterations).hash(password: "not-a-real-password")
+            dummy[iterations] = h
+            return h
+        }
+    }
+
+    /// 3–32 characters of `[a-z0-9_.]` (CONTRACT.md §2).
+    static func validateUsername(_ name: String) throws(DomainError) {
+        guard (3...32).contains(name.utf8.count) else { throw .validation(field: "username", message: "must be 3 to 32 characters") }
+        for b in name.utf8 {
+            let ok = (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x5F || b == 0x2E
+            if !ok { throw .validation(field: "username", message: "may contain only a-z, 0-9, '_' and '.'") }
+        }
+    }
+}

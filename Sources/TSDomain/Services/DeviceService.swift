@@ -1,0 +1,31 @@
+import TSStorage
+import TSJSON
+
+/// Push tokens (CONTRACT.md §2 "Push notifications").
+public struct DeviceService: Sendable {
+    let db: Database
+    let clock: any WallClock
+
+    public func register(actor: String, input: Input) async throws -> JSONValue {
+        let token = try input.string("token", maxLength: 512)
+        let platform = try input.string("platform", maxLength: 16)
+        guard platform == "ios" || platform == "android" else { throw DomainError.validation(field: "platform", message: "must be ios or android") }
+        let now = clock.nowSeconds()
+        try await db.write { c in
+            // A token moves to whoever registers it last (a device changes hands on re-login).
+            try c.run("""
+                INSERT INTO devices (token, user_id, platform, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(token) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform, updated_at = excluded.updated_at
+                """, [.text(token), .text(actor), .text(platform), .int(now), .int(now)])
+        }
+        return .object(["token": .string(token), "platform": .string(platform), "userId": .string(actor)])
+    }
+
+    public func unregister(actor: String, token: String) async throws {
+        try await db.write { c in
+            guard try c.run("DELETE FROM devices WHERE token = ? AND user_id = ?", [.text(token), .text(actor)]) == 1 else {
+                throw DomainError.notFound("Device")
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import TSJSON
+
+/// A change that the realtime layer broadcasts (CONTRACT.md §3). Published once the write is
+/// committed, through one seam (`DomainEventPublisher`) shared by the REST and socket paths.
+public enum DomainEventKind: Sendable, Equatable {
+    case elementCreated(Element)
+    case elementUpdated(Element)
+    case elementDeleted(elementId: String)
+    case roomCleared(deleted: Int)
+    case roomUpdated
+    case messageCreated(Message)
+    case reactionAdded(elementId: String, reaction: Reaction, stats: ElementStats)
+    case reactionRemoved(elementId: String, userId: String, stats: ElementStats)
+}
+
+public struct DomainEvent: Sendable, Equatable {
+    public let kind: DomainEventKind
+    public let roomId: String
+    /// The user whose action caused the event.
+    public let actorId: String
+    /// The Socket.IO socket that caused it (socket events, or REST's `X-Socket-Id`): room events skip it.
+    public let originSocketId: String?
+
+    public init(kind: DomainEventKind, roomId: String, actorId: String, originSocketId: String?) {
+        self.kind = kind
+        self.roomId = roomId
+        self.actorId = actorId
+        self.originSocketId = originSocketId
+    }
+
+    public var name: String {
+        switch kind {
+        case .elementCreated: return "element:created"
+        case .elementUpdated: return "element:updated"
+        case .elementDeleted: return "element:deleted"
+        case .roomCleared: return "room:cleared"
+        case .roomUpdated: return "room:updated"
+        case .messageCreated: return "message:created"
+        case .reactionAdded: return "element:reaction:added"
+        case .reactionRemoved: return "element:reaction:removed"
+        }
+    }
+}
+
+/// The seam between the domain and whoever broadcasts its changes.
+public protocol DomainEventPublisher: Sendable {
+    func publish(_ event: DomainEvent)
+}
+
+/// Keeps every event in order; the subscriber used until a realtime hub is attached, and in tests.
+public final class RecordingEventPublisher: DomainEventPublisher, @unchecked Sendable {
+    // Invariant: `storage` is only touched while holding `lock`.
+    private let lock = Lock()
+    private var storage: [DomainEvent] = []
+
+    public init() {}
+
+    public func publish(_ event: DomainEvent) { lock.withLock { storage.append(event) } }
+
+    public var events: [DomainEvent] { lock.withLock { storage } }
+}
+
+/// Forwards each event to several subscribers in order.
+public final class FanoutEventPublisher: DomainEventPublisher, @unchecked Sendable {
+    // Invariant: `subscribers` is only touched while holding `lock`.
+    private let lock = Lock()
+    private var subscribers: [any DomainEventPublisher] = []
+
+    public init() {}
+
+    public func add(_ subscriber: any DomainEventPublisher) { lock.withLock { subscribers.append(subscriber) } }
+
+    public func publish(_ event: DomainEvent) {
+        for s in lock.withLock({ subscribers }) { s.publish(event) }
+    }
+}

@@ -1,0 +1,146 @@
+import TSCrypto
+import TSStorage
+import TSJSON
+
+/// Canvas elements (CONTRACT.md §2 "Elements"). Every write is one transaction that also keeps
+/// the room's element count, the other members' unseen badges and the notifications.
+public struct ElementService: Sendable {
+    let db: Database
+    let clock: any WallClock
+    let events: any DomainEventPublisher
+    let notifier: NotificationWorker
+
+    /// Bounds for positions and sizes, so that a client bug cannot store absurd geometry.
+    static let coordinateRange: ClosedRange<Double> = -1_000_000...1_000_000
+    static let sizeRange: ClosedRange<Double> = 0...100_000
+    static let durationRange: ClosedRange<Double> = 0...86_400
+    static let urlMax = 4096
+    static let contentMax = 100_000
+
+    public func list(roomId: String, viewer: String) throws -> [Element] {
+        try db.read { c in
+            try Readers.requireMember(c, roomId: roomId, userId: viewer)
+            return try Readers.elements(c, roomId: roomId, viewer: viewer)
+        }
+    }
+
+    public func create(roomId: String, actor: String, input: Input, originSocketId: String?) async throws -> Element {
+        let typeName = try input.string("type", maxLength: 16)
+        guard let type = ElementType(rawValue: typeName) else {
+            throw DomainError.validation(field: "type", message: "must be one of \(ElementType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let x = try input.number("positionX", in: Self.coordinateRange)
+        let y = try input.number("positionY", in: Self.coordinateRange)
+        let w = try input.number("width", in: Self.sizeRange)
+        let h = try input.number("height", in: Self.sizeRange)
+        let content = try input.optionalString("content", maxLength: Self.contentMax)
+        let imageUrl = try input.optionalString("imageUrl", maxLength: Self.urlMax)
+        let audioUrl = try input.optionalString("audioUrl", maxLength: Self.urlMax)
+        let videoUrl = try input.optionalString("videoUrl", maxLength: Self.urlMax)
+        let thumbnailUrl = try input.optionalString("thumbnailUrl", maxLength: Self.urlMax)
+        let duration = try input.optionalNumber("duration", in: Self.durationRange)
+        let id = UUIDGenerator.lowercaseV4()
+        let now = clock.nowSeconds()
+        let seq = clock.nowMicroseconds()
+        let element = Element(id: id, roomId: roomId, type: type, positionX: x, positionY: y, width: w, height: h, createdBy: actor,
+                              content: content, imageUrl: imageUrl, audioUrl: audioUrl, videoUrl: videoUrl, thumbnailUrl: thumbnailUrl,
+                              duration: duration, createdAt: now, updatedAt: now, reactionCount: 0, reactions: nil)
+        try await db.write { c in
+            try Readers.requireMember(c, roomId: roomId, userId: actor)
+            try c.run("""
+                INSERT INTO elements (id, room_id, type, position_x, position_y, width, height, created_by, content, image_url,
+                                      audio_url, video_url, thumbnail_url, duration, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, [.text(id), .text(roomId), .text(type.rawValue), .double(x), .double(y), .double(w), .double(h), .text(actor),
+                      .of(content), .of(imageUrl), .of(audioUrl), .of(videoUrl), .of(thumbnailUrl), .of(duration), .int(now), .int(now)])
+            try c.run("UPDATE rooms SET element_count = element_count + 1, last_activity_at = ?, activity_seq = ? WHERE id = ?",
+                      [.int(now), .int(seq), .text(roomId)])
+            try c.run("UPDATE room_members SET unseen_elements = unseen_elements + 1 WHERE room_id = ? AND user_id != ?",
+                      [.text(roomId), .text(actor)])
+            try NotificationWorker.insertForMembers(c, roomId: roomId, actor: actor, elementId: id, kind: .elementCreated, now: now)
+        }
+        events.publish(DomainEvent(kind: .elementCreated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        notifier.wake()
+        return element
+    }
+
+    public func update(roomId: String, elementId: String, actor: String, input: Input, originSocketId: String?) async throws -> Element {
+        var sets: [String] = []
+        var args: [SQLValue] = []
+        if input.has("type") {
+            let t = try input.string("type", maxLength: 16)
+            guard ElementType(rawValue: t) != nil else {
+                throw DomainError.validation(field: "type", message: "must be one of \(ElementType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            sets.append("type = ?"); args.append(.text(t))
+        }
+        for (field, column, range) in [("positionX", "position_x", Self.coordinateRange), ("positionY", "position_y", Self.coordinateRange),
+                                       ("width", "width", Self.sizeRange), ("height", "height", Self.sizeRange)] where input.has(field) {
+            sets.append("\(column) = ?"); args.append(.double(try input.number(field, in: range)))
+        }
+        for (field, column, max) in [("content", "content", Self.contentMax), ("imageUrl", "image_url", Self.urlMax),
+                                     ("audioUrl", "audio_url", Self.urlMax), ("videoUrl", "video_url", Self.urlMax),
+                                     ("thumbnailUrl", "thumbnail_url", Self.urlMax)] where input.has(field) {
+            sets.append("\(column) = ?"); args.append(.of(try input.optionalString(field, maxLength: max)))
+        }
+        if input.has("duration") {
+            sets.append("duration = ?"); args.append(.of(try input.optionalNumber("duration", in: Self.durationRange)))
+        }
+        let now = clock.nowSeconds()
+        sets.append("updated_at = ?"); args.append(.int(now))
+        let sql = "UPDATE elements SET \(sets.joined(separator: ", ")) WHERE id = ? AND room_id = ?"
+        let finalArgs = args + [.text(elementId), .text(roomId)]
+        let element = try await db.write { c in
+            try Readers.requireMember(c, roomId: roomId, userId: actor)
+            guard try c.run(sql, finalArgs) == 1 else { throw DomainError.notFound("Element") }
+            guard let e = try Readers.element(c, id: elementId, roomId: roomId, viewer: actor) else { throw DomainError.notFound("Element") }
+            return e
+        }
+        events.publish(DomainEvent(kind: .elementUpdated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        return element
+    }
+
+    public func delete(roomId: String, elementId: String, actor: String, originSocketId: String?) async throws {
+        let now = clock.nowSeconds()
+        let seq = clock.nowMicroseconds()
+        try await db.write { c in
+            try Readers.requireMember(c, roomId: roomId, userId: actor)
+            guard try c.run("DELETE FROM elements WHERE id = ? AND room_id = ?", [.text(elementId), .text(roomId)]) == 1 else {
+                throw DomainError.notFound("Element")
+            }
+            try c.run("UPDATE rooms SET element_count = element_count - 1, last_activity_at = ?, activity_seq = ? WHERE id = ?",
+                      [.int(now), .int(seq), .text(roomId)])
+        }
+        events.publish(DomainEvent(kind: .elementDeleted(elementId: elementId), roomId: roomId, actorId: actor, originSocketId: originSocketId))
+    }
+
+    /// Deletes every element of the room; returns how many.
+    public func clear(roomId: String, actor: String, originSocketId: String?) async throws -> Int {
+        let now = clock.nowSeconds()
+        let seq = clock.nowMicroseconds()
+        let deleted = try await db.write { c in
+            try Readers.requireMember(c, roomId: roomId, userId: actor)
+            let n = try c.run("DELETE FROM elements WHERE room_id = ?", [.text(roomId)])
+            try c.run("UPDATE rooms SET element_count = 0, last_activity_at = ?, activity_seq = ? WHERE id = ?",
+                      [.int(now), .int(seq), .text(roomId)])
+            return n
+        }
+        events.publish(DomainEvent(kind: .roomCleared(deleted: deleted), roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        return deleted
+    }
+
+    /// One element as `viewer` sees it.
+    public func element(roomId: String, elementId: String, viewer: String) throws -> Element? {
+        try db.read { c in try Readers.element(c, id: elementId, roomId: roomId, viewer: viewer) }
+    }
+
+    /// Which of `userIds` have reacted to the element (for per-recipient payloads).
+    public func reactedUsers(elementId: String, among userIds: [String]) throws -> Set<String> {
+        guard !userIds.isEmpty else { return [] }
+        return try db.read { c in
+            Set(try c.rows("""
+                SELECT r.user_id FROM reactions r JOIN json_each(?) j ON j.value = r.user_id WHERE r.element_id = ? AND r.type = 'heart'
+                """, [.text(JSONValue.array(userIds.map(JSONValue.string)).serializedString()), .text(elementId)]) { $0.string(0) })
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import TSCrypto
+import TSStorage
+import TSJSON
+
+/// Room messages (CONTRACT.md §2 "Messages"): what `badges.messages` counts.
+public struct MessageService: Sendable {
+    let db: Database
+    let clock: any WallClock
+    let events: any DomainEventPublisher
+
+    public func send(roomId: String, actor: String, input: Input, originSocketId: String?) async throws -> Message {
+        let text = try input.string("text", maxLength: 10_000)
+        guard !text.trimmingWhitespace().isEmpty else { throw DomainError.validation(field: "text", message: "must not be blank") }
+        let id = UUIDGenerator.lowercaseV4()
+        let now = clock.nowSeconds()
+        let seq = clock.nowMicroseconds()
+        let message = try await db.write { c -> Message in
+            try Readers.requireMember(c, roomId: roomId, userId: actor)
+            guard let user = try Readers.publicUser(c, id: actor) else { throw DomainError.unauthorized("Unknown user") }
+            try c.run("INSERT INTO messages (id, room_id, user_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
+                      [.text(id), .text(roomId), .text(actor), .text(text), .int(now)])
+            try c.run("UPDATE room_members SET unread_messages = unread_messages + 1 WHERE room_id = ? AND user_id != ?",
+                      [.text(roomId), .text(actor)])
+            try c.run("UPDATE rooms SET last_activity_at = ?, activity_seq = ? WHERE id = ?", [.int(now), .int(seq), .text(roomId)])
+            return Message(id: id, roomId: roomId, userId: actor, text: text, createdAt: now, user: user)
+        }
+        events.publish(DomainEvent(kind: .messageCreated(message), roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        return message
+    }
+
+    /// Newest first; `before` is the id of the oldest message of the previous page.
+    public func list(roomId: String, viewer: String, limit: Int, before: String?) throws -> [Message] {
+        try db.read { c in
+            try Readers.requireMember(c, roomId: roomId, userId: viewer)
+            let select = """
+                SELECT m.id, m.user_id, m.text, m.created_at, u.id, u.username, u.first_name, u.avatar_url
+                FROM messages m JOIN users u ON u.id = m.user_id WHERE m.room_id = ?
+                """
+            let map: (Row) -> Message = {
+                Message(id: $0.string(0), roomId: roomId, userId: $0.string(1), text: $0.string(2), createdAt: $0.int(3), user: Readers.user($0, at: 4))
+            }
+            if let before {
+                guard let (t, rowid) = try c.first("SELECT created_at, rowid FROM messages WHERE id = ? AND room_id = ?",
+                                                   [.text(before), .text(roomId)], { ($0.int(0), $0.int(1)) }) else {
+                    throw DomainError.validation(field: "before", message: "is not a message of this room")
+                }
+                return try c.rows(select + " AND (m.created_at < ? OR (m.created_at = ? AND m.rowid < ?)) ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
+                                  [.text(roomId), .int(t), .int(t), .int(rowid), .int(Int64(limit))], map)
+            }
+            return try c.rows(select + " ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?", [.text(roomId), .int(Int64(limit))], map)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import TSCrypto
+import TSStorage
+import TSJSON
+
+/// Posts and their like/save state (seed 002, CONTRACT.md §2 "Posts").
+public struct PostService: Sendable {
+    let db: Database
+    let clock: any WallClock
+
+    /// The bounds of one interaction-state request (seed 002: "up to 50 post IDs").
+    public static let maxInteractionStateIds = 50
+
+    public func create(actor: String, input: Input) async throws -> Post {
+        let content = try input.string("content", maxLength: 10_000)
+        let imageUrl = try input.optionalString("imageUrl", maxLength: 4096)
+        let id = UUIDGenerator.lowercaseV4()
+        let now = clock.nowSeconds()
+        try await db.write { c in
+            try c.run("INSERT INTO posts (id, author_id, content, image_url, created_at) VALUES (?, ?, ?, ?, ?)",
+                      [.text(id), .text(actor), .text(content), .of(imageUrl), .int(now)])
+        }
+        return Post(id: id, authorId: actor, content: content, imageUrl: imageUrl, createdAt: now, likeCount: 0, saveCount: 0)
+    }
+
+    public enum Interaction: Sendable { case like, save }
+
+    /// Sets (or clears) the caller's like or save; idempotent. Returns the post's new state.
+    public func set(_ interaction: Interaction, on: Bool, postId: String, actor: String) async throws -> PostInteractionState {
+        let (table, counter) = interaction == .like ? ("post_likes", "like_count") : ("post_saves", "save_count")
+        let now = clock.nowSeconds()
+        return try await db.write { c in
+            guard try c.scalarInt("SELECT 1 FROM posts WHERE id = ?", [.text(postId)]) != nil else { throw DomainError.notFound("Post") }
+            if on {
+                if try c.run("INSERT OR IGNORE INTO \(table) (post_id, user_id, created_at) VALUES (?, ?, ?)",
+                             [.text(postId), .text(actor), .int(now)]) == 1 {
+                    try c.run("UPDATE posts SET \(counter) = \(counter) + 1 WHERE id = ?", [.text(postId)])
+                }
+            } else if try c.run("DELETE FROM \(table) WHERE post_id = ? AND user_id = ?", [.text(postId), .text(actor)]) == 1 {
+                try c.run("UPDATE posts SET \(counter) = \(counter) - 1 WHERE id = ?", [.text(postId)])
+            }
+            return try Self.states(c, ids: [postId], viewer: actor)[0]
+        }
+    }
+
+    public struct InteractionStates: Sendable {
+        public let interactions: [PostInteractionState]
+        public var json: JSONValue {
+            .object([
+                "interactions": .array(interactions.map(\.json)), "totalPosts": .int(Int64(interactions.count)),
+                "totalLiked": .int(Int64(interactions.filter(\.isLiked).count)),
+                "totalSaved": .int(Int64(interactions.filter(\.isSaved).count)),
+            ])
+        }
+    }
+
+    /// 1–50 ids; duplicates answered once; unknown ids left out; one SQL query for all.
+    public func interactionStates(postIds: [String], viewer: String) throws -> InteractionStates {
+        guard !postIds.isEmpty else { throw DomainError.validation(field: "postIds", message: "must contain at least 1 id") }
+        guard postIds.count <= Self.maxInteractionStateIds else {
+            throw DomainError.validation(field: "postIds", message: "must contain at most \(Self.maxInteractionStateIds) ids")
+        }
+        var seen = Set<String>()
+        let unique = postIds.filter { seen.insert($0).inserted }
+        return InteractionStates(interactions: try db.read { c in try Self.states(c, ids: unique, viewer: viewer) })
+    }
+
+    /// The states of `ids` in their given order, from a single statement (ids passed as a JSON array).
+    static func states(_ c: SQLiteConnection, ids: [String], viewer: String) throws -> [PostInteractionState] {
+        try c.rows("""
+            SELECT p.id, p.like_count, p.save_count,
+                   EXISTS(SELECT 1 FROM post_likes l WHERE l.post_id = p.id AND l.user_id = ?1),
+                   EXISTS(SELECT 1 FROM post_saves s WHERE s.post_id = p.id AND s.user_id = ?1)
+            FROM json_each(?2) j JOIN posts p ON p.id = j.value ORDER BY j.key
+            """, [.text(viewer), .text(JSONValue.array(ids.map(JSONValue.string)).serializedString())]) {
+            PostInteractionState(postId: $0.string(0), isLiked: $0.int(3) == 1, isSaved: $0.int(4) == 1, likeCount: $0.int(1), saveCount: $0.int(2))
+        }
+    }
+}

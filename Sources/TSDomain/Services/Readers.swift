@@ -1,0 +1,113 @@
+import TSStorage
+
+/// Row readers shared by the services. Each function runs inside a read or write closure of
+/// `Database`, on the connection it is given, and issues a bounded number of indexed queries.
+enum Readers {
+    static let elementColumns = """
+        e.id, e.room_id, e.type, e.position_x, e.position_y, e.width, e.height, e.created_by, e.content, \
+        e.image_url, e.audio_url, e.video_url, e.thumbnail_url, e.duration, e.created_at, e.updated_at, e.reaction_count
+        """
+
+    static func element(_ r: Row) -> Element {
+        Element(
+            id: r.string(0), roomId: r.string(1), type: ElementType(rawValue: r.string(2)) ?? .note,
+            positionX: r.double(3), positionY: r.double(4), width: r.double(5), height: r.double(6),
+            createdBy: r.string(7), content: r.optionalString(8), imageUrl: r.optionalString(9),
+            audioUrl: r.optionalString(10), videoUrl: r.optionalString(11), thumbnailUrl: r.optionalString(12),
+            duration: r.optionalDouble(13), createdAt: r.int(14), updatedAt: r.int(15), reactionCount: r.int(16),
+            reactions: nil)
+    }
+
+    static func user(_ r: Row, at i: Int32) -> PublicUser {
+        PublicUser(id: r.string(i), username: r.string(i + 1), firstName: r.optionalString(i + 2), avatarUrl: r.optionalString(i + 3))
+    }
+
+    static func publicUser(_ c: SQLiteConnection, id: String) throws -> PublicUser? {
+        try c.first("SELECT id, username, first_name, avatar_url FROM users WHERE id = ?", [.text(id)]) { user($0, at: 0) }
+    }
+
+    /// The three most recent reactors of an element, newest first.
+    static func topReactors(_ c: SQLiteConnection, elementId: String) throws -> [PublicUser] {
+        try c.rows("""
+            SELECT u.id, u.username, u.first_name, u.avatar_url FROM reactions r JOIN users u ON u.id = r.user_id
+            WHERE r.element_id = ? ORDER BY r.created_at DESC, r.rowid DESC LIMIT 3
+            """, [.text(elementId)]) { user($0, at: 0) }
+    }
+
+    static func hasReacted(_ c: SQLiteConnection, elementId: String, userId: String) throws -> Bool {
+        try c.scalarInt("SELECT EXISTS(SELECT 1 FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart')",
+                        [.text(elementId), .text(userId)]) == 1
+    }
+
+    static func stats(_ c: SQLiteConnection, elementId: String, viewer: String) throws -> ElementStats {
+        let count = try c.scalarInt("SELECT reaction_count FROM elements WHERE id = ?", [.text(elementId)]) ?? 0
+        return ElementStats(totalReactions: count, hasReacted: try hasReacted(c, elementId: elementId, userId: viewer),
+                            topReactors: count > 0 ? try topReactors(c, elementId: elementId) : [])
+    }
+
+    /// Attaches `reactions` (for `viewer`) to elements that have any.
+    static func attachReactions(_ c: SQLiteConnection, _ elements: inout [Element], viewer: String, viewerReacted: Set<String>? = nil) throws {
+        for i in elements.indices where elements[i].reactionCount > 0 {
+            let id = elements[i].id
+            let reacted = try viewerReacted.map { $0.contains(id) } ?? hasReacted(c, elementId: id, userId: viewer)
+            elements[i].reactions = ElementReactions(count: elements[i].reactionCount, hasReacted: reacted,
+                                                     topReactors: try topReactors(c, elementId: id))
+        }
+    }
+
+    static func element(_ c: SQLiteConnection, id: String, roomId: String, viewer: String) throws -> Element? {
+        guard var e = try c.first("SELECT \(elementColumns) FROM elements e WHERE e.id = ? AND e.room_id = ?",
+                                  [.text(id), .text(roomId)], element) else { return nil }
+        var one = [e]
+        try attachReactions(c, &one, viewer: viewer)
+        e = one[0]
+        return e
+    }
+
+    /// A room's elements, oldest first, with reactions for `viewer`.
+    static func elements(_ c: SQLiteConnection, roomId: String, viewer: String) throws -> [Element] {
+        var list = try c.rows("SELECT \(elementColumns) FROM elements e WHERE e.room_id = ? ORDER BY e.rowid", [.text(roomId)], element)
+        if list.contains(where: { $0.reactionCount > 0 }) {
+            let reacted = Set(try c.rows("""
+                SELECT r.element_id FROM reactions r JOIN elements e ON e.id = r.element_id
+                WHERE r.user_id = ? AND e.room_id = ?
+                """, [.text(viewer), .text(roomId)]) { $0.string(0) })
+            try attachReactions(c, &list, viewer: viewer, viewerReacted: reacted)
+        }
+        return list
+    }
+
+    static let roomSelect = """
+        SELECT r.id, r.name, r.created_by, r.created_at, r.updated_at, r.is_active, r.name_set_by,
+               u.id, u.username, u.first_name, u.avatar_url, r.element_count, m.unseen_elements, m.unread_messages
+        FROM room_members m JOIN rooms r ON r.id = m.room_id LEFT JOIN users u ON u.id = r.name_set_by
+        """
+
+    static func room(_ r: Row) -> Room {
+        Room(id: r.string(0), name: r.string(1), createdBy: r.string(2), createdAt: r.int(3), updatedAt: r.int(4),
+             isActive: r.int(5) != 0, nameSetBy: r.optionalString(6), nameSetByUser: r.isNull(7) ? nil : user(r, at: 7),
+             elementCount: r.int(11), unseenElements: r.int(12), unreadMessages: r.int(13))
+    }
+
+    /// The room as `viewer` (a member) sees it; nil when the viewer is not a member.
+    static func room(_ c: SQLiteConnection, id: String, viewer: String) throws -> Room? {
+        try c.first("\(roomSelect) WHERE m.room_id = ? AND m.user_id = ?", [.text(id), .text(viewer)], room)
+    }
+
+    /// 404 for a room that does not exist, 403 for one the user is not a member of (CONTRACT.md §2).
+    static func requireMember(_ c: SQLiteConnection, roomId: String, userId: String) throws {
+        let state = try c.scalarInt("""
+            SELECT CASE WHEN NOT EXISTS(SELECT 1 FROM rooms WHERE id = ?1) THEN 0
+                        WHEN EXISTS(SELECT 1 FROM room_members WHERE room_id = ?1 AND user_id = ?2) THEN 2 ELSE 1 END
+            """, [.text(roomId), .text(userId)])
+        switch state {
+        case 2: return
+        case 1: throw DomainError.forbidden("You are not a member of this room")
+        default: throw DomainError.notFound("Room")
+        }
+    }
+
+    static func memberIds(_ c: SQLiteConnection, roomId: String) throws -> [String] {
+        try c.rows("SELECT user_id FROM room_members WHERE room_id = ?", [.text(roomId)]) { $0.string(0) }
+    }
+}

@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Renders Unix seconds as the contract's dates: ISO 8601 UTC with second precision
+/// (`2024-01-15T10:00:00Z`), which Swift's `.iso8601` date decoding accepts (CONTRACT.md §0).
+public enum Timestamp {
+    public static func iso8601(_ seconds: Int64) -> String {
+        let t = civil(seconds)
+        return "\(pad(t.year, 4))-\(pad(t.month, 2))-\(pad(t.day, 2))T\(pad(t.hour, 2)):\(pad(t.minute, 2)):\(pad(t.second, 2))Z"
+    }
+
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// A new room's default name: its creation date and time in UTC, e.g. `Nov 22, 2026 10:04`.
+    public static func roomName(_ seconds: Int64) -> String {
+        let t = civil(seconds)
+        return "\(months[t.month - 1]) \(t.day), \(t.year) \(pad(t.hour, 2)):\(pad(t.minute, 2))"
+    }
+
+    /// Parses the ISO 8601 form produced by `iso8601` (used by fixtures).
+    public static func parse(_ text: String) -> Int64? {
+        let b = Array(text.utf8)
+        guard b.count == 20, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x54, b[13] == 0x3A, b[16] == 0x3A, b[19] == 0x5A else { return nil }
+        func num(_ r: Range<Int>) -> Int? {
+            var v = 0
+            for i in r { guard b[i] >= 0x30 && b[i] <= 0x39 else { return nil }; v = v * 10 + Int(b[i] - 0x30) }
+            return v
+        }
+        guard let y = num(0..<4), let mo = num(5..<7), let d = num(8..<10), let h = num(11..<13), let mi = num(14..<16), let s = num(17..<19),
+              (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61 else { return nil }
+        var tmv = tm()
+        tmv.tm_year = Int32(y - 1900); tmv.tm_mon = Int32(mo - 1); tmv.tm_mday = Int32(d)
+        tmv.tm_hour = Int32(h); tmv.tm_min = Int32(mi); tmv.tm_sec = Int32(s)
+        return Int64(timegm(&tmv))
+    }
+
+    private static func civil(_ seconds: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        var t = time_t(seconds)
+        var out = tm()
+        gmtime_r(&t, &out)
+        return (Int(out.tm_year) + 1900, Int(out.tm_mon) + 1, Int(out.tm_mday), Int(out.tm_hour), Int(out.tm_min), Int(out.tm_sec))
+    }
+
+    private static func pad(_ v: Int, _ width: Int) -> String {
+        let s = String(v)
+        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    }
+}

@@ -1,0 +1,49 @@
+import Logging
+import TSStorage
+
+/// Settings of the domain layer.
+public struct DomainConfiguration: Sendable {
+    /// HS256 secret for bearer tokens (config `auth.jwtSecret`).
+    public var jwtSecret: [UInt8]
+    /// PBKDF2-HMAC-SHA256 iterations for new password hashes (config `auth.passwordIterations`).
+    public var passwordIterations: Int
+    /// Lifetime of tokens issued by register/login (config `auth.tokenLifetimeSeconds`).
+    public var tokenLifetimeSeconds: Int64
+
+    public init(jwtSecret: [UInt8], passwordIterations: Int = 210_000, tokenLifetimeSeconds: Int64 = 30 * 24 * 3600) {
+        self.jwtSecret = jwtSecret
+        self.passwordIterations = passwordIterations
+        self.tokenLifetimeSeconds = tokenLifetimeSeconds
+    }
+}
+
+/// The TouchSync domain: every service over one database, publishing to one event seam.
+/// REST routes and socket handlers both call these, so they behave the same.
+public final class TouchSyncDomain: Sendable {
+    public let db: Database
+    public let clock: any WallClock
+    public let events: any DomainEventPublisher
+    public let notifications: NotificationWorker
+    public let auth: AuthService
+    public let rooms: RoomService
+    public let elements: ElementService
+    public let reactions: ReactionService
+    public let messages: MessageService
+    public let posts: PostService
+    public let devices: DeviceService
+
+    public init(db: Database, configuration: DomainConfiguration, events: any DomainEventPublisher,
+                delivery: (any NotificationDelivery)? = nil, clock: any WallClock = SystemWallClock(), logger: Logger) {
+        self.db = db
+        self.clock = clock
+        self.events = events
+        notifications = NotificationWorker(db: db, clock: clock, delivery: delivery ?? LogNotificationDelivery(logger: logger), logger: logger)
+        auth = AuthService(db: db, clock: clock, configuration: configuration)
+        rooms = RoomService(db: db, clock: clock, events: events)
+        elements = ElementService(db: db, clock: clock, events: events, notifier: notifications)
+        reactions = ReactionService(db: db, clock: clock, events: events, notifier: notifications)
+        messages = MessageService(db: db, clock: clock, events: events)
+        posts = PostService(db: db, clock: clock)
+        devices = DeviceService(db: db, clock: clock)
+    }
+}

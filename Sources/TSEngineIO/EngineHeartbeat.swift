@@ -1,0 +1,67 @@
+/// Pure heartbeat decision logic (Engine.IO v4 protocol, "Heartbeat"): the server sends a
+/// `ping` every `pingInterval`; if no `pong` arrives within `pingTimeout` after a ping, the
+/// session is closed ("ping timeout"). Also tracks the upgrade deadline
+/// (`upgradeTimeout`, the time allowed between a websocket probe arriving and its `5`).
+///
+/// No timers or I/O: the owner calls `tick(now:)` at (or after) `nextDeadline` and acts on
+/// the returned action. All times are `MonotonicClock` nanoseconds.
+public struct EngineHeartbeat: Sendable, Equatable {
+    public enum Action: Sendable, Equatable {
+        case none
+        /// Send a `2` ping now; the pong deadline is armed.
+        case sendPing
+        /// No pong within `pingTimeout`: close the session.
+        case pingTimeout
+        /// The upgrade did not complete in time: drop the probing transport.
+        case upgradeTimeout
+    }
+
+    public let pingInterval: UInt64
+    public let pingTimeout: UInt64
+    public private(set) var nextPingAt: UInt64?
+    public private(set) var pongDeadline: UInt64?
+    public private(set) var upgradeDeadline: UInt64?
+
+    public init(now: UInt64, pingIntervalNanoseconds: UInt64, pingTimeoutNanoseconds: UInt64) {
+        pingInterval = pingIntervalNanoseconds
+        pingTimeout = pingTimeoutNanoseconds
+        nextPingAt = now &+ pingIntervalNanoseconds
+    }
+
+    /// The earliest time at which `tick` has something to do.
+    public var nextDeadline: UInt64? {
+        [nextPingAt, pongDeadline, upgradeDeadline].compactMap { $0 }.min()
+    }
+
+    public mutating func tick(now: UInt64) -> Action {
+        if let d = pongDeadline, now >= d {
+            pongDeadline = nil
+            nextPingAt = nil
+            return .pingTimeout
+        }
+        if let d = upgradeDeadline, now >= d {
+            upgradeDeadline = nil
+            return .upgradeTimeout
+        }
+        if let p = nextPingAt, now >= p {
+            nextPingAt = nil
+            pongDeadline = now &+ pingTimeout
+            return .sendPing
+        }
+        return .none
+    }
+
+    /// A `3` pong arrived: disarm the timeout and schedule the next ping after `pingInterval`.
+    /// A pong with no ping outstanding is ignored (it cannot move the schedule forward).
+    public mutating func pongReceived(now: UInt64) {
+        guard pongDeadline != nil else { return }
+        pongDeadline = nil
+        nextPingAt = now &+ pingInterval
+    }
+
+    public mutating func upgradeStarted(now: UInt64, timeoutNanoseconds: UInt64) {
+        upgradeDeadline = now &+ timeoutNanoseconds
+    }
+
+    public mutating func upgradeEnded() { upgradeDeadline = nil }
+}

@@ -1,0 +1,42 @@
+/// Settings of an Engine.IO v4 server. Every limit is checked before the data it bounds is
+/// buffered.
+public struct EngineIOConfiguration: Sendable {
+    /// Interval between server pings, ms (Engine.IO v4 "Heartbeat"; sent in the open packet).
+    public var pingInterval: Int = 25_000
+    /// Time to wait for a pong after a ping before closing the session, ms.
+    public var pingTimeout: Int = 20_000
+    /// Largest POST payload / WebSocket message accepted, bytes (sent in the open packet).
+    /// A larger polling POST is answered 413 and closes the session.
+    public var maxPayload: Int = 1_000_000
+    /// Time allowed between the upgrade probe and the client's `5`, ms.
+    public var upgradeTimeout: Int = 10_000
+    /// Bytes a polling session may hold for its next GET; past it the session is closed as a
+    /// slow consumer.
+    public var maxBufferedPacketsBytes: Int = 1 << 20
+    /// Outbound bytes a WebSocket may have pending (not yet taken by the kernel) before it is
+    /// closed as a slow consumer (sets `Connection.maxOutboundBytes`). Default 1 MiB.
+    public var maxOutboundBytesPerWebSocket: Int = 1 << 20
+    /// Origins allowed by CORS on polling responses. `["*"]` reflects any origin (with
+    /// credentials); empty sends no CORS headers.
+    public var allowedOrigins: [String] = ["*"]
+    /// Mount path, with leading and trailing slash (`/socket.io/`).
+    public var path: String = "/socket.io/"
+    /// Allow the `websocket` transport (and the upgrade to it).
+    public var allowWebSocket: Bool = true
+    /// Allow the `polling` transport.
+    public var allowPolling: Bool = true
+
+    public init() {}
+
+    public init(pingInterval: Int = 25_000, pingTimeout: Int = 20_000, maxPayload: Int = 1_000_000,
+                upgradeTimeout: Int = 10_000, maxBufferedPacketsBytes: Int = 1 << 20,
+                allowedOrigins: [String] = ["*"], path: String = "/socket.io/") {
+        self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
+        self.maxPayload = maxPayload
+        self.upgradeTimeout = upgradeTimeout
+        self.maxBufferedPacketsBytes = maxBufferedPacketsBytes
+        self.allowedOrigins = allowedOrigins
+        self.path = path
+    }
+}

@@ -1,0 +1,108 @@
+import TSHTTP
+import TSSockets
+import TSWebSocket
+
+extension EngineIOServer {
+    /// Answers one request under the mount path (Engine.IO v4 protocol, "Handshake",
+    /// "HTTP long-polling", "WebSocket", "Upgrade"). Errors are 400 with the reference
+    /// server's `{"code":N,"message":"..."}` body.
+    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let origin = request.header("Origin")
+        if request.method == .OPTIONS {
+            // CORS preflight.
+            var r = HTTPResponse(status: 204)
+            addCORS(&r, origin: origin, preflight: true)
+            return r
+        }
+        let query = request.queryItems
+        guard query["EIO"] == "4" else { return errorResponse(.unsupportedProtocolVersion, origin: origin) }
+        guard let transportName = query["transport"], let transport = EngineTransport(rawValue: transportName),
+              (transport == .polling && configuration.allowPolling) || (transport == .websocket && configuration.allowWebSocket)
+        else { return errorResponse(.unknownTransport, origin: origin) }
+
+        if let sid = query["sid"] {
+            guard let session = session(id: sid) else { return errorResponse(.unknownSID, origin: origin) }
+            switch transport {
+            case .polling:
+                if request.method == .GET {
+                    switch await session.poll() {
+                    case .payload(let body): return pollingResponse(body, origin: origin)
+                    case .error(let e): return errorResponse(e, origin: origin)
+                    }
+                } else if request.method == .POST {
+                    if let e = session.post(request.body) { return errorResponse(e, origin: origin) }
+                    var r = HTTPResponse(status: 200, headers: ["Content-Type": "text/html; charset=UTF-8"], body: Array("ok".utf8))
+                    addCORS(&r, origin: origin, preflight: false)
+                    return r
+                }
+                return errorResponse(.badRequest, origin: origin)
+            case .websocket:
+                // Upgrade of a polling session (Engine.IO v4, "Upgrade"). Refused once the
+                // session is on websocket or another probe is attached.
+                guard session.canUpgrade else { return errorResponse(.badRequest, origin: origin) }
+                return WebSocketHandshake.response(for: request, configuration: webSocketConfiguration) { [weak self] ws in
+                    if let limit = self?.maxOutboundBytesPerWebSocket { ws.connection.maxOutboundBytes = limit }
+                    ws.delegate = EngineWebSocketHandler(session: session)
+                    if !session.attachProbe(ws) { ws.close(code: WebSocketCloseCode.normalClosure, reason: "") }
+                }
+            }
+        }
+
+        // Handshake: GET only.
+        guard request.method == .GET else { return errorResponse(.badHandshakeMethod, origin: origin) }
+        let info = EngineHandshakeInfo(query: query, headers: request.headers.fields,
+                                       remoteAddress: request.remoteAddress)
+        switch transport {
+        case .polling:
+            let session = makeSession(transport: .polling, handshake: info)
+            let open = EnginePacketCodec.encodePayload([session.openPacket(upgrades: configuration.allowWebSocket ? ["websocket"] : [])])
+            session.rearmTimer()
+            sessionDidOpen(session)
+            return pollingResponse(open, origin: origin)
+        case .websocket:
+            guard request.header("Upgrade")?.lowercased() == "websocket" else { return errorResponse(.badRequest, origin: origin) }
+            return WebSocketHandshake.response(for: request, configuration: webSocketConfiguration) { [weak self] ws in
+                guard let self else { ws.close(code: WebSocketCloseCode.goingAway, reason: ""); return }
+                ws.connection.maxOutboundBytes = self.maxOutboundBytesPerWebSocket
+                let session = self.makeSession(transport: .websocket, handshake: info)
+                ws.delegate = EngineWebSocketHandler(session: session)
+                session.startWebSocket(ws)
+                self.sessionDidOpen(session)
+            }
+        }
+    }
+
+    /// WebSocket limits derived from `maxPayload` (a message is one packet: type digit + data).
+    var webSocketConfiguration: WebSocketConfiguration {
+        WebSocketConfiguration(maxFrameSize: configuration.maxPayload + 16, maxMessageSize: configuration.maxPayload + 16)
+    }
+
+    func pollingResponse(_ body: [UInt8], origin: String?) -> HTTPResponse {
+        var r = HTTPResponse(status: 200, headers: ["Content-Type": "text/plain; charset=UTF-8", "Cache-Control": "no-store"], body: body)
+        addCORS(&r, origin: origin, preflight: false)
+        return r
+    }
+
+    func errorResponse(_ e: EngineHTTPError, origin: String?) -> HTTPResponse {
+        var r = HTTPResponse(status: e.status, headers: ["Content-Type": "application/json"], body: e.jsonBody)
+        addCORS(&r, origin: origin, preflight: false)
+        return r
+    }
+
+    /// CORS for polling (browsers): the request's origin is reflected when allowed
+    /// (`allowedOrigins` contains it or `*`), with credentials; nothing otherwise.
+    func addCORS(_ r: inout HTTPResponse, origin: String?, preflight: Bool) {
+        guard let origin, !configuration.allowedOrigins.isEmpty else { return }
+        let allowed = configuration.allowedOrigins.contains("*")
+            || configuration.allowedOrigins.contains { $0.lowercased() == origin.lowercased() }
+        guard allowed else { return }
+        r.headers.replaceOrAdd("Access-Control-Allow-Origin", origin)
+        r.headers.replaceOrAdd("Access-Control-Allow-Credentials", "true")
+        r.headers.replaceOrAdd("Vary", "Origin")
+        if preflight {
+            r.headers.replaceOrAdd("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+            r.headers.replaceOrAdd("Access-Control-Allow-Headers", "Content-Type, Authorization, X-Socket-Id")
+            r.headers.replaceOrAdd("Access-Control-Max-Age", "86400")
+        }
+    }
+}

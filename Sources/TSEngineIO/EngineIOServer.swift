@@ -1,0 +1,103 @@
+import Logging
+import TSCrypto
+import TSSockets
+
+/// An Engine.IO v4 server (Engine.IO v4 protocol). Mount `handle(_:)` on the configured path
+/// (`/socket.io/*`); it answers polling requests and upgrades WebSocket requests.
+///
+/// Thread-safety: `sessions` and `delegate` are guarded by `lock`; each session guards its own
+/// state (see `EngineIOSession`). Lock order: a session's lock may be held while taking none of
+/// the server's; the server never calls into a session while holding `lock`.
+// @unchecked Sendable: mutable state (`sessions`, `delegateRef`) is only touched under `lock`.
+public final class EngineIOServer: @unchecked Sendable {
+    public let configuration: EngineIOConfiguration
+    public let clock: any MonotonicClock
+    let logger: Logger
+    /// Loop that runs session timers (heartbeat, upgrade timeout).
+    public let timerLoop: EventLoop
+    private let ownsTimerLoop: Bool
+
+    private let lock = Lock()
+    private var sessions: [String: EngineIOSession] = [:]
+    private weak var delegateRef: (any EngineIOServerDelegate)?
+
+    /// - Parameter timerLoop: loop for session timers; nil creates a private one (its clock is
+    ///   `clock`).
+    public init(configuration: EngineIOConfiguration = EngineIOConfiguration(), clock: any MonotonicClock = SystemClock(),
+                timerLoop: EventLoop? = nil, logger: Logger = Logger(label: "touchsync.engineio")) throws {
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        if let timerLoop {
+            self.timerLoop = timerLoop
+            ownsTimerLoop = false
+        } else {
+            self.timerLoop = try EventLoop(clock: clock)
+            ownsTimerLoop = true
+        }
+    }
+
+    deinit {
+        if ownsTimerLoop && !timerLoop.inEventLoop { timerLoop.shutdown() }
+    }
+
+    /// The delegate (held weakly). Set before serving requests.
+    public var delegate: (any EngineIOServerDelegate)? {
+        get { lock.withLock { delegateRef } }
+        set { lock.withLock { delegateRef = newValue } }
+    }
+
+    var maxOutboundBytesPerWebSocket: Int { configuration.maxOutboundBytesPerWebSocket }
+
+    public var sessionCount: Int { lock.withLock { sessions.count } }
+
+    public func session(id: String) -> EngineIOSession? { lock.withLock { sessions[id] } }
+
+    public var allSessions: [EngineIOSession] { lock.withLock { Array(sessions.values) } }
+
+    /// Closes every session.
+    public func closeAll(reason: String = EngineCloseReason.serverShutdown) {
+        for s in allSessions { s.close(reason: reason) }
+    }
+
+    // MARK: sessions
+
+    /// 120 random bits as 20 URL-safe base64 characters.
+    static func newSessionID() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        let raw = SecureRandom.bytes(15)
+        var out: [UInt8] = []
+        out.reserveCapacity(20)
+        var i = 0
+        while i < 15 {
+            let v = UInt32(raw[i]) << 16 | UInt32(raw[i + 1]) << 8 | UInt32(raw[i + 2])
+            out.append(alphabet[Int(v >> 18 & 63)]); out.append(alphabet[Int(v >> 12 & 63)])
+            out.append(alphabet[Int(v >> 6 & 63)]); out.append(alphabet[Int(v & 63)])
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    func makeSession(transport: EngineTransport, handshake: EngineHandshakeInfo) -> EngineIOSession {
+        let s = EngineIOSession(id: Self.newSessionID(), transport: transport, handshake: handshake,
+                                configuration: configuration, clock: clock, timerLoop: timerLoop, server: self)
+        lock.withLock { sessions[s.id] = s }
+        return s
+    }
+
+    // MARK: callbacks from sessions (no session lock held)
+
+    func deliverText(_ s: EngineIOSession, _ text: String) { delegate?.session(s, didReceiveText: text) }
+    func deliverBinary(_ s: EngineIOSession, _ bytes: [UInt8]) { delegate?.session(s, didReceiveBinary: bytes) }
+    func sessionUpgraded(_ s: EngineIOSession) { delegate?.sessionUpgraded(s) }
+
+    func sessionDidClose(_ s: EngineIOSession, reason: String) {
+        lock.withLock { _ = sessions.removeValue(forKey: s.id) }
+        logger.debug("engine.io session closed", metadata: ["sid": "\(s.id)", "reason": "\(reason)"])
+        delegate?.sessionClosed(s, reason: reason)
+    }
+
+    func sessionDidOpen(_ s: EngineIOSession) {
+        delegate?.sessionOpened(s, handshake: s.handshake)
+    }
+}

@@ -1,0 +1,203 @@
+import TSWebSocket
+
+/// Engine.IO v4 error answers (`{"code":N,"message":"..."}` with HTTP 400, as the reference
+/// server sends them).
+public struct EngineHTTPError: Error, Sendable, Equatable {
+    public let status: Int
+    public let code: Int
+    public let message: String
+
+    public static let unknownTransport = EngineHTTPError(status: 400, code: 0, message: "Transport unknown")
+    public static let unknownSID = EngineHTTPError(status: 400, code: 1, message: "Session ID unknown")
+    public static let badHandshakeMethod = EngineHTTPError(status: 400, code: 2, message: "Bad handshake method")
+    public static let badRequest = EngineHTTPError(status: 400, code: 3, message: "Bad request")
+    public static let forbidden = EngineHTTPError(status: 403, code: 4, message: "Forbidden")
+    public static let unsupportedProtocolVersion = EngineHTTPError(status: 400, code: 5, message: "Unsupported protocol version")
+    public static let payloadTooLarge = EngineHTTPError(status: 413, code: 3, message: "Payload too large")
+
+    public var jsonBody: [UInt8] {
+        var out: [UInt8] = Array("{\"code\":\(code),\"message\":".utf8)
+        var msg: [UInt8] = []
+        for c in message.utf8 { if c == 0x22 || c == 0x5C { msg.append(0x5C) }; msg.append(c) }
+        out.append(0x22); out.append(contentsOf: msg); out.append(0x22); out.append(0x7D)
+        return out
+    }
+}
+
+/// WebSocket framing helpers (RFC 6455 §5.2 via TSWebSocket's encoder).
+enum EngineWebSocketFraming {
+    static func textFrame(_ utf8: [UInt8]) -> [UInt8] { WebSocketFrameEncoder.encode(opcode: .text, payload: utf8) }
+    static func binaryFrame(_ bytes: [UInt8]) -> [UInt8] { WebSocketFrameEncoder.encode(opcode: .binary, payload: bytes) }
+
+    /// Converts a polling-queue segment to the frame that carries the same packet.
+    static func frame(forSegment seg: [UInt8]) -> [UInt8] {
+        if seg.first == EnginePacketCodec.asciiB, let raw = Base64.decode(seg.dropFirst()) { return binaryFrame(raw) }
+        return textFrame(seg)
+    }
+}
+
+extension EngineIOSession {
+    // MARK: HTTP long-polling (Engine.IO v4, "HTTP long-polling")
+
+    /// A GET: answers at once with the queued packets, else waits until one is queued (the
+    /// server's ping every `pingInterval` bounds the wait). A second concurrent GET closes the
+    /// session: the first gets a `1` close packet, the second a 400.
+    func poll() async -> EnginePollOutcome {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (cont: CheckedContinuation<EnginePollOutcome, Never>) in
+                var actions = Deferred()
+                var immediate: EnginePollOutcome?
+                lock.withLock {
+                    if state.closed {
+                        immediate = .error(.unknownSID)
+                    } else if state.transport != .polling || state.upgrade == .done {
+                        immediate = .error(.badRequest)
+                    } else if state.pendingPoll != nil {
+                        closeLocked(reason: EngineCloseReason.transportError, pollReply: EnginePacket(.close), into: &actions)
+                        immediate = .error(.badRequest)
+                    } else if !state.queue.isEmpty {
+                        immediate = .payload(state.queue.drainPayload())
+                    } else if state.upgrade == .probed {
+                        // Upgrade in progress: end this poll with a noop so the client can
+                        // send its `5` (Engine.IO v4, "Upgrade").
+                        immediate = .payload(EnginePacketCodec.encodePayload([EnginePacket(.noop)]))
+                    } else {
+                        state.pendingPoll = cont
+                        state.pollGeneration &+= 1
+                    }
+                }
+                if let immediate { cont.resume(returning: immediate) }
+                actions.run(self)
+            }
+        } onCancel: {
+            // The client went away while its GET was parked (reference: closes the session).
+            self.close(reason: EngineCloseReason.pollCancelled)
+        }
+    }
+
+    /// A POST: decodes the payload and handles each packet. Over `maxPayload` → 413 and the
+    /// session closes; an undecodable payload → 400 and the session closes.
+    func post(_ body: [UInt8]) -> EngineHTTPError? {
+        var actions = Deferred()
+        let result: EngineHTTPError? = lock.withLock {
+            if state.closed { return .unknownSID }
+            if state.transport != .polling || state.upgrade == .done { return .badRequest }
+            if body.count > configuration.maxPayload {
+                closeLocked(reason: EngineCloseReason.payloadTooLarge, pollReply: nil, into: &actions)
+                return .payloadTooLarge
+            }
+            let packets: [EnginePacket]
+            do { packets = try EnginePacketCodec.decodePayload(body) } catch {
+                closeLocked(reason: EngineCloseReason.parseError, pollReply: nil, into: &actions)
+                return .badRequest
+            }
+            for p in packets where !state.closed { receiveLocked(p, viaWebSocket: nil, into: &actions) }
+            return nil
+        }
+        actions.run(self)
+        return result
+    }
+
+    // MARK: WebSocket (Engine.IO v4, "WebSocket" and "Upgrade")
+
+    /// Sets the transport of a session opened directly over WebSocket and sends the open packet.
+    func startWebSocket(_ ws: any EngineWebSocketTransport) {
+        let open = EngineIOConfigurationOpen.text(openPacket(upgrades: []))
+        lock.withLock { state.ws = ws }
+        ws.engineSend(text: open)
+        rearmTimer()
+    }
+
+    /// Whether a websocket with this session's sid may start probing (checked before the 101).
+    var canUpgrade: Bool {
+        lock.withLock { !state.closed && state.transport == .polling && state.upgrade == .none && state.probe == nil }
+    }
+
+    /// Attaches the probing WebSocket of an upgrade; false (caller closes it) when not allowed.
+    func attachProbe(_ ws: any EngineWebSocketTransport) -> Bool {
+        let ok: Bool = lock.withLock {
+            guard !state.closed, state.transport == .polling, state.upgrade == .none, state.probe == nil else { return false }
+            state.probe = ws
+            state.upgrade = .attached
+            state.heartbeat.upgradeStarted(now: clock.now(), timeoutNanoseconds: UInt64(max(1, configuration.upgradeTimeout)) * 1_000_000)
+            return true
+        }
+        if ok { rearmTimer() }
+        return ok
+    }
+
+    /// A message from one of this session's WebSockets (active or probing).
+    func webSocket(_ ws: any EngineWebSocketTransport, didReceive message: WebSocketMessage) {
+        let decoded: EnginePacket?
+        switch message {
+        case .text(let t): decoded = try? EnginePacketCodec.decodeText(t)
+        case .binary(let b): decoded = EnginePacketCodec.decodeBinaryFrame(b)
+        }
+        var actions = Deferred()
+        lock.withLock {
+            guard !state.closed else { return }
+            if let probe = state.probe, probe === ws {
+                handleProbeLocked(decoded, probe: probe, into: &actions)
+            } else if let active = state.ws, active === ws {
+                guard let packet = decoded else {
+                    closeLocked(reason: EngineCloseReason.parseError, pollReply: nil, into: &actions)
+                    return
+                }
+                receiveLocked(packet, viaWebSocket: active, into: &actions)
+            }
+        }
+        actions.run(self)
+    }
+
+    private func handleProbeLocked(_ packet: EnginePacket?, probe: any EngineWebSocketTransport, into actions: inout Deferred) {
+        if let p = packet, p.type == .ping, p.text == "probe", state.upgrade == .attached {
+            actions.texts.append((probe, "3probe"))
+            state.upgrade = .probed
+            if let cont = state.pendingPoll {
+                state.pendingPoll = nil
+                let payload = state.queue.isEmpty ? EnginePacketCodec.encodePayload([EnginePacket(.noop)]) : state.queue.drainPayload()
+                actions.resume = (cont, .payload(payload))
+            }
+        } else if let p = packet, p.type == .upgrade, state.upgrade == .probed {
+            state.transport = .websocket
+            state.ws = probe
+            state.probe = nil
+            state.upgrade = .done
+            state.heartbeat.upgradeEnded()
+            if let cont = state.pendingPoll {
+                state.pendingPoll = nil
+                actions.resume = (cont, .payload(EnginePacketCodec.encodePayload([EnginePacket(.noop)])))
+            }
+            for seg in state.queue.drainSegments() { actions.frames.append((probe, EngineWebSocketFraming.frame(forSegment: seg))) }
+            actions.upgraded = true
+            actions.rearm = true
+        } else {
+            // Anything else on a probing transport aborts the upgrade (the session stays on polling).
+            actions.closeTransports.append(probe)
+            state.probe = nil
+            state.upgrade = .none
+            state.heartbeat.upgradeEnded()
+        }
+    }
+
+    /// One of this session's WebSockets closed.
+    func webSocketDidClose(_ ws: any EngineWebSocketTransport, slowConsumer: Bool = false) {
+        var actions = Deferred()
+        lock.withLock {
+            if let probe = state.probe, probe === ws {
+                state.probe = nil
+                state.upgrade = .none
+                state.heartbeat.upgradeEnded()
+            } else if let active = state.ws, active === ws {
+                state.ws = nil
+                closeLocked(reason: slowConsumer ? EngineCloseReason.slowConsumer : EngineCloseReason.transportClose,
+                            pollReply: nil, into: &actions)
+            }
+        }
+        actions.run(self)
+    }
+}
+
+enum EngineIOConfigurationOpen {
+    static func text(_ p: EnginePacket) -> String { EnginePacketCodec.encodeTextString(p) }
+}

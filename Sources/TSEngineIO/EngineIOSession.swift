@@ -1,0 +1,337 @@
+import Logging
+import TSJSON
+import TSSockets
+
+/// The transport a session currently uses (Engine.IO v4, "Transports").
+public enum EngineTransport: String, Sendable {
+    case polling
+    case websocket
+}
+
+/// Reasons a session closes, as the reference server names them.
+public enum EngineCloseReason {
+    public static let transportClose = "transport close"
+    public static let transportError = "transport error"
+    public static let forcedClose = "forced close"
+    public static let pingTimeout = "ping timeout"
+    public static let parseError = "parse error"
+    public static let slowConsumer = "slow consumer"
+    public static let serverShutdown = "server shutting down"
+    public static let payloadTooLarge = "payload too large"
+    public static let pollCancelled = "poll cancelled"
+}
+
+/// A packet encoded once for many recipients (broadcast): the text of the Engine.IO packet
+/// (for polling queues) and the WebSocket frame carrying it (for websocket sessions).
+public struct EnginePreEncodedPacket: Sendable {
+    /// The packet as a polling payload segment (type digit + data, or `b` + base64).
+    public let segment: [UInt8]
+    /// The complete WebSocket frame (text frame for text packets, binary frame for binary).
+    public let frame: [UInt8]
+
+    public init(_ packet: EnginePacket) {
+        var seg: [UInt8] = []
+        EnginePacketCodec.encodeText(packet, into: &seg)
+        segment = seg
+        switch packet.data {
+        case .text(let s):
+            var bytes: [UInt8] = [packet.type.wireByte]
+            bytes.append(contentsOf: s.utf8)
+            frame = EngineWebSocketFraming.textFrame(bytes)
+        case .binary(let b):
+            frame = EngineWebSocketFraming.binaryFrame(b)
+        }
+    }
+
+    /// A `message` packet whose data is already UTF-8 bytes (avoids a String round trip).
+    public init(messageUTF8 data: [UInt8]) {
+        var seg: [UInt8] = [EnginePacketType.message.wireByte]
+        seg.append(contentsOf: data)
+        segment = seg
+        frame = EngineWebSocketFraming.textFrame(seg)
+    }
+}
+
+/// What a session needs from a WebSocket: implemented by `WebSocketConnection`.
+protocol EngineWebSocketTransport: AnyObject, Sendable {
+    func engineSend(text: String)
+    func engineSend(binary: [UInt8])
+    func engineSend(frame: [UInt8])
+    func engineClose()
+}
+
+/// The outcome of a long-polling GET.
+enum EnginePollOutcome: Sendable {
+    case payload([UInt8])
+    case error(EngineHTTPError)
+}
+
+/// One Engine.IO session (Engine.IO v4, "Session"): an id, a transport, a heartbeat.
+///
+/// Thread-safety: every mutable field is guarded by `lock`. Network writes, continuation
+/// resumes and delegate calls happen after the lock is released (collected as deferred
+/// actions), so a callback may call back into the session without deadlocking.
+// @unchecked Sendable: all mutable state is behind `lock` (see `State`); the lets are immutable.
+public final class EngineIOSession: @unchecked Sendable {
+    public let id: String
+    /// Query, headers and peer of the request that opened the session.
+    public let handshake: EngineHandshakeInfo
+    let configuration: EngineIOConfiguration
+    let clock: any MonotonicClock
+    let timerLoop: EventLoop
+    weak var server: EngineIOServer?
+
+    enum UpgradeState { case none, attached, probed, done }
+
+    struct State {
+        var transport: EngineTransport
+        var closed = false
+        var queue: EnginePollingQueue
+        var pendingPoll: CheckedContinuation<EnginePollOutcome, Never>?
+        var pollGeneration: UInt64 = 0
+        var ws: (any EngineWebSocketTransport)?
+        var probe: (any EngineWebSocketTransport)?
+        var upgrade = UpgradeState.none
+        var heartbeat: EngineHeartbeat
+        var timer: ScheduledTaskHandle?
+        var timerDeadline: UInt64?
+        /// Packets sent while a probe is attached wait here (then go over whichever transport
+        /// wins): a polling session queues normally; this keeps order across the switch.
+    }
+
+    let lock = Lock()
+    var state: State
+
+    /// Opaque storage for the layer above (Socket.IO keeps its per-connection client here).
+    public let userInfo = LockedValue<(any Sendable)?>(nil)
+
+    init(id: String, transport: EngineTransport, handshake: EngineHandshakeInfo,
+         configuration: EngineIOConfiguration, clock: any MonotonicClock, timerLoop: EventLoop,
+         server: EngineIOServer) {
+        self.id = id
+        self.handshake = handshake
+        self.configuration = configuration
+        self.clock = clock
+        self.timerLoop = timerLoop
+        self.server = server
+        state = State(transport: transport,
+                      queue: EnginePollingQueue(maxBytes: configuration.maxBufferedPacketsBytes),
+                      heartbeat: EngineHeartbeat(now: clock.now(),
+                                                 pingIntervalNanoseconds: UInt64(max(1, configuration.pingInterval)) * 1_000_000,
+                                                 pingTimeoutNanoseconds: UInt64(max(1, configuration.pingTimeout)) * 1_000_000))
+    }
+
+    public var transport: EngineTransport { lock.withLock { state.transport } }
+    public var isClosed: Bool { lock.withLock { state.closed } }
+
+    /// The open packet (Engine.IO v4, "Handshake").
+    func openPacket(upgrades: [String]) -> EnginePacket {
+        let body: JSONValue = .object(JSONObject([
+            ("sid", .string(id)),
+            ("upgrades", .array(upgrades.map { .string($0) })),
+            ("pingInterval", .int(Int64(configuration.pingInterval))),
+            ("pingTimeout", .int(Int64(configuration.pingTimeout))),
+            ("maxPayload", .int(Int64(configuration.maxPayload))),
+        ]))
+        return EnginePacket(.open, body.serializedString())
+    }
+
+    // MARK: sending
+
+    /// Sends a `message` packet with text data.
+    public func send(text: String) { send([EnginePacket.message(text)]) }
+
+    /// Sends a binary `message` packet.
+    public func send(binary: [UInt8]) { send([EnginePacket.binary(binary)]) }
+
+    /// Sends packets in order, atomically with respect to other senders.
+    public func send(_ packets: [EnginePacket]) {
+        sendPreEncoded(packets.map(EnginePreEncodedPacket.init))
+    }
+
+    /// Sends packets encoded once for many recipients (broadcast). Returns false when the
+    /// session is closed or was closed because its buffer bound was passed (slow consumer).
+    @discardableResult
+    public func sendPreEncoded(_ packets: [EnginePreEncodedPacket]) -> Bool {
+        var actions = Deferred()
+        let ok: Bool = lock.withLock {
+            if state.closed { return false }
+            if state.transport == .websocket, let ws = state.ws {
+                for p in packets { actions.frames.append((ws, p.frame)) }
+                return true
+            }
+            guard state.queue.append(contentsOf: packets.map(\.segment)) else {
+                closeLocked(reason: EngineCloseReason.slowConsumer, pollReply: nil, into: &actions)
+                return false
+            }
+            flushPollLocked(into: &actions)
+            return true
+        }
+        actions.run(self)
+        return ok
+    }
+
+    /// The WebSocket this session writes to, when it is on the websocket transport
+    /// (broadcast writes pre-encoded frames to it directly).
+    var activeWebSocket: (any EngineWebSocketTransport)? {
+        lock.withLock { state.closed || state.transport != .websocket ? nil : state.ws }
+    }
+
+    /// Closes the session; the delegate's `sessionClosed` follows once.
+    public func close(reason: String = EngineCloseReason.forcedClose) {
+        var actions = Deferred()
+        lock.withLock { closeLocked(reason: reason, pollReply: EnginePacket(.close), into: &actions) }
+        actions.run(self)
+    }
+
+    // MARK: internals (lock held)
+
+    /// Deferred side effects, run after the lock is released.
+    struct Deferred {
+        var frames: [(any EngineWebSocketTransport, [UInt8])] = []
+        var texts: [(any EngineWebSocketTransport, String)] = []
+        var resume: (CheckedContinuation<EnginePollOutcome, Never>, EnginePollOutcome)?
+        var closeTransports: [any EngineWebSocketTransport] = []
+        var delivered: [EnginePacket] = []
+        var closedReason: String?
+        var upgraded = false
+        var rearm = false
+
+        func run(_ s: EngineIOSession) {
+            for (ws, f) in frames { ws.engineSend(frame: f) }
+            for (ws, t) in texts { ws.engineSend(text: t) }
+            if let (c, o) = resume { c.resume(returning: o) }
+            for ws in closeTransports { ws.engineClose() }
+            if let server = s.server {
+                for p in delivered {
+                    switch p.data {
+                    case .text(let t): server.deliverText(s, t)
+                    case .binary(let b): server.deliverBinary(s, b)
+                    }
+                }
+                if upgraded { server.sessionUpgraded(s) }
+                if let r = closedReason { server.sessionDidClose(s, reason: r) }
+            }
+            if rearm { s.rearmTimer() }
+        }
+    }
+
+    func flushPollLocked(into actions: inout Deferred) {
+        guard let cont = state.pendingPoll, !state.queue.isEmpty else { return }
+        state.pendingPoll = nil
+        actions.resume = (cont, .payload(state.queue.drainPayload()))
+    }
+
+    /// `pollReply`: what a pending GET receives (`1` close for a server-side close, `6` noop
+    /// when the client closed — as the reference server answers).
+    func closeLocked(reason: String, pollReply: EnginePacket?, into actions: inout Deferred) {
+        guard !state.closed else { return }
+        state.closed = true
+        if let cont = state.pendingPoll {
+            state.pendingPoll = nil
+            let reply = pollReply ?? EnginePacket(.close)
+            actions.resume = (cont, .payload(EnginePacketCodec.encodePayload([reply])))
+        }
+        if let ws = state.ws { actions.closeTransports.append(ws) }
+        if let p = state.probe { actions.closeTransports.append(p) }
+        state.ws = nil
+        state.probe = nil
+        state.timer?.cancel()
+        state.timer = nil
+        state.timerDeadline = nil
+        _ = state.queue.drainSegments()
+        actions.closedReason = reason
+    }
+
+    /// Handles one decoded packet from the active transport (polling POST or websocket).
+    func receiveLocked(_ packet: EnginePacket, viaWebSocket ws: (any EngineWebSocketTransport)?, into actions: inout Deferred) {
+        switch packet.type {
+        case .message:
+            actions.delivered.append(packet)
+        case .pong:
+            state.heartbeat.pongReceived(now: clock.now())
+            actions.rearm = true
+        case .ping:
+            // v4 clients do not ping (the server does); answer anyway as v3 servers did.
+            let pong = EnginePreEncodedPacket(EnginePacket(.pong, packet.text))
+            if let ws { actions.frames.append((ws, pong.frame)) } else if state.queue.append(pong.segment) {
+                flushPollLocked(into: &actions)
+            }
+        case .close:
+            closeLocked(reason: EngineCloseReason.transportClose, pollReply: EnginePacket(.noop), into: &actions)
+        case .open, .upgrade, .noop:
+            break
+        }
+    }
+
+    // MARK: timers
+
+    /// Arms the single session timer at the heartbeat's next deadline (if it changed).
+    func rearmTimer() {
+        let now = clock.now()
+        lock.withLock {
+            guard !state.closed, let deadline = state.heartbeat.nextDeadline else { return }
+            if state.timerDeadline == deadline { return }
+            state.timer?.cancel()
+            state.timerDeadline = deadline
+            let delay = deadline > now ? deadline - now : 0
+            state.timer = timerLoop.scheduleTask(in: delay) { [weak self] in self?.timerFired() }
+        }
+    }
+
+    /// Runs the pure heartbeat decision at the current time and acts on it.
+    func timerFired() {
+        var actions = Deferred()
+        lock.withLock {
+            state.timer = nil
+            state.timerDeadline = nil
+            guard !state.closed else { return }
+            let now = clock.now()
+            loop: while true {
+                switch state.heartbeat.tick(now: now) {
+                case .none: break loop
+                case .sendPing:
+                    let ping = EnginePreEncodedPacket(EnginePacket(.ping))
+                    if state.transport == .websocket, let ws = state.ws {
+                        actions.frames.append((ws, ping.frame))
+                    } else if state.queue.append(ping.segment) {
+                        flushPollLocked(into: &actions)
+                    } else {
+                        closeLocked(reason: EngineCloseReason.slowConsumer, pollReply: nil, into: &actions)
+                        break loop
+                    }
+                case .pingTimeout:
+                    closeLocked(reason: EngineCloseReason.pingTimeout, pollReply: nil, into: &actions)
+                    break loop
+                case .upgradeTimeout:
+                    if let p = state.probe, state.upgrade != .done {
+                        actions.closeTransports.append(p)
+                        state.probe = nil
+                        state.upgrade = .none
+                    }
+                }
+            }
+            actions.rearm = !state.closed
+        }
+        actions.run(self)
+    }
+}
+
+/// Query, headers and peer address of the request that opened a session.
+public struct EngineHandshakeInfo: Sendable {
+    public var query: [String: String]
+    public var headers: [(name: String, value: String)]
+    public var remoteAddress: String?
+
+    public init(query: [String: String], headers: [(name: String, value: String)], remoteAddress: String?) {
+        self.query = query
+        self.headers = headers
+        self.remoteAddress = remoteAddress
+    }
+
+    /// First header with this name (case-insensitive).
+    public func header(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return headers.first { $0.name.lowercased() == lower }?.value
+    }
+}

@@ -1,0 +1,26 @@
+import TSSockets
+import TSWebSocket
+
+extension WebSocketConnection: EngineWebSocketTransport {
+    func engineSend(text: String) { send(text: text) }
+    func engineSend(binary: [UInt8]) { send(binary: binary) }
+    func engineSend(frame: [UInt8]) { sendFrameBytes(frame) }
+    func engineClose() { close(code: WebSocketCloseCode.normalClosure, reason: "") }
+}
+
+/// Routes one WebSocket's events to its Engine.IO session (as active or probing transport).
+/// Installed as the connection's delegate in `onUpgrade`; runs on the connection's loop.
+// @unchecked Sendable: `session` is immutable; the class has no other state.
+final class EngineWebSocketHandler: WebSocketDelegate, @unchecked Sendable {
+    let session: EngineIOSession
+
+    init(session: EngineIOSession) { self.session = session }
+
+    func webSocket(_ ws: WebSocketConnection, didReceive message: WebSocketMessage) {
+        session.webSocket(ws, didReceive: message)
+    }
+
+    func webSocketDidClose(_ ws: WebSocketConnection, code: UInt16?, reason: String) {
+        session.webSocketDidClose(ws, slowConsumer: reason == CloseReason.slowConsumer.description)
+    }
+}

@@ -1,0 +1,28 @@
+import TSJSON
+
+extension HTTPRequest {
+    /// The body as JSON (CONTRACT §0): a Content-Type other than `application/json` (parameters such
+    /// as charset allowed) → 415; an empty body → 400; invalid JSON → 400 `VALIDATION_ERROR`.
+    public func jsonBody() throws -> JSONValue {
+        if let contentType = header("Content-Type") {
+            let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingOWS() } ?? ""
+            if !asciiCaseInsensitiveEquals(mediaType, "application/json") {
+                throw HTTPError.unsupportedMediaType()
+            }
+        }
+        if body.isEmpty { throw HTTPError.validation("body must be a JSON object") }
+        do {
+            return try JSONValue.parse(body)
+        } catch {
+            throw HTTPError.validation("body is not valid JSON: \(error)")
+        }
+    }
+
+    /// The body as a JSON object (see `jsonBody()`); anything else → 400.
+    public func requestJSONObject() throws -> JSONObject {
+        guard case .object(let object) = try jsonBody() else {
+            throw HTTPError.validation("body must be a JSON object")
+        }
+        return object
+    }
+}

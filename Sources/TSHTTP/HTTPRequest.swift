@@ -1,0 +1,126 @@
+/// Route parameters captured from a path pattern (`:name` segments, `*` wildcard).
+public struct RouteParameters: Sendable, Equatable {
+    public private(set) var pairs: [(name: String, value: String)] = []
+    public init() {}
+    public init(_ pairs: [(String, String)]) { self.pairs = pairs.map { (name: $0.0, value: $0.1) } }
+    /// The (percent-decoded) value of `name`, or nil.
+    public subscript(_ name: String) -> String? {
+        for p in pairs where p.name == name { return p.value }
+        return nil
+    }
+    public mutating func set(_ name: String, _ value: String) { pairs.append((name, value)) }
+    public var isEmpty: Bool { pairs.isEmpty }
+    public static func == (a: RouteParameters, b: RouteParameters) -> Bool {
+        a.pairs.count == b.pairs.count && zip(a.pairs, b.pairs).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+    }
+}
+
+/// A complete HTTP request as handed to handlers.
+public struct HTTPRequest: Sendable {
+    public var method: HTTPMethod
+    /// The request-target exactly as received.
+    public var target: String
+    /// The path part of the target (no query), not percent-decoded. For absolute-form targets the
+    /// scheme and authority are removed (RFC 9112 §3.2.2).
+    public var path: String
+    /// The raw query (after `?`, before `#`), or nil.
+    public var query: String?
+    /// Query parameters, percent-decoded (`+` is a space); the first occurrence of a name wins.
+    public var queryItems: [String: String]
+    public var version: HTTPVersion
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    public var remoteAddress: String
+    /// The X-Request-Id echoed on the response.
+    public var requestID: String
+    public var connectionID: UInt64
+    /// Filled in by the router.
+    public var parameters: RouteParameters
+    /// The matched route pattern (e.g. `/api/rooms/:roomId`), filled in by the router.
+    public var routePattern: String?
+    /// Whether the connection may be kept open after this request.
+    public var keepAlive: Bool
+
+    public init(method: HTTPMethod, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders = HTTPHeaders(),
+                body: [UInt8] = [], remoteAddress: String = "", requestID: String = "", connectionID: UInt64 = 0,
+                keepAlive: Bool = true) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+        self.requestID = requestID
+        self.connectionID = connectionID
+        self.parameters = RouteParameters()
+        self.routePattern = nil
+        self.keepAlive = keepAlive
+        let (p, q) = HTTPRequest.splitTarget(target)
+        self.path = p
+        self.query = q
+        self.queryItems = q.map(HTTPRequest.parseQuery) ?? [:]
+    }
+
+    /// The first value of header `name` (case-insensitive).
+    public func header(_ name: String) -> String? { headers[name] }
+
+    static func splitTarget(_ target: String) -> (String, String?) {
+        var t = Substring(target)
+        if let hash = t.firstIndex(of: "#") { t = t[..<hash] }
+        // absolute-form: drop "scheme://authority".
+        if t.first != "/", let colon = t.firstIndex(of: ":"),
+           t[colon...].hasPrefix("://") {
+            let afterAuthority = t[t.index(colon, offsetBy: 3)...]
+            if let slash = afterAuthority.firstIndex(where: { $0 == "/" || $0 == "?" }) {
+                t = afterAuthority[slash...]
+            } else {
+                t = "/"
+            }
+            if t.first == "?" { t = "/" + t }
+        }
+        if let q = t.firstIndex(of: "?") {
+            return (String(t[..<q]), String(t[t.index(after: q)...]))
+        }
+        return (String(t), nil)
+    }
+
+    static func parseQuery(_ query: String) -> [String: String] {
+        var items: [String: String] = [:]
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let name: Substring, value: Substring
+            if let eq = pair.firstIndex(of: "=") {
+                name = pair[..<eq]
+                value = pair[pair.index(after: eq)...]
+            } else {
+                name = pair
+                value = ""
+            }
+            let key = percentDecode(name, plusAsSpace: true)
+            if items[key] == nil { items[key] = percentDecode(value, plusAsSpace: true) }
+        }
+        return items
+    }
+}
+
+/// Percent-decodes (RFC 3986 §2.1). Invalid escapes are kept literally; invalid UTF-8 is repaired.
+func percentDecode<S: StringProtocol>(_ s: S, plusAsSpace: Bool) -> String {
+    let utf8 = Array(s.utf8)
+    if !utf8.contains(0x25) && !(plusAsSpace && utf8.contains(0x2B)) { return String(s) }
+    var out: [UInt8] = []
+    out.reserveCapacity(utf8.count)
+    var i = 0
+    while i < utf8.count {
+        let c = utf8[i]
+        if c == 0x25, i + 2 < utf8.count, let h = HTTPParser.hexValue(utf8[i + 1]), let l = HTTPParser.hexValue(utf8[i + 2]) {
+            out.append(UInt8(h << 4 | l))
+            i += 3
+        } else if c == 0x2B && plusAsSpace {
+            out.append(0x20)
+            i += 1
+        } else {
+            out.append(c)
+            i += 1
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
+}

@@ -1,0 +1,88 @@
+import Logging
+
+/// An immutable route table (built by `RouterBuilder`).
+public struct Router: HTTPResponder, Sendable {
+    let routes: [RouterBuilder.Route]
+    let logger: Logger
+
+    init(routes: [RouterBuilder.Route], logger: Logger) {
+        self.routes = routes
+        self.logger = logger
+    }
+
+    /// The outcome of matching a method and path.
+    public enum Resolution: Sendable {
+        case matched(handler: HTTPHandler, parameters: RouteParameters, pattern: String)
+        case notFound
+        case methodNotAllowed(allow: [HTTPMethod])
+    }
+
+    /// Every registered (method, pattern), in match-priority order.
+    public var registeredRoutes: [(method: HTTPMethod, pattern: String)] { routes.map { ($0.method, $0.pattern) } }
+
+    /// Resolves `method` + `path` (no query). HEAD falls back to GET (RFC 9110 §9.3.2).
+    public func resolve(method: HTTPMethod, path: String) -> Resolution {
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.first == "" { parts.removeFirst() }
+        if parts.last == "" { parts.removeLast() }
+
+        var allowed: [HTTPMethod] = []
+        var headFallback: (HTTPHandler, RouteParameters, String)?
+        for route in routes {
+            guard let params = Router.match(route.segments, parts) else { continue }
+            if route.method == method {
+                return .matched(handler: route.handler, parameters: params, pattern: route.pattern)
+            }
+            if method == .HEAD && route.method == .GET && headFallback == nil {
+                headFallback = (route.handler, params, route.pattern)
+            }
+            if !allowed.contains(route.method) { allowed.append(route.method) }
+        }
+        if let (handler, params, pattern) = headFallback {
+            return .matched(handler: handler, parameters: params, pattern: pattern)
+        }
+        if allowed.isEmpty { return .notFound }
+        if allowed.contains(.GET) && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
+        return .methodNotAllowed(allow: allowed)
+    }
+
+    static func match(_ segments: [RouteSegment], _ parts: [Substring]) -> RouteParameters? {
+        var params = RouteParameters()
+        var i = 0
+        for segment in segments {
+            switch segment {
+            case .wildcard:
+                params.set("*", parts[min(i, parts.count)...].joined(separator: "/"))
+                return params
+            case .literal(let lit):
+                guard i < parts.count, parts[i] == lit else { return nil }
+            case .parameter(let name):
+                guard i < parts.count, !parts[i].isEmpty else { return nil }
+                params.set(name, percentDecode(parts[i], plusAsSpace: false))
+            }
+            i += 1
+        }
+        return i == parts.count ? params : nil
+    }
+
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        switch resolve(method: request.method, path: request.path) {
+        case .matched(let handler, let parameters, let pattern):
+            var req = request
+            req.parameters = parameters
+            req.routePattern = pattern
+            var response: HTTPResponse
+            do {
+                response = try await handler(req)
+            } catch {
+                response = HTTPResponse.from(error: error, request: req, logger: logger)
+            }
+            if response.routePattern == nil { response.routePattern = pattern }
+            return response
+        case .notFound:
+            return HTTPError.notFound("No route for \(request.method) \(request.path)").response(for: request)
+        case .methodNotAllowed(let allow):
+            return HTTPError.methodNotAllowed(allow: allow).response(for: request)
+        }
+    }
+}

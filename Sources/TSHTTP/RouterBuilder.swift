@@ -1,0 +1,87 @@
+import Logging
+
+/// Collects routes, then `freeze()`s them into an immutable `Router`.
+///
+/// Patterns: literal segments, `:name` parameters (one non-empty segment, percent-decoded) and a
+/// trailing `*` wildcard that matches zero or more remaining segments (`/socket.io/*` matches
+/// `/socket.io`, `/socket.io/` and `/socket.io/x/y`; the rest is in parameter `"*"`).
+public struct RouterBuilder: Sendable {
+    struct Route: Sendable {
+        let method: HTTPMethod
+        let pattern: String
+        let segments: [RouteSegment]
+        let handler: HTTPHandler
+        let order: Int
+    }
+
+    var routes: [Route] = []
+
+    public init() {}
+
+    /// Registers `handler` for `method` on `pattern`.
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, _ handler: @escaping HTTPHandler) {
+        let segments = RouteSegment.parse(pattern)
+        routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler, order: routes.count))
+    }
+
+    public mutating func get(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.GET, pattern, handler) }
+    public mutating func head(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.HEAD, pattern, handler) }
+    public mutating func post(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.POST, pattern, handler) }
+    public mutating func put(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.PUT, pattern, handler) }
+    public mutating func patch(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.PATCH, pattern, handler) }
+    public mutating func delete(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.DELETE, pattern, handler) }
+    public mutating func options(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.OPTIONS, pattern, handler) }
+
+    /// An immutable router. More specific patterns win regardless of registration order
+    /// (literal > parameter > end of pattern > wildcard, segment by segment).
+    public func freeze(logger: Logger = Logger(label: "touchsync.http.router")) -> Router {
+        let sorted = routes.sorted { a, b in
+            let c = RouteSegment.compareSpecificity(a.segments, b.segments)
+            return c != 0 ? c > 0 : a.order < b.order
+        }
+        return Router(routes: sorted, logger: logger)
+    }
+}
+
+enum RouteSegment: Sendable, Equatable {
+    case literal(String)
+    case parameter(String)
+    case wildcard
+
+    static func parse(_ pattern: String) -> [RouteSegment] {
+        var parts = pattern.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.first == "" { parts.removeFirst() }
+        if parts.last == "" { parts.removeLast() }
+        var out: [RouteSegment] = []
+        for (i, part) in parts.enumerated() {
+            if part == "*" {
+                precondition(i == parts.count - 1, "`*` must be the last segment of a route pattern: \(pattern)")
+                out.append(.wildcard)
+            } else if part.hasPrefix(":") && part.count > 1 {
+                out.append(.parameter(String(part.dropFirst())))
+            } else {
+                out.append(.literal(String(part)))
+            }
+        }
+        return out
+    }
+
+    private var rank: Int {
+        switch self {
+        case .literal: return 3
+        case .parameter: return 2
+        case .wildcard: return 0
+        }
+    }
+
+    /// > 0 when `a` is more specific than `b`.
+    static func compareSpecificity(_ a: [RouteSegment], _ b: [RouteSegment]) -> Int {
+        let n = max(a.count, b.count)
+        for i in 0..<n {
+            let ra = i < a.count ? a[i].rank : 1
+            let rb = i < b.count ? b[i].rank : 1
+            if ra != rb { return ra - rb }
+        }
+        return 0
+    }
+}

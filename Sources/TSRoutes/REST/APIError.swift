@@ -1,0 +1,61 @@
+import TSDomain
+import TSHTTP
+import TSJSON
+
+/// The two error envelopes of CONTRACT.md §0: `{"error": {code, message}}` for `/api/**`, and
+/// `{"success": false, message, error, code}` for the mobile routes under `/api/mobile/**`.
+public enum Envelope: Sendable {
+    case standard
+    case mobile
+
+    public static func forPath(_ path: String) -> Envelope { path.hasPrefix("/api/mobile/") || path == "/api/mobile" ? .mobile : .standard }
+
+    /// The error body for `status`/`code`/`message`, plus the offending field for a 400.
+    public func errorBody(code: String, message: String, field: String? = nil) -> JSONValue {
+        switch self {
+        case .standard:
+            var e: JSONObject = ["code": .string(code), "message": .string(message)]
+            if let field { e["field"] = .string(field) }
+            return .object(["error": .object(e)])
+        case .mobile:
+            var o: JSONObject = ["success": false, "message": .string(message), "error": .string(message), "code": .string(code)]
+            if let field { o["field"] = .string(field) }
+            return .object(o)
+        }
+    }
+}
+
+/// A domain error rendered in the envelope of the route that raised it.
+public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
+    public let status: Int
+    public let code: String
+    public let message: String
+    public let field: String?
+    public let envelope: Envelope
+
+    public init(status: Int, code: String, message: String, field: String? = nil, envelope: Envelope = .standard) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+        self.envelope = envelope
+    }
+
+    public init(_ error: DomainError, envelope: Envelope) {
+        self.init(status: error.status, code: error.code, message: error.message, field: error.field, envelope: envelope)
+    }
+
+    public func response(for request: HTTPRequest?) -> HTTPResponse {
+        .json(envelope.errorBody(code: code, message: message, field: field), status: status)
+    }
+
+    /// Maps anything a handler threw onto the contract: domain errors keep their status, HTTP
+    /// errors (415, 413, …) keep theirs, the rest propagate (the server answers 500 without detail).
+    static func wrap(_ error: any Error, envelope: Envelope) -> any Error {
+        if let d = error as? DomainError { return APIError(d, envelope: envelope) }
+        if let h = error as? HTTPError, envelope == .mobile {
+            return APIError(status: h.status, code: h.code, message: h.message, envelope: .mobile)
+        }
+        return error
+    }
+}

@@ -1,0 +1,134 @@
+import TSDomain
+import TSHTTP
+import TSJSON
+
+/// Every REST route of CONTRACT.md §2 (the Operations routes live in `OperationsRoutes`).
+public struct APIRoutes: Sendable {
+    let domain: TouchSyncDomain
+    let authenticator: Authenticator
+
+    public init(domain: TouchSyncDomain) {
+        self.domain = domain
+        authenticator = Authenticator(auth: domain.auth)
+    }
+
+    public func register(into router: inout RouterBuilder) {
+        let d = domain
+        let a = authenticator
+
+        // Auth and users
+        router.post("/api/auth/register", Authenticator.open { req in
+            Reply.data(try await d.auth.register(Input(req.jsonBody())).json, status: 201)
+        })
+        router.post("/api/auth/login", Authenticator.open { req in
+            Reply.data(try await d.auth.login(Input(req.jsonBody())).json)
+        })
+        router.get("/api/auth/me", a.wrap { ctx in Reply.data(ctx.user.json) })
+
+        // Rooms
+        router.post("/api/rooms", a.wrap { ctx in
+            Reply.data(try await d.rooms.create(actor: ctx.user.id, input: ctx.optionalInput()).json, status: 201)
+        })
+        router.get("/api/rooms/my-rooms", a.wrap { ctx in
+            Reply.data(.array(try d.rooms.myRooms(viewer: ctx.user.id).map(\.json)))
+        })
+        router.get("/api/rooms/:roomId", a.wrap { ctx in
+            Reply.data(try d.rooms.detail(roomId: ctx.param("roomId"), viewer: ctx.user.id).json)
+        })
+        router.patch("/api/rooms/:roomId", a.wrap { ctx in
+            Reply.data(try await d.rooms.rename(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
+                                                originSocketId: ctx.originSocketId).json)
+        })
+        router.post("/api/rooms/:roomId/members", a.wrap { ctx in
+            let roomId = ctx.param("roomId")
+            let user = try await d.rooms.addMember(roomId: roomId, actor: ctx.user.id, input: ctx.input())
+            return Reply.data(.object(["roomId": .string(roomId), "user": user.json]), status: 201)
+        })
+        router.delete("/api/rooms/:roomId/members/me", a.wrap { ctx in
+            let roomId = ctx.param("roomId")
+            try await d.rooms.leave(roomId: roomId, actor: ctx.user.id)
+            return Reply.data(.object(["roomId": .string(roomId), "userId": .string(ctx.user.id)]))
+        })
+        router.post("/api/rooms/:roomId/seen", a.wrap { ctx in
+            Reply.data(try await d.rooms.markSeen(roomId: ctx.param("roomId"), actor: ctx.user.id).json)
+        })
+
+        // Elements
+        router.get("/api/rooms/:roomId/elements", a.wrap { ctx in
+            Reply.data(.array(try d.elements.list(roomId: ctx.param("roomId"), viewer: ctx.user.id).map(\.json)))
+        })
+        router.post("/api/rooms/:roomId/elements", a.wrap { ctx in
+            Reply.data(try await d.elements.create(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
+                                                   originSocketId: ctx.originSocketId).json, status: 201)
+        })
+        router.delete("/api/rooms/:roomId/elements", a.wrap { ctx in
+            let roomId = ctx.param("roomId")
+            let n = try await d.elements.clear(roomId: roomId, actor: ctx.user.id, originSocketId: ctx.originSocketId)
+            return Reply.data(.object(["roomId": .string(roomId), "deleted": .int(Int64(n))]))
+        })
+        router.patch("/api/rooms/:roomId/elements/:elementId", a.wrap { ctx in
+            Reply.data(try await d.elements.update(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), actor: ctx.user.id,
+                                                   input: ctx.input(), originSocketId: ctx.originSocketId).json)
+        })
+        router.delete("/api/rooms/:roomId/elements/:elementId", a.wrap { ctx in
+            let id = ctx.param("elementId")
+            try await d.elements.delete(roomId: ctx.param("roomId"), elementId: id, actor: ctx.user.id, originSocketId: ctx.originSocketId)
+            return Reply.data(.object(["id": .string(id)]))
+        })
+
+        // Reactions
+        router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle", a.wrap { ctx in
+            Reply.data(try await d.reactions.toggle(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), actor: ctx.user.id,
+                                                    originSocketId: ctx.originSocketId).json)
+        })
+        router.get("/api/rooms/:roomId/elements/:elementId/reactions", a.wrap { ctx in
+            Reply.data(try d.reactions.list(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), viewer: ctx.user.id,
+                                            limit: ctx.limit(), before: ctx.before).json)
+        })
+
+        // Messages
+        router.post("/api/rooms/:roomId/messages", a.wrap { ctx in
+            Reply.data(try await d.messages.send(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
+                                                 originSocketId: ctx.originSocketId).json, status: 201)
+        })
+        router.get("/api/rooms/:roomId/messages", a.wrap { ctx in
+            Reply.data(.array(try d.messages.list(roomId: ctx.param("roomId"), viewer: ctx.user.id, limit: ctx.limit(),
+                                                  before: ctx.before).map(\.json)))
+        })
+        router.post("/api/rooms/:roomId/messages/read", a.wrap { ctx in
+            Reply.data(try await d.rooms.markMessagesRead(roomId: ctx.param("roomId"), actor: ctx.user.id).json)
+        })
+
+        // Posts (mobile envelope, seed 002)
+        router.post("/api/mobile/posts", a.wrap { ctx in
+            Reply.mobile("Post created", try await d.posts.create(actor: ctx.user.id, input: ctx.input()).json, status: 201)
+        })
+        for (path, interaction, noun) in [("like", PostService.Interaction.like, "liked"), ("save", .save, "saved")] {
+            router.post("/api/mobile/posts/:postId/\(path)", a.wrap { ctx in
+                let s = try await d.posts.set(interaction, on: true, postId: ctx.param("postId"), actor: ctx.user.id)
+                return Reply.mobile("Post \(noun)", s.json)
+            })
+            router.delete("/api/mobile/posts/:postId/\(path)", a.wrap { ctx in
+                let s = try await d.posts.set(interaction, on: false, postId: ctx.param("postId"), actor: ctx.user.id)
+                return Reply.mobile("Post un\(noun)", s.json)
+            })
+        }
+        router.post("/api/mobile/posts/interaction-state", a.wrap { ctx in
+            let ids = try ctx.input().stringArray("postIds")
+            return Reply.mobile("Interaction states retrieved successfully", try d.posts.interactionStates(postIds: ids, viewer: ctx.user.id).json)
+        })
+
+        // Devices and notifications
+        router.post("/api/devices", a.wrap { ctx in
+            Reply.data(try await d.devices.register(actor: ctx.user.id, input: ctx.input()), status: 201)
+        })
+        router.delete("/api/devices/:token", a.wrap { ctx in
+            let token = ctx.param("token")
+            try await d.devices.unregister(actor: ctx.user.id, token: token)
+            return Reply.data(.object(["token": .string(token)]))
+        })
+        router.get("/api/notifications", a.wrap { ctx in
+            Reply.data(.array(try d.notifications.list(userId: ctx.user.id, limit: ctx.limit()).map(\.json)))
+        })
+    }
+}

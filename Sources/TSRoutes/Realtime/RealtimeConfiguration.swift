@@ -1,0 +1,24 @@
+/// Realtime settings of CONTRACT.md §3.
+public struct RealtimeConfiguration: Sendable {
+    public enum GlobalEvents: String, Sendable {
+        /// Global events go to every socket of every member of the room (default).
+        case members
+        /// Global events go to every connected socket, as seed 003 describes.
+        case all
+    }
+
+    /// `realtime.globalEvents`.
+    public var globalEvents: GlobalEvents = .members
+    /// `realtime.legacyJoinEvents`: also send one `element:created` per element on `room:join` (seed 004 phase 1).
+    public var legacyJoinEvents: Bool = false
+
+    public init(globalEvents: GlobalEvents = .members, legacyJoinEvents: Bool = false) {
+        self.globalEvents = globalEvents
+        self.legacyJoinEvents = legacyJoinEvents
+    }
+
+    /// The hub room of a TouchSync room.
+    public static func roomChannel(_ roomId: String) -> String { "room:" + roomId }
+    /// The private hub room of a user (all of that user's sockets).
+    public static func userChannel(_ userId: String) -> String { "user:" + userId }
+}

@@ -1,0 +1,120 @@
+import Logging
+import TSDomain
+import TSJSON
+import TSSocketIO
+
+/// Client → server events of CONTRACT.md §3, served by the same domain services as REST.
+/// Every handler answers its ack with the result or `{"error": {code, message}}`; a bad payload
+/// never kills the socket.
+public struct RealtimeHandlers: Sendable {
+    let domain: TouchSyncDomain
+    let hub: SocketIOServer
+    let configuration: RealtimeConfiguration
+    let logger: Logger
+
+    public init(domain: TouchSyncDomain, hub: SocketIOServer, configuration: RealtimeConfiguration, logger: Logger) {
+        self.domain = domain
+        self.hub = hub
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The token of a Socket.IO handshake: CONNECT auth `{"token"}`, `?token=`, or `Authorization: Bearer`.
+    public static func token(auth: JSONValue?, query: [String: String], authorization: String?) -> String? {
+        if let t = auth?["token"]?.stringValue, !t.isEmpty { return t }
+        if let t = query["token"], !t.isEmpty { return t }
+        return Authenticator.bearerToken(authorization)
+    }
+
+    public func install() {
+        let domain = self.domain
+        let logger = self.logger
+        hub.setAuthenticator { handshake, auth in
+            guard let token = RealtimeHandlers.token(auth: auth, query: handshake.query, authorization: handshake.headers["Authorization"]),
+                  let user = try? domain.auth.authenticate(token: token) else {
+                return .reject(message: "unauthorized")
+            }
+            return .accept(userID: user.id, data: user.json)
+        }
+        hub.onConnect { socket in
+            guard let uid = socket.userID else { return }
+            socket.join(RealtimeConfiguration.userChannel(uid))
+            logger.info("socket connected sid=\(socket.id) user=\(uid) transport=\(socket.transport)")
+        }
+        hub.onDisconnect { socket, reason in
+            logger.info("socket disconnected sid=\(socket.id) user=\(socket.userID ?? "-") reason=\(reason)")
+        }
+        on("room:join") { socket, input in try await self.join(socket, input) }
+        on("room:leave") { socket, input in
+            let roomId = try input.string("roomId", maxLength: 64)
+            socket.leave(RealtimeConfiguration.roomChannel(roomId))
+            return .object(["roomId": .string(roomId)])
+        }
+        on("element:create") { socket, input in
+            let e = try await domain.elements.create(roomId: try input.string("roomId", maxLength: 64), actor: socket.userID ?? "",
+                                                     input: input, originSocketId: socket.id)
+            return .object(["element": e.json])
+        }
+        on("element:update") { socket, input in
+            let e = try await domain.elements.update(roomId: try input.string("roomId", maxLength: 64), elementId: try input.string("elementId", maxLength: 64),
+                                                     actor: socket.userID ?? "", input: Input(Self.without(input.object, ["roomId", "elementId"])),
+                                                     originSocketId: socket.id)
+            return .object(["element": e.json])
+        }
+        on("element:delete") { socket, input in
+            let id = try input.string("elementId", maxLength: 64)
+            try await domain.elements.delete(roomId: try input.string("roomId", maxLength: 64), elementId: id, actor: socket.userID ?? "",
+                                             originSocketId: socket.id)
+            return .object(["elementId": .string(id)])
+        }
+        on("room:clear") { socket, input in
+            let roomId = try input.string("roomId", maxLength: 64)
+            let n = try await domain.elements.clear(roomId: roomId, actor: socket.userID ?? "", originSocketId: socket.id)
+            return .object(["roomId": .string(roomId), "deleted": .int(Int64(n))])
+        }
+        on("element:reaction:toggle") { socket, input in
+            try await domain.reactions.toggle(roomId: try input.string("roomId", maxLength: 64), elementId: try input.string("elementId", maxLength: 64),
+                                              actor: socket.userID ?? "", originSocketId: socket.id).json
+        }
+    }
+
+    /// Registers a handler that reads its first argument as an object and answers the ack.
+    private func on(_ event: String, _ body: @escaping @Sendable (SocketIOSocket, Input) async throws -> JSONValue) {
+        let logger = self.logger
+        hub.on(event) { socket, args, ack in
+            do {
+                guard socket.userID != nil else { throw DomainError.unauthorized("unauthorized") }
+                guard let first = args.first else { throw DomainError.validation(field: "payload", message: "is required") }
+                let result = try await body(socket, try Input(first))
+                ack?.send([result])
+            } catch let e as DomainError {
+                ack?.send([Self.errorPayload(code: e.code, message: e.message)])
+            } catch {
+                logger.error("socket event \(event) from sid=\(socket.id) failed: \(error)")
+                ack?.send([Self.errorPayload(code: "INTERNAL", message: "Internal server error")])
+            }
+        }
+    }
+
+    private func join(_ socket: SocketIOSocket, _ input: Input) async throws -> JSONValue {
+        let roomId = try input.string("roomId", maxLength: 64)
+        guard let uid = socket.userID else { throw DomainError.unauthorized("unauthorized") }
+        _ = try await domain.rooms.markSeen(roomId: roomId, actor: uid)  // also the member check (403/404)
+        socket.join(RealtimeConfiguration.roomChannel(roomId))
+        let elements = try domain.elements.list(roomId: roomId, viewer: uid)
+        let jsons = elements.map(\.json)
+        socket.emit("elements:batch", [.object(["roomId": .string(roomId), "elements": .array(jsons)])])
+        if configuration.legacyJoinEvents {
+            for e in jsons { socket.emit("element:created", [.object(["element": e])]) }
+        }
+        return .object(["roomId": .string(roomId), "elementCount": .int(Int64(elements.count))])
+    }
+
+    static func errorPayload(code: String, message: String) -> JSONValue {
+        .object(["error": .object(["code": .string(code), "message": .string(message)])])
+    }
+
+    static func without(_ o: JSONObject, _ keys: Set<String>) -> JSONObject {
+        JSONObject(o.pairs.filter { !keys.contains($0.key) }.map { ($0.key, $0.value) })
+    }
+}

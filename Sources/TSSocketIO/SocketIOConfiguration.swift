@@ -1,0 +1,31 @@
+import TSEngineIO
+
+/// Settings of a Socket.IO v5 server.
+public struct SocketIOConfiguration: Sendable {
+    /// The Engine.IO layer (ping interval/timeout, maxPayload, path, CORS, polling buffer bound).
+    public var engine: EngineIOConfiguration
+    /// Namespaces clients may connect to; another gets CONNECT_ERROR "Invalid namespace".
+    public var namespaces: Set<String> = ["/"]
+    /// Time an Engine.IO session may stay without any namespace connected, seconds (then it
+    /// is closed, as the reference server's `connectTimeout`).
+    public var connectTimeout: Double = 45
+    /// Default time `emitWithAck` waits for the client's ACK, seconds.
+    public var ackTimeout: Double = 10
+    /// Outbound bytes a websocket socket may have pending before it is disconnected as a slow
+    /// consumer (sets `Connection.maxOutboundBytes`). Default 1 MiB.
+    public var maxOutboundBytesPerSocket: Int = 1 << 20 {
+        didSet { engine.maxOutboundBytesPerWebSocket = maxOutboundBytesPerSocket }
+    }
+    /// Most binary attachments one packet may announce (`N-`); more closes the connection.
+    public var maxAttachments: Int = 10
+
+    public init(engine: EngineIOConfiguration = EngineIOConfiguration(), namespaces: Set<String> = ["/"],
+                connectTimeout: Double = 45, ackTimeout: Double = 10, maxOutboundBytesPerSocket: Int = 1 << 20) {
+        self.engine = engine
+        self.namespaces = namespaces
+        self.connectTimeout = connectTimeout
+        self.ackTimeout = ackTimeout
+        self.maxOutboundBytesPerSocket = maxOutboundBytesPerSocket
+        self.engine.maxOutboundBytesPerWebSocket = maxOutboundBytesPerSocket
+    }
+}

@@ -1,0 +1,33 @@
+import TSJSON
+
+/// Counters of a `SocketIOServer`.
+public struct SocketIOStats: Sendable, Equatable {
+    /// Connected namespace sockets on each transport.
+    public var pollingSockets = 0
+    public var websocketSockets = 0
+    /// Rooms with at least one member (the per-socket sid rooms included).
+    public var rooms = 0
+    /// Packets handed to a socket's transport (one per recipient).
+    public var eventsEmitted = 0
+    /// Packets not delivered because the recipient was closed or overflowed.
+    public var eventsDropped = 0
+    /// Sockets disconnected because their outbound bound was passed.
+    public var slowConsumersDisconnected = 0
+
+    public var sockets: Int { pollingSockets + websocketSockets }
+}
+
+/// Whom an emit addressed.
+public enum SocketIOEmitTarget: Sendable, Equatable {
+    case room(String)
+    case socket(String)
+}
+
+/// One server emit, for observers (a test endpoint, metrics).
+public struct SocketIOEmitRecord: Sendable {
+    public let event: String
+    public let args: [JSONValue]
+    public let target: SocketIOEmitTarget
+    public let except: String?
+    public let recipients: Int
+}

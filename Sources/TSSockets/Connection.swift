@@ -1,0 +1,307 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A non-blocking TCP connection owned by one `EventLoop`.
+///
+/// Reads are delivered to `handler`; writes go through an outbound buffer that is flushed as the
+/// kernel accepts data. EPOLLOUT interest is only registered while data is pending. When pending
+/// bytes exceed `maxOutboundBytes` the connection is closed with `.slowConsumer`: a write never
+/// blocks and the buffer never grows without bound.
+// @unchecked Sendable: every mutable property except `openFlag` is only accessed on `loop`'s thread
+// (the loop-confined methods assert `loop.inEventLoop`; the thread-safe ones, `send` and `close`,
+// hop to the loop first). `openFlag` is guarded by its own lock so `isOpen` can be read anywhere.
+public final class Connection: @unchecked Sendable {
+    public let id: UInt64
+    public let loop: EventLoop
+    public let remoteAddress: String
+    let socket: Socket
+
+    private var _handler: ConnectionHandler = NoOpConnectionHandler()
+    /// The handler receiving this connection's events. Replace it on the loop (e.g. protocol upgrade).
+    public var handler: ConnectionHandler {
+        get { _handler }
+        set {
+            assert(loop.inEventLoop, "Connection.handler must be set on the connection's loop")
+            _handler = newValue
+        }
+    }
+
+    /// Pending outbound bytes above which the connection is closed with `.slowConsumer`.
+    public var maxOutboundBytes: Int
+    /// How long a gracefully closing connection keeps draining the peer's input after shutting
+    /// down its sending side, before the descriptor is closed (avoids RST clobbering the response).
+    public var lingerNanoseconds: UInt64 = 2_000_000_000
+
+    private enum State { case open, flushingThenClose, lingering, closed }
+    private var state: State = .open
+    private var closeReason: CloseReason = .local("closed")
+    private var registration: UInt64 = 0
+    private var registered = false
+    private var readingPaused = false
+    private var writeInterest = false
+    private var outbound: [UInt8] = []
+    private var outboundStart = 0
+    private var lingerTimer: ScheduledTaskHandle?
+    private let openFlag = LockedValue(true)
+    /// Called once after the final close, after the handler (used by the listener for accounting).
+    var onClosed: (@Sendable (Connection) -> Void)?
+
+    init(id: UInt64, socket: Socket, loop: EventLoop, remoteAddress: String, maxOutboundBytes: Int) {
+        self.id = id
+        self.socket = socket
+        self.loop = loop
+        self.remoteAddress = remoteAddress
+        self.maxOutboundBytes = maxOutboundBytes
+    }
+
+    /// True until a close (immediate or graceful) has been requested.
+    public var isOpen: Bool { openFlag.current }
+
+    /// Bytes written but not yet accepted by the kernel. Loop only.
+    public var outboundBufferedBytes: Int { outbound.count - outboundStart }
+
+    /// Registers with the loop's epoll set. Loop only.
+    func activate() throws {
+        assert(loop.inEventLoop)
+        registration = try loop.register(fd: socket.fd, events: Epoll.IN, self)
+        registered = true
+    }
+
+    // MARK: writing
+
+    /// Appends `bytes` to the outbound buffer and flushes what the kernel takes. Loop only.
+    /// Ignored once the connection is closing.
+    public func write(_ bytes: [UInt8]) {
+        assert(loop.inEventLoop, "Connection.write must be called on the connection's loop")
+        guard state == .open, !bytes.isEmpty else { return }
+        if outboundBufferedBytes == 0 {
+            let sent: Int
+            do {
+                sent = try bytes.withUnsafeBytes { buf -> Int in
+                    switch try socket.send(buf) {
+                    case .bytes(let n): return n
+                    case .wouldBlock: return 0
+                    }
+                }
+            } catch let error as SocketError {
+                closeNow(.error(error))
+                return
+            } catch {
+                closeNow(.local("\(error)"))
+                return
+            }
+            if sent == bytes.count { return }
+            if sent == 0 {
+                outbound = bytes
+            } else {
+                outbound.removeAll(keepingCapacity: true)
+                outbound.append(contentsOf: bytes[sent...])
+            }
+            outboundStart = 0
+        } else {
+            outbound.append(contentsOf: bytes)
+        }
+        if outboundBufferedBytes > maxOutboundBytes {
+            closeNow(.slowConsumer)
+            return
+        }
+        updateInterest()
+    }
+
+    /// Thread-safe `write`: hops to the loop if needed.
+    public func send(_ bytes: [UInt8]) {
+        if loop.inEventLoop {
+            write(bytes)
+        } else {
+            loop.execute { self.write(bytes) }
+        }
+    }
+
+    private func flush() {
+        while outboundBufferedBytes > 0 {
+            let result: WriteResult
+            do {
+                result = try outbound.withUnsafeBytes { buf in
+                    try socket.send(UnsafeRawBufferPointer(rebasing: buf[outboundStart...]))
+                }
+            } catch let error as SocketError {
+                closeNow(.error(error))
+                return
+            } catch {
+                closeNow(.local("\(error)"))
+                return
+            }
+            switch result {
+            case .bytes(let n): outboundStart += n
+            case .wouldBlock:
+                if outboundStart > 64 * 1024 && outboundStart * 2 > outbound.count {
+                    outbound.removeSubrange(0..<outboundStart)
+                    outboundStart = 0
+                }
+                return
+            }
+        }
+        outbound.removeAll(keepingCapacity: outbound.capacity <= 64 * 1024)
+        outboundStart = 0
+        updateInterest()
+        switch state {
+        case .open: handler.connectionWritabilityChanged(self)
+        case .flushingThenClose: startLinger()
+        default: break
+        }
+    }
+
+    // MARK: reading
+
+    /// Stops delivering reads (back-pressure). Loop only.
+    public func pauseReading() {
+        assert(loop.inEventLoop)
+        guard !readingPaused else { return }
+        readingPaused = true
+        updateInterest()
+    }
+
+    /// Resumes delivering reads. Loop only.
+    public func resumeReading() {
+        assert(loop.inEventLoop)
+        guard readingPaused else { return }
+        readingPaused = false
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        guard registered, state != .closed else { return }
+        var events: UInt32 = 0
+        let wantRead = state == .lingering || (!readingPaused && state == .open)
+        if wantRead { events |= Epoll.IN }
+        let wantWrite = outboundBufferedBytes > 0
+        if wantWrite { events |= Epoll.OUT }
+        writeInterest = wantWrite
+        do {
+            try loop.modify(fd: socket.fd, registration: registration, events: events)
+        } catch let error as SocketError {
+            closeNow(.error(error))
+        } catch {}
+    }
+
+    private func readAvailable() {
+        let buffer = loop.readBuffer
+        var reads = 0
+        while reads < 16 {
+            switch state {
+            case .closed: return
+            case .open: if readingPaused { return }
+            case .flushingThenClose, .lingering: break
+            }
+            reads += 1
+            let result: ReadResult
+            do {
+                result = try socket.read(into: buffer)
+            } catch let error as SocketError {
+                if state == .lingering { finalClose() } else { closeNow(.error(error)) }
+                return
+            } catch { return }
+            switch result {
+            case .bytes(let n):
+                if state == .open {
+                    handler.connectionDidRead(self, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                }
+                // Otherwise discard: we are closing and only drain the peer's input.
+                if n < buffer.count { return }
+            case .wouldBlock:
+                return
+            case .eof:
+                if state == .lingering || state == .flushingThenClose { finalClose() } else { closeNow(.peerClosed) }
+                return
+            }
+        }
+    }
+
+    // MARK: closing
+
+    /// Closes immediately, dropping unsent data. Idempotent, thread-safe.
+    public func close(_ reason: CloseReason) {
+        if loop.inEventLoop {
+            closeNow(reason)
+        } else {
+            loop.execute { self.closeNow(reason) }
+        }
+    }
+
+    /// Flushes pending output, shuts down the sending side, drains the peer's input for up to
+    /// `lingerNanoseconds` (so the peer reads our last response instead of a reset), then closes.
+    /// Further writes are ignored. Idempotent, thread-safe.
+    public func closeGracefully(_ reason: CloseReason) {
+        guard loop.inEventLoop else {
+            loop.execute { self.closeGracefully(reason) }
+            return
+        }
+        guard state == .open else { return }
+        closeReason = reason
+        openFlag.withLock { $0 = false }
+        state = .flushingThenClose
+        if outboundBufferedBytes == 0 { startLinger() } else { updateInterest() }
+    }
+
+    private func startLinger() {
+        guard state == .flushingThenClose else { return }
+        state = .lingering
+        socket.shutdownWrite()
+        updateInterest()
+        lingerTimer = loop.scheduleTask(in: lingerNanoseconds) { [weak self] in
+            self?.finalClose()
+        }
+    }
+
+    private func closeNow(_ reason: CloseReason) {
+        switch state {
+        case .closed: return
+        case .open: closeReason = reason
+        case .flushingThenClose, .lingering: break // keep the original reason
+        }
+        finalClose()
+    }
+
+    private func finalClose() {
+        guard state != .closed else { return }
+        state = .closed
+        openFlag.withLock { $0 = false }
+        lingerTimer?.cancel()
+        lingerTimer = nil
+        if registered {
+            loop.deregister(fd: socket.fd, registration: registration)
+            registered = false
+        }
+        socket.close()
+        outbound = []
+        outboundStart = 0
+        let h = _handler
+        _handler = NoOpConnectionHandler()  // break handler <-> connection cycles
+        h.connectionDidClose(self, reason: closeReason)
+        let cb = onClosed
+        onClosed = nil
+        cb?(self)
+    }
+}
+
+extension Connection: EventLoopSelectable {
+    func handleEvents(_ events: UInt32) {
+        if events & (Epoll.IN | Epoll.HUP | Epoll.ERR) != 0 {
+            readAvailable()
+        }
+        if state != .closed, events & Epoll.OUT != 0 {
+            flush()
+        }
+        if state != .closed, events & Epoll.ERR != 0 {
+            var err: Int32 = 0
+            var len = socklen_t(MemoryLayout<Int32>.size)
+            _ = getsockopt(socket.fd, SOL_SOCKET, SO_ERROR, &err, &len)
+            closeNow(err != 0 ? .error(SocketError(syscall: "epoll", errno: err)) : .peerClosed)
+        }
+    }
+}
+
+extension Connection: CustomStringConvertible {
+    public var description: String { "Connection(\(id), \(remoteAddress))" }
+}

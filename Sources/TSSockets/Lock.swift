@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A pthread mutex. Used instead of Foundation's NSLock to keep this layer Foundation-free.
+// @unchecked Sendable: the mutex itself is the synchronisation primitive; its storage is heap
+// allocated once and never moved.
+public final class Lock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
+
+    @inline(__always)
+    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+/// A value protected by a `Lock`.
+// @unchecked Sendable: `value` is only accessed inside `withLock`.
+public final class LockedValue<Value>: @unchecked Sendable {
+    private let lock = Lock()
+    private var value: Value
+    public init(_ value: Value) { self.value = value }
+    public func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        try lock.withLock { try body(&value) }
+    }
+    public var current: Value { lock.withLock { value } }
+}

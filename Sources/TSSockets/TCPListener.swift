@@ -1,0 +1,168 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+
+/// Accepts TCP connections on one loop and spreads them over an `EventLoopGroup`.
+///
+/// Past `maxConnections` open connections, a new connection gets `rejectResponse()` written to it
+/// (e.g. a canned HTTP 503) and is closed gracefully.
+// @unchecked Sendable: `socket`, `registration` and `paused` are only touched on `acceptLoop`'s
+// thread; `count`/`boundPortValue`/`started` live in a `LockedValue`; everything else is immutable.
+public final class TCPListener: @unchecked Sendable {
+    public let host: String
+    public let requestedPort: Int
+    public let group: EventLoopGroup
+    /// Open (accepted, not rejected) connections above which new ones are rejected.
+    public let maxConnections: Int
+    /// Pending outbound bytes per connection before `.slowConsumer` (see `Connection.maxOutboundBytes`).
+    public let maxOutboundBytes: Int
+    /// listen(2) backlog.
+    public let backlog: Int32
+    let logger: Logger
+    let rejectResponse: (@Sendable () -> [UInt8])?
+    let makeHandler: @Sendable (Connection) -> ConnectionHandler
+
+    private let acceptLoop: EventLoop
+    private var socket: Socket?
+    private var registration: UInt64 = 0
+    private struct Shared { var count = 0; var port = 0; var nextID: UInt64 = 1; var stopped = false }
+    private let shared = LockedValue(Shared())
+
+    public init(host: String, port: Int, group: EventLoopGroup, maxConnections: Int = 10_000,
+                maxOutboundBytes: Int = 4 * 1024 * 1024, backlog: Int32 = 1024,
+                logger: Logger = Logger(label: "touchsync.listener"),
+                rejectResponse: (@Sendable () -> [UInt8])? = nil,
+                makeHandler: @escaping @Sendable (Connection) -> ConnectionHandler) {
+        self.host = host
+        self.requestedPort = port
+        self.group = group
+        self.maxConnections = maxConnections
+        self.maxOutboundBytes = maxOutboundBytes
+        self.backlog = backlog
+        self.logger = logger
+        self.rejectResponse = rejectResponse
+        self.makeHandler = makeHandler
+        self.acceptLoop = group.loops[0]
+    }
+
+    /// The bound port (valid after `start()`).
+    public var boundPort: Int { shared.current.port }
+    /// Connections accepted and not yet closed (rejected ones excluded).
+    public var connectionCount: Int { shared.current.count }
+
+    /// Binds, listens and starts accepting. Returns the bound port. Ignores SIGPIPE process-wide.
+    public func start() throws -> Int {
+        Socket.ignoreSIGPIPE()
+        let socket = try Socket.makeListener(host: host, port: requestedPort, backlog: backlog)
+        let port: Int
+        do { port = try socket.localPort() } catch { socket.close(); throw error }
+        shared.withLock { $0.port = port }
+        let result = LockedValue<SocketError?>(nil)
+        let done = Semaphore()
+        acceptLoop.execute {
+            do {
+                self.socket = socket
+                self.registration = try self.acceptLoop.register(fd: socket.fd, events: Epoll.IN, self)
+            } catch let e as SocketError {
+                socket.close()
+                self.socket = nil
+                result.withLock { $0 = e }
+            } catch {}
+            done.signal()
+        }
+        done.wait()
+        if let error = result.current { throw error }
+        return port
+    }
+
+    /// Stops accepting and closes the listening socket. Existing connections are untouched.
+    /// Blocks until done unless called on the accept loop.
+    public func stop() {
+        let already: Bool = shared.withLock { s in
+            defer { s.stopped = true }
+            return s.stopped
+        }
+        if already { return }
+        if acceptLoop.inEventLoop {
+            stopOnLoop()
+        } else {
+            let done = Semaphore()
+            acceptLoop.execute {
+                self.stopOnLoop()
+                done.signal()
+            }
+            done.wait()
+        }
+    }
+
+    private func stopOnLoop() {
+        guard let socket else { return }
+        acceptLoop.deregister(fd: socket.fd, registration: registration)
+        socket.close()
+        self.socket = nil
+    }
+
+    private func acceptAll() {
+        guard let listening = socket else { return }
+        for _ in 0..<256 {
+            let result: AcceptResult
+            do {
+                result = try listening.accept()
+            } catch let error as SocketError {
+                logger.error("accept failed", metadata: ["error": "\(error)"])
+                if error.errno == EMFILE || error.errno == ENFILE || error.errno == ENOBUFS || error.errno == ENOMEM {
+                    // Out of descriptors: stop polling the listener briefly instead of spinning.
+                    pauseAccepting(for: 100_000_000)
+                }
+                return
+            } catch { return }
+            guard case .accepted(let client, let remote) = result else { return }
+            do {
+                try client.setNoDelay()
+            } catch {
+                // Not fatal (e.g. the peer already reset); the first read/write will report it.
+            }
+            let (id, admitted): (UInt64, Bool) = shared.withLock { s in
+                let id = s.nextID
+                s.nextID += 1
+                if s.count >= maxConnections { return (id, false) }
+                s.count += 1
+                return (id, true)
+            }
+            let loop = group.next()
+            let connection = Connection(id: id, socket: client, loop: loop, remoteAddress: remote,
+                                        maxOutboundBytes: maxOutboundBytes)
+            if admitted {
+                connection.onClosed = { [weak self] _ in self?.shared.withLock { $0.count -= 1 } }
+            }
+            loop.execute { [self] in
+                do {
+                    try connection.activate()
+                } catch let e as SocketError {
+                    connection.close(.error(e))
+                    return
+                } catch { return }
+                if admitted {
+                    connection.handler = self.makeHandler(connection)
+                } else {
+                    if let reject = self.rejectResponse { connection.write(reject()) }
+                    connection.closeGracefully(.local("max connections reached"))
+                }
+            }
+        }
+    }
+
+    private func pauseAccepting(for nanoseconds: UInt64) {
+        guard let socket else { return }
+        do { try acceptLoop.modify(fd: socket.fd, registration: registration, events: 0) } catch { return }
+        acceptLoop.scheduleTask(in: nanoseconds) { [weak self] in
+            guard let self, let s = self.socket else { return }
+            try? self.acceptLoop.modify(fd: s.fd, registration: self.registration, events: Epoll.IN)
+        }
+    }
+}
+
+extension TCPListener: EventLoopSelectable {
+    func handleEvents(_ events: UInt32) { acceptAll() }
+}

@@ -1,0 +1,63 @@
+/// SQLite settings applied to every connection (https://sqlite.org/pragma.html).
+public struct DatabaseConfiguration: Sendable {
+    /// `PRAGMA synchronous` (https://sqlite.org/pragma.html#pragma_synchronous).
+    /// In WAL mode, FULL fsyncs the WAL on every commit, so a committed (and answered) write
+    /// survives power loss as well as `kill -9`; NORMAL survives `kill -9` but may lose the
+    /// last transactions on power loss.
+    public enum Synchronous: String, Sendable, ExpressibleByStringLiteral {
+        case full = "FULL"
+        case normal = "NORMAL"
+
+        /// Case-insensitive parse of "FULL" / "NORMAL" (for configuration files).
+        public init?(string: String) {
+            self.init(rawValue: string.uppercased())
+        }
+
+        public init(stringLiteral value: String) {
+            guard let v = Synchronous(string: value) else { preconditionFailure("synchronous must be FULL or NORMAL, got \(value)") }
+            self = v
+        }
+    }
+
+    /// `PRAGMA journal_mode` (https://sqlite.org/wal.html). WAL lets readers run while the
+    /// writer writes; the others exist for tests and odd file systems.
+    public enum JournalMode: String, Sendable {
+        case wal = "WAL"
+        case delete = "DELETE"
+        case truncate = "TRUNCATE"
+    }
+
+    /// `sqlite3_busy_timeout`: how long a connection waits for a lock held by another
+    /// connection or process before failing with SQLITE_BUSY. Default 5000 ms.
+    public var busyTimeoutMilliseconds: Int
+    /// Default FULL.
+    public var synchronous: Synchronous
+    /// Read-only connections in the read pool (file databases). 0 routes reads through the
+    /// writer connection. Default 2.
+    public var readerCount: Int
+    /// Group-commit bound: at most this many queued `write` jobs share one transaction. Default 64.
+    public var maxWriteBatch: Int
+    /// Default WAL.
+    public var journalMode: JournalMode
+    /// `PRAGMA foreign_keys`. Default on.
+    public var foreignKeys: Bool
+    /// Prepared statements kept per connection (keyed by SQL text); when full the unused ones
+    /// are finalized. Default 256.
+    public var statementCacheCapacity: Int
+
+    public init(busyTimeoutMilliseconds: Int = 5000,
+                synchronous: Synchronous = .full,
+                readerCount: Int = 2,
+                maxWriteBatch: Int = 64,
+                journalMode: JournalMode = .wal,
+                foreignKeys: Bool = true,
+                statementCacheCapacity: Int = 256) {
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.synchronous = synchronous
+        self.readerCount = readerCount
+        self.maxWriteBatch = maxWriteBatch
+        self.journalMode = journalMode
+        self.foreignKeys = foreignKeys
+        self.statementCacheCapacity = statementCacheCapacity
+    }
+}

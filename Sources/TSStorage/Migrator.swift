@@ -1,0 +1,195 @@
+import Foundation
+
+/// Applies numbered SQL files (`NNNN_name.sql`) from a directory in numeric order, each in its
+/// own transaction, recording them in
+/// `schema_migrations(version INTEGER PRIMARY KEY, name TEXT, checksum TEXT, applied_at TEXT)`.
+///
+/// - An applied migration whose file changed → `MigrationError.checksumMismatch(file:)`.
+/// - A failing migration is rolled back entirely → `MigrationError.failed(file:message:)`.
+/// - Re-running applies nothing. Concurrent migrators (two processes) are safe: each migration
+///   re-checks `schema_migrations` inside its `BEGIN IMMEDIATE` transaction.
+/// - Migration files must not contain `BEGIN`/`COMMIT`. A file containing the line
+///   `-- migrate:foreign_keys=off` runs with foreign keys disabled (for table rebuilds,
+///   https://sqlite.org/lang_altertable.html#otheralter) and is checked with
+///   `PRAGMA foreign_key_check` before it commits.
+public struct Migrator: Sendable {
+    public let directory: String
+
+    public static let foreignKeysOffMarker = "-- migrate:foreign_keys=off"
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// The migration files in `directory`, sorted by version. Files not ending in `.sql` (and
+    /// hidden files) are ignored.
+    public func migrations() throws -> [Migration] {
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fm.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
+              let names = try? fm.contentsOfDirectory(atPath: directory) else {
+            throw MigrationError.directoryNotFound(directory)
+        }
+        var result: [Migration] = []
+        for fileName in names.sorted() where fileName.hasSuffix(".sql") && !fileName.hasPrefix(".") {
+            guard let (version, name) = Migration.parseFileName(fileName) else {
+                throw MigrationError.invalidFileName(file: fileName)
+            }
+            let path = (directory as NSString).appendingPathComponent(fileName)
+            guard let data = fm.contents(atPath: path) else {
+                throw MigrationError.unreadable(file: fileName, message: "no such file or permission denied")
+            }
+            let bytes = [UInt8](data)
+            guard let sql = String(validating: bytes, as: UTF8.self) else {
+                throw MigrationError.unreadable(file: fileName, message: "not valid UTF-8")
+            }
+            result.append(Migration(version: version, name: name, fileName: fileName, path: path,
+                                    checksum: SHA256Digest.hexDigest(bytes), sql: sql))
+        }
+        result.sort { $0.version < $1.version }
+        for (a, b) in zip(result, result.dropFirst()) where a.version == b.version {
+            throw MigrationError.duplicateVersion(version: a.version, files: [a.fileName, b.fileName])
+        }
+        return result
+    }
+
+    /// Migrations not yet applied to `db`, in order. Throws `checksumMismatch` if an applied
+    /// migration's file changed.
+    public func pending(in db: Database) throws -> [Migration] {
+        let all = try migrations()
+        let applied = try db.read { try Migrator.appliedChecksums($0) }
+        return try Migrator.unapplied(all, applied: applied)
+    }
+
+    /// Applies every pending migration, each in its own transaction; returns those applied.
+    @discardableResult
+    public func migrate(_ db: Database) throws -> [Migration] {
+        let all = try migrations()
+        try db.writeSync { try Migrator.createTable($0) }
+        let applied = try db.read { try Migrator.appliedChecksums($0) }
+        var done: [Migration] = []
+        for migration in try Migrator.unapplied(all, applied: applied) {
+            if try Migrator.apply(migration, to: db) { done.append(migration) }
+        }
+        return done
+    }
+
+    /// Versions and checksums recorded in `schema_migrations` (empty if the table does not exist).
+    public static func appliedChecksums(_ connection: SQLiteConnection) throws -> [Int: String] {
+        let exists = try connection.scalarInt(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") ?? 0
+        guard exists > 0 else { return [:] }
+        var result: [Int: String] = [:]
+        for (version, checksum) in try connection.rows("SELECT version, checksum FROM schema_migrations", [], {
+            (Int($0.int(0)), $0.string(1))
+        }) {
+            result[version] = checksum
+        }
+        return result
+    }
+
+    // MARK: - Internals
+
+    static func createTable(_ connection: SQLiteConnection) throws {
+        try connection.executeScript("""
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version    INTEGER PRIMARY KEY,
+                name       TEXT NOT NULL,
+                checksum   TEXT NOT NULL,
+                applied_at TEXT NOT NULL
+            )
+            """)
+    }
+
+    static func unapplied(_ all: [Migration], applied: [Int: String]) throws -> [Migration] {
+        for migration in all {
+            if let recorded = applied[migration.version], recorded != migration.checksum {
+                throw MigrationError.checksumMismatch(file: migration.fileName)
+            }
+        }
+        return all.filter { applied[$0.version] == nil }
+    }
+
+    /// Applies one migration in its own `BEGIN IMMEDIATE` transaction. Returns false if another
+    /// process applied it first.
+    static func apply(_ migration: Migration, to db: Database) throws -> Bool {
+        let foreignKeysOff = migration.sql.contains(foreignKeysOffMarker)
+        do {
+            return try db.withWriterConnection { connection in
+                // PRAGMA foreign_keys is a no-op inside a transaction, so toggle it outside.
+                if foreignKeysOff { try connection.executeScript("PRAGMA foreign_keys = OFF") }
+                defer {
+                    if foreignKeysOff {
+                        try? connection.executeScript("PRAGMA foreign_keys = \(db.configuration.foreignKeys ? "ON" : "OFF")")
+                    }
+                }
+                return try connection.transaction {
+                    if let recorded = try connection.scalarString(
+                        "SELECT checksum FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))]) {
+                        guard recorded == migration.checksum else { throw MigrationError.checksumMismatch(file: migration.fileName) }
+                        return false
+                    }
+                    try connection.executeScript(migration.sql)
+                    if foreignKeysOff {
+                        let violations = try connection.rows("PRAGMA foreign_key_check") { "\($0.string(0)) rowid \($0.int(1))" }
+                        if !violations.isEmpty {
+                            throw StorageError(code: StorageError.constraintForeignKey, message: "foreign key violations after migration: \(violations.prefix(5).joined(separator: ", "))")
+                        }
+                    }
+                    try connection.run(
+                        "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                        [.int(Int64(migration.version)), .text(migration.name), .text(migration.checksum)])
+                    return true
+                }
+            }
+        } catch let error as MigrationError {
+            throw error
+        } catch let error as StorageError {
+            throw MigrationError.failed(file: migration.fileName, message: error.message)
+        } catch {
+            throw MigrationError.failed(file: migration.fileName, message: "\(error)")
+        }
+    }
+
+    // MARK: - Locating the directory
+
+    /// The migrations directory to use, or nil if none is found. Checked in order:
+    /// 1. `explicit` (a `--migrations` option): used if it is a directory, else nil — an explicit
+    ///    path that does not exist is an error for the caller to report, not a cue to guess;
+    /// 2. `$TOUCHSYNC_MIGRATIONS_DIR`;
+    /// 3. `./Migrations` (the current directory: running from the package root);
+    /// 4. relative to the executable's directory: `Migrations`, `../share/touchsync/Migrations`
+    ///    (installed layout), `../../Migrations` and `../../../Migrations` (SwiftPM's
+    ///    `.build/<triple>/<config>/` inside the package).
+    public static func locateMigrationsDirectory(explicit: String?,
+                                                 environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let explicit {
+            return isDirectory(explicit) ? explicit : nil
+        }
+        var candidates: [String] = []
+        if let env = environment["TOUCHSYNC_MIGRATIONS_DIR"], !env.isEmpty { candidates.append(env) }
+        candidates.append(FileManager.default.currentDirectoryPath + "/Migrations")
+        if let exeDir = executableDirectory() {
+            for relative in ["Migrations", "../share/touchsync/Migrations", "../../Migrations", "../../../Migrations"] {
+                candidates.append(exeDir + "/" + relative)
+            }
+        }
+        for candidate in candidates where isDirectory(candidate) {
+            return (candidate as NSString).standardizingPath
+        }
+        return nil
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var isDir: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+    }
+
+    static func executableDirectory() -> String? {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? Bundle.main.executablePath
+            ?? CommandLine.arguments.first
+        guard let exe, !exe.isEmpty else { return nil }
+        return ((exe as NSString).resolvingSymlinksInPath as NSString).deletingLastPathComponent
+    }
+}

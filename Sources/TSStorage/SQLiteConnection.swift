@@ -1,0 +1,203 @@
+import CSQLite
+
+/// One SQLite connection (https://sqlite.org/c3ref/sqlite3.html) with a prepared-statement
+/// cache. Not Sendable: it is opened in SQLite's multi-thread mode (`SQLITE_OPEN_NOMUTEX`), so
+/// it must be used by one thread at a time; `Database` guarantees that for the connections it
+/// owns.
+public final class SQLiteConnection {
+    let handle: OpaquePointer
+    public let path: String
+    public let isReadOnly: Bool
+    let configuration: DatabaseConfiguration
+    private var cache: [String: Statement] = [:]
+    private var savepointCounter = 0
+    private var isClosed = false
+
+    /// Opens (creating if needed, unless `readOnly`) the database at `path` and applies
+    /// `configuration`: extended result codes, busy timeout, and for writable connections
+    /// `journal_mode`, `synchronous`, `foreign_keys` and the defensive flag.
+    /// `path` may be a filename, `":memory:"` or a `file:` URI.
+    public init(path: String, readOnly: Bool = false, configuration: DatabaseConfiguration) throws {
+        var db: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        flags |= readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let error = StorageError.from(db, rc, sql: nil)
+            sqlite3_close_v2(db)
+            throw StorageError(code: error.code, message: "cannot open database at \(path): \(error.message)", sql: nil)
+        }
+        self.handle = db
+        self.path = path
+        self.isReadOnly = readOnly
+        self.configuration = configuration
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Int32(clamping: configuration.busyTimeoutMilliseconds))
+        do {
+            if !readOnly {
+                var ignored: Int32 = 0
+                // https://sqlite.org/c3ref/c_dbconfig_defensive.html: no writable_schema tricks.
+                _ = ts_sqlite3_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored)
+                _ = try scalarString("PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
+                try executeScript("PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+            }
+            try executeScript("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
+        } catch {
+            cache.removeAll()
+            sqlite3_close_v2(db)
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Finalizes cached statements and closes the connection (idempotent). Statements still
+    /// referenced elsewhere keep SQLite's handle alive until they are released (`sqlite3_close_v2`).
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    // MARK: - Executing SQL
+
+    /// Runs one or more `;`-separated statements without arguments (schemas, migrations, pragmas).
+    public func executeScript(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(errorMessage)
+            var code = rc
+            let ext = sqlite3_extended_errcode(handle)
+            if ext & 0xff == rc & 0xff { code = ext }
+            throw StorageError(code: code, message: message, sql: sql)
+        }
+    }
+
+    /// A prepared statement for `sql`, reset and with cleared bindings. Statements are cached by
+    /// their SQL text; if the cached one is currently being stepped (nested use of the same SQL),
+    /// a fresh uncached statement is returned instead.
+    public func prepare(_ sql: String) throws -> Statement {
+        if let cached = cache[sql] {
+            if !cached.inUse {
+                cached.reset()
+                return cached
+            }
+            return try compile(sql)
+        }
+        let statement = try compile(sql)
+        if cache.count >= max(configuration.statementCacheCapacity, 1) {
+            cache = cache.filter { $0.value.inUse }
+        }
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Number of statements currently cached (for tests and metrics).
+    public var cachedStatementCount: Int { cache.count }
+
+    private func compile(_ sql: String) throws -> Statement {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK else { throw StorageError.from(handle, rc, sql: sql) }
+        guard let stmt else { throw StorageError.misuse("empty SQL statement", sql: sql) }
+        return Statement(handle: stmt, sql: sql)
+    }
+
+    /// Runs `body` with `sql` prepared and bound; resets the statement afterwards so it holds
+    /// no read snapshot or lock.
+    private func withStatement<T>(_ sql: String, _ args: [SQLValue], _ body: (Statement) throws -> T) throws -> T {
+        let statement = try prepare(sql)
+        statement.inUse = true
+        defer {
+            statement.reset()
+            statement.inUse = false
+        }
+        try statement.bind(args)
+        return try body(statement)
+    }
+
+    /// Executes one statement to completion and returns `changes` (rows inserted, updated or deleted).
+    @discardableResult
+    public func run(_ sql: String, _ args: [SQLValue] = []) throws -> Int {
+        try withStatement(sql, args) { statement in
+            while try statement.step() {}
+            return changes
+        }
+    }
+
+    /// Every row of the query, each mapped by `map` (which must not keep the `Row`).
+    public func rows<T>(_ sql: String, _ args: [SQLValue] = [], _ map: (Row) throws -> T) throws -> [T] {
+        try withStatement(sql, args) { statement in
+            var result: [T] = []
+            while try statement.step() {
+                result.append(try map(statement.row))
+            }
+            return result
+        }
+    }
+
+    /// The first row mapped by `map`, or nil when the query returns no rows.
+    public func first<T>(_ sql: String, _ args: [SQLValue] = [], _ map: (Row) throws -> T) throws -> T? {
+        try withStatement(sql, args) { statement in
+            guard try statement.step() else { return nil }
+            return try map(statement.row)
+        }
+    }
+
+    /// Column 0 of the first row as an integer; nil when there is no row or the value is NULL.
+    public func scalarInt(_ sql: String, _ args: [SQLValue] = []) throws -> Int64? {
+        try first(sql, args) { $0.optionalInt(0) } ?? nil
+    }
+
+    /// Column 0 of the first row as text; nil when there is no row or the value is NULL.
+    public func scalarString(_ sql: String, _ args: [SQLValue] = []) throws -> String? {
+        try first(sql, args) { $0.optionalString(0) } ?? nil
+    }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    /// Rows changed by the most recent INSERT/UPDATE/DELETE.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+    /// True while a transaction is open (https://sqlite.org/c3ref/get_autocommit.html).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a transaction: `BEGIN IMMEDIATE` … `COMMIT`, or `ROLLBACK` when `body` (or
+    /// the commit) throws. Inside an open transaction (e.g. in a `Database.write` job) it nests
+    /// as a `SAVEPOINT` instead, so it composes.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if isInTransaction { return try savepoint(body) }
+        try executeScript("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try executeScript("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? executeScript("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` inside `SAVEPOINT` … `RELEASE`; on throw rolls back to the savepoint
+    /// (https://sqlite.org/lang_savepoint.html) and rethrows. Outside a transaction a savepoint
+    /// behaves like `BEGIN DEFERRED`.
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointCounter += 1
+        let name = "ts_sp\(savepointCounter)"
+        try executeScript("SAVEPOINT \(name)")
+        do {
+            let result = try body()
+            try executeScript("RELEASE \(name)")
+            return result
+        } catch {
+            // Some errors (SQLITE_FULL, IOERR, NOMEM, …) roll back the whole transaction, in which
+            // case the savepoint no longer exists; ignore the resulting failure here.
+            try? executeScript("ROLLBACK TO \(name)")
+            try? executeScript("RELEASE \(name)")
+            throw error
+        }
+    }
+}

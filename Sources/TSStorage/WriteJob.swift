@@ -1,0 +1,45 @@
+/// A queued `Database.write` call, type-erased for the writer thread.
+protocol WriteJob: AnyObject {
+    /// Runs the job's body on the writer connection (inside its SAVEPOINT). Returns true on success.
+    func execute(on connection: SQLiteConnection) -> Bool
+    /// Replaces the job's outcome with `error` (its transaction was lost or failed to commit).
+    func fail(_ error: any Error)
+    /// Resumes the caller with the outcome. Called exactly once, after the batch's COMMIT.
+    func complete()
+}
+
+/// One `write` call: its body, its outcome, and the continuation waiting for it.
+///
+/// `@unchecked Sendable` invariant: `outcome` is written only by the writer thread (in
+/// `execute`/`fail`) and then read by that same thread in `complete`; the continuation is
+/// resumed exactly once, from `complete`. The job crosses threads only through the
+/// lock-protected write queue, which orders the enqueueing thread's writes before the writer's reads.
+final class TypedWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
+    private let body: @Sendable (SQLiteConnection) throws -> T
+    private let continuation: CheckedContinuation<T, any Error>
+    private var outcome: Result<T, any Error>?
+
+    init(body: @escaping @Sendable (SQLiteConnection) throws -> T, continuation: CheckedContinuation<T, any Error>) {
+        self.body = body
+        self.continuation = continuation
+    }
+
+    func execute(on connection: SQLiteConnection) -> Bool {
+        do {
+            let value = try connection.savepoint { try body(connection) }
+            outcome = .success(value)
+            return true
+        } catch {
+            outcome = .failure(error)
+            return false
+        }
+    }
+
+    func fail(_ error: any Error) {
+        outcome = .failure(error)
+    }
+
+    func complete() {
+        continuation.resume(with: outcome ?? .failure(StorageError.misuse("write job was never executed")))
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import Logging
+
+/// The single write connection, its queue, and the dedicated writer thread doing group commit.
+///
+/// `@unchecked Sendable` invariants:
+/// - `connection` is used only while `connectionLock` is held (by the writer thread during a
+///   batch, or by `writeSync`/writer-routed reads on the caller's thread). The lock is recursive
+///   so a `writeSync`/`read` nested inside a job on the same thread does not deadlock.
+/// - `queue`, `closing` and `stats` are read and written only while `queueCondition` is held.
+final class WriterCore: @unchecked Sendable {
+    let connection: SQLiteConnection
+    let connectionLock = NSRecursiveLock()
+    private let queueCondition = NSCondition()
+    private var queue: [any WriteJob] = []
+    private var closing = false
+    private var connectionClosed = false
+    private var stats = DatabaseStats()
+    private let maxBatch: Int
+    private let logger: Logger
+    private let exited = DispatchSemaphore(value: 0)
+
+    init(connection: SQLiteConnection, maxBatch: Int, logger: Logger) {
+        self.connection = connection
+        self.maxBatch = max(1, maxBatch)
+        self.logger = logger
+        let thread = Thread { [self] in
+            self.runLoop()
+            self.exited.signal()
+        }
+        thread.name = "touchsync.sqlite-writer"
+        thread.stackSize = 4 << 20
+        thread.start()
+    }
+
+    // MARK: - Queue
+
+    /// Queues `job`; false when the database is closing.
+    func enqueue(_ job: any WriteJob) -> Bool {
+        queueCondition.lock()
+        defer { queueCondition.unlock() }
+        guard !closing else { return false }
+        queue.append(job)
+        queueCondition.signal()
+        return true
+    }
+
+    var queueDepth: Int {
+        queueCondition.lock()
+        defer { queueCondition.unlock() }
+        return queue.count
+    }
+
+    var statsSnapshot: DatabaseStats {
+        queueCondition.lock()
+        defer { queueCondition.unlock() }
+        var s = stats
+        s.writeQueueDepth = queue.count
+        return s
+    }
+
+    private func updateStats(_ update: (inout DatabaseStats) -> Void) {
+        queueCondition.lock()
+        update(&stats)
+        queueCondition.unlock()
+    }
+
+    // MARK: - Writer thread
+
+    private func runLoop() {
+        while true {
+            queueCondition.lock()
+            while queue.isEmpty && !closing { queueCondition.wait() }
+            if queue.isEmpty {  // closing and drained
+                queueCondition.unlock()
+                return
+            }
+            let n = min(maxBatch, queue.count)
+            let batch = Array(queue.prefix(n))
+            queue.removeFirst(n)
+            queueCondition.unlock()
+            runBatch(batch)
+        }
+    }
+
+    /// Group commit: one `BEGIN IMMEDIATE`, each job in its own SAVEPOINT (a throwing job is
+    /// rolled back alone), one `COMMIT`, and only then are callers resumed — so a caller that
+    /// got a result knows its data is durable (per `synchronous`).
+    private func runBatch(_ batch: [any WriteJob]) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        var committed = 0
+        var failed = 0
+        var commitFailed = false
+        connectionLock.lock()
+        if connectionClosed {
+            let error = StorageError.misuse("database is closed")
+            for job in batch { job.fail(error) }
+            failed = batch.count
+        } else {
+            var inTransaction = false
+            var succeededInTransaction: [any WriteJob] = []
+            var index = 0
+            while index < batch.count {
+                let job = batch[index]
+                if !inTransaction {
+                    do {
+                        try connection.executeScript("BEGIN IMMEDIATE")
+                        inTransaction = true
+                    } catch {
+                        logger.error("sqlite writer: BEGIN failed", metadata: ["error": "\(error)"])
+                        for rest in batch[index...] { rest.fail(error) }
+                        failed += batch.count - index
+                        commitFailed = true
+                        break
+                    }
+                }
+                if job.execute(on: connection) {
+                    succeededInTransaction.append(job)
+                } else {
+                    failed += 1
+                }
+                if !connection.isInTransaction {
+                    // SQLite rolled back the whole transaction (SQLITE_FULL, IOERR, NOMEM, …, or a
+                    // job that ran COMMIT/ROLLBACK itself): the earlier jobs' changes are gone.
+                    let error = StorageError(code: 1, message: "the write transaction was rolled back by SQLite after an error in a job of the same batch")
+                    for lost in succeededInTransaction { lost.fail(error) }
+                    failed += succeededInTransaction.count
+                    succeededInTransaction.removeAll()
+                    inTransaction = false
+                }
+                index += 1
+            }
+            if inTransaction {
+                do {
+                    try connection.executeScript("COMMIT")
+                    committed = succeededInTransaction.count
+                } catch {
+                    logger.error("sqlite writer: COMMIT failed", metadata: ["error": "\(error)", "jobs": "\(batch.count)"])
+                    if connection.isInTransaction { try? connection.executeScript("ROLLBACK") }
+                    for job in succeededInTransaction { job.fail(error) }
+                    failed += succeededInTransaction.count
+                    commitFailed = true
+                }
+            }
+        }
+        connectionLock.unlock()
+        let elapsed = DispatchTime.now().uptimeNanoseconds &- started
+        updateStats { s in
+            s.lastTransactionNanoseconds = elapsed
+            s.totalTransactionNanoseconds &+= elapsed
+            s.lastBatchSize = batch.count
+            if committed > 0 { s.transactionsCommitted += 1 }
+            s.jobsCommitted += UInt64(committed)
+            s.jobsFailed += UInt64(failed)
+            if commitFailed { s.commitFailures += 1 }
+        }
+        // Resume callers only after COMMIT (or its failure).
+        for job in batch { job.complete() }
+    }
+
+    // MARK: - Synchronous writes
+
+    /// Runs `body` in its own transaction on the calling thread, holding the connection lock.
+    func writeSync<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        connectionLock.lock()
+        defer { connectionLock.unlock() }
+        guard !connectionClosed else { throw StorageError.misuse("database is closed") }
+        let nested = connection.isInTransaction
+        let started = DispatchTime.now().uptimeNanoseconds
+        do {
+            let result = try connection.transaction { try body(connection) }
+            if !nested {
+                let elapsed = DispatchTime.now().uptimeNanoseconds &- started
+                updateStats { s in
+                    s.lastTransactionNanoseconds = elapsed
+                    s.totalTransactionNanoseconds &+= elapsed
+                    s.transactionsCommitted += 1
+                    s.jobsCommitted += 1
+                }
+            }
+            return result
+        } catch {
+            if !nested { updateStats { $0.jobsFailed += 1 } }
+            throw error
+        }
+    }
+
+    /// Runs `body` with the writer connection, outside any transaction the caller did not open.
+    func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        connectionLock.lock()
+        defer { connectionLock.unlock() }
+        guard !connectionClosed else { throw StorageError.misuse("database is closed") }
+        return try body(connection)
+    }
+
+    // MARK: - Shutdown
+
+    /// Stops accepting writes and waits until the writer thread has run every queued job and
+    /// exited. Idempotent. Must not be called from the writer thread (i.e. inside a job).
+    func stopAndDrain() {
+        queueCondition.lock()
+        closing = true
+        queueCondition.broadcast()
+        queueCondition.unlock()
+        // The semaphore is signalled once when the thread exits; pass the signal on so every
+        // (concurrent or later) caller gets through.
+        exited.wait()
+        exited.signal()
+    }
+
+    /// Closes the writer connection (after `stopAndDrain`). Idempotent.
+    func closeConnection() {
+        connectionLock.lock()
+        if !connectionClosed {
+            connectionClosed = true
+            connection.close()
+        }
+        connectionLock.unlock()
+    }
+}

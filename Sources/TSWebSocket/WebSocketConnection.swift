@@ -1,0 +1,171 @@
+// RFC 6455 §6 (sending and receiving data), §5.5 (control frames), §7 (closing the connection).
+import TSSockets
+
+/// One upgraded WebSocket connection (server side).
+///
+/// It is the `ConnectionHandler` installed on the TCP `Connection` after the 101 response: bytes
+/// go through `WebSocketFrameDecoder` into `WebSocketStateMachine`, and this class performs the
+/// resulting actions (deliver a message, answer a ping, send/echo a Close, drop the connection,
+/// run the close timer on the loop's clock).
+///
+/// `@unchecked Sendable` invariant: all mutable state (decoder, state machine, delegate, timer,
+/// flags) is only touched on `connection.loop`'s thread — the handler callbacks run there, and the
+/// public `send…`/`close` methods hop there with `executeOrRun` before touching anything. The
+/// only work done on the caller's thread is frame encoding, which touches no instance state.
+public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
+    /// The underlying TCP connection. Don't write to it directly (it would corrupt the framing);
+    /// it is exposed for its id, address, loop and `maxOutboundBytes`.
+    public let connection: Connection
+    public let configuration: WebSocketConfiguration
+
+    /// Receives messages and the close event, on the loop thread. Set it in the `onUpgrade`
+    /// callback (which runs on the loop before any frame is processed); messages arriving while
+    /// it is nil are dropped. Held strongly until `webSocketDidClose` has been delivered, then
+    /// released — so an application object can be owned by its connection without a retain
+    /// cycle outliving the socket. Loop only.
+    public var delegate: WebSocketDelegate?
+
+    private var decoder: WebSocketFrameDecoder
+    private var machine: WebSocketStateMachine
+    private var closeTimer: ScheduledTaskHandle?
+    private var closeReported = false
+
+    init(connection: Connection, configuration: WebSocketConfiguration) {
+        self.connection = connection
+        self.configuration = configuration
+        self.decoder = WebSocketFrameDecoder(maxFrameSize: configuration.maxFrameSize)
+        self.machine = WebSocketStateMachine(configuration: configuration)
+    }
+
+    public var connectionID: UInt64 { connection.id }
+    public var loop: EventLoop { connection.loop }
+    public var remoteAddress: String { connection.remoteAddress }
+
+    /// Bytes queued for the peer but not yet accepted by the kernel. Loop only.
+    public var outboundBufferedBytes: Int { connection.outboundBufferedBytes }
+
+    /// True while messages can be sent (no Close sent or received yet). Loop only.
+    public var isOpen: Bool { machine.state == .open }
+
+    // MARK: Sending (thread-safe)
+
+    /// Sends one text message (a single FIN frame). Dropped silently once closing.
+    public func send(text: String) {
+        sendFrameBytes(WebSocketFrameEncoder.encodeText(text))
+    }
+
+    /// Sends one binary message (a single FIN frame). Dropped silently once closing.
+    public func send(binary: [UInt8]) {
+        sendFrameBytes(WebSocketFrameEncoder.encodeBinary(binary))
+    }
+
+    /// Sends bytes that are already one or more complete, unmasked data frames — e.g. from
+    /// `WebSocketFrameEncoder.encodeMessage(_:)`, encoded once and sent to many connections.
+    /// Dropped silently once closing (§5.5.1: no data after our Close).
+    public func sendFrameBytes(_ bytes: [UInt8]) {
+        loop.executeOrRun { [self] in
+            guard machine.state == .open else { return }
+            connection.write(bytes)
+        }
+    }
+
+    /// Sends a Ping (§5.5.2); payload ≤ 125 bytes (longer payloads are truncated).
+    public func sendPing(_ payload: [UInt8] = []) {
+        let frame = WebSocketFrameEncoder.encode(opcode: .ping, payload: payload.prefix(125))
+        sendFrameBytes(frame)
+    }
+
+    /// Starts the closing handshake (§7.1.2): sends Close(code, reason), then waits up to
+    /// `configuration.closeTimeout` for the peer's Close before dropping TCP. Idempotent.
+    public func close(code: UInt16 = WebSocketCloseCode.normalClosure, reason: String = "") {
+        loop.executeOrRun { [self] in
+            guard case .sendClose(let code, let reason) = machine.close(code: code, reason: reason) else { return }
+            connection.write(WebSocketFrameEncoder.encodeClose(code: code, reason: reason))
+            closeTimer = loop.scheduleTask(in: configuration.closeTimeoutNanoseconds) { [self] in
+                // Runs on the loop.
+                if machine.closeTimeoutElapsed() { connection.close(.timeout) }
+            }
+        }
+    }
+
+    // MARK: Upgrade
+
+    /// Installs this object as the connection's handler and processes bytes that arrived with
+    /// the request head. Loop only; `onUpgrade` runs in between so the delegate is set first.
+    func start(leftover: [UInt8], onUpgrade: (WebSocketConnection) -> Void) {
+        connection.handler = self
+        onUpgrade(self)
+        if !leftover.isEmpty {
+            decoder.append(leftover)
+            processInbound()
+        }
+    }
+
+    // MARK: ConnectionHandler (loop)
+
+    public func connectionDidRead(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
+        guard machine.state != .closed else { return }
+        decoder.append(bytes)
+        processInbound()
+    }
+
+    public func connectionDidClose(_ connection: Connection, reason: CloseReason) {
+        closeTimer?.cancel()
+        closeTimer = nil
+        let hadHandshake = machine.state == .closed && machine.closeCode != nil
+        machine.connectionClosed()
+        reportClose(tcpReason: hadHandshake ? nil : reason)
+    }
+
+    public func connectionWritabilityChanged(_ connection: Connection) {
+        delegate?.webSocketWritabilityChanged(self)
+    }
+
+    // MARK: Private (loop)
+
+    private func processInbound() {
+        while machine.state != .closed {
+            let action: WebSocketStateMachine.Action
+            do {
+                guard let frame = try decoder.nextFrame() else { return }
+                action = machine.receive(frame)
+            } catch {
+                action = machine.decodingFailed(error)
+            }
+            perform(action)
+        }
+    }
+
+    private func perform(_ action: WebSocketStateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .deliver(let message):
+            delegate?.webSocket(self, didReceive: message)
+        case .sendPong(let payload):
+            connection.write(WebSocketFrameEncoder.encode(opcode: .pong, payload: payload))
+        case .sendCloseAndDisconnect(let code, let reason):
+            connection.write(WebSocketFrameEncoder.encodeClose(code: code, reason: reason))
+            // Graceful: flush the Close, half-close, drain the peer briefly, then close — so the
+            // peer reads our Close rather than a reset (§7.1.1: the server closes TCP first).
+            connection.closeGracefully(.local("websocket closed"))
+            reportClose(tcpReason: nil)
+        case .disconnect:
+            closeTimer?.cancel()
+            closeTimer = nil
+            connection.closeGracefully(.local("websocket closed"))
+            reportClose(tcpReason: nil)
+        }
+    }
+
+    /// Tells the delegate once, then releases it.
+    private func reportClose(tcpReason: CloseReason?) {
+        guard !closeReported else { return }
+        closeReported = true
+        let code = machine.closeCode
+        let reason = tcpReason.map { $0.description } ?? machine.closeReason
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.webSocketDidClose(self, code: code, reason: reason)
+    }
+}

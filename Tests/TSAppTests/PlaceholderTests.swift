@@ -1,0 +1,2 @@
+import XCTest
+final class TSAppTestsPlaceholder: XCTestCase { func testPlaceholder() { XCTAssertTrue(true) } }

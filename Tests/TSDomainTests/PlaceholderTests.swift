@@ -1,0 +1,2 @@
+import XCTest
+final class TSDomainTestsPlaceholder: XCTestCase { func testPlaceholder() { XCTAssertTrue(true) } }

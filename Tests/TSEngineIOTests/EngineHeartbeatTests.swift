@@ -1,0 +1,51 @@
+import TSSockets
+import XCTest
+@testable import TSEngineIO
+
+/// Pure heartbeat decisions (Engine.IO v4, "Heartbeat") driven by a ManualClock.
+final class EngineHeartbeatTests: XCTestCase {
+    let ms: UInt64 = 1_000_000
+
+    func testPingsEveryIntervalAndTimesOutWithoutPong() {
+        let clock = ManualClock()
+        var hb = EngineHeartbeat(now: clock.now(), pingIntervalNanoseconds: 300 * ms, pingTimeoutNanoseconds: 200 * ms)
+        XCTAssertEqual(hb.nextDeadline, clock.now() + 300 * ms)
+        clock.advance(by: 299 * ms)
+        XCTAssertEqual(hb.tick(now: clock.now()), .none)
+        clock.advance(by: 1 * ms)
+        XCTAssertEqual(hb.tick(now: clock.now()), .sendPing)
+        XCTAssertEqual(hb.nextDeadline, clock.now() + 200 * ms)
+        clock.advance(by: 100 * ms)
+        XCTAssertEqual(hb.tick(now: clock.now()), .none)
+        hb.pongReceived(now: clock.now())
+        XCTAssertEqual(hb.nextDeadline, clock.now() + 300 * ms, "next ping one interval after the pong")
+        clock.advance(by: 300 * ms)
+        XCTAssertEqual(hb.tick(now: clock.now()), .sendPing)
+        clock.advance(by: 200 * ms)
+        XCTAssertEqual(hb.tick(now: clock.now()), .pingTimeout)
+        XCTAssertNil(hb.nextDeadline, "nothing left to do after a timeout")
+    }
+
+    func testUnsolicitedPongDoesNotPostponePing() {
+        let clock = ManualClock()
+        var hb = EngineHeartbeat(now: clock.now(), pingIntervalNanoseconds: 300 * ms, pingTimeoutNanoseconds: 200 * ms)
+        clock.advance(by: 250 * ms)
+        hb.pongReceived(now: clock.now())
+        clock.advance(by: 50 * ms)
+        XCTAssertEqual(hb.tick(now: clock.now()), .sendPing)
+    }
+
+    func testUpgradeTimeout() {
+        let clock = ManualClock()
+        var hb = EngineHeartbeat(now: clock.now(), pingIntervalNanoseconds: 1000 * ms, pingTimeoutNanoseconds: 200 * ms)
+        hb.upgradeStarted(now: clock.now(), timeoutNanoseconds: 100 * ms)
+        XCTAssertEqual(hb.nextDeadline, clock.now() + 100 * ms)
+        clock.advance(by: 100 * ms)
+        XCTAssertEqual(hb.tick(now: clock.now()), .upgradeTimeout)
+        XCTAssertEqual(hb.tick(now: clock.now()), .none)
+        hb.upgradeStarted(now: clock.now(), timeoutNanoseconds: 100 * ms)
+        hb.upgradeEnded()
+        clock.advance(by: 200 * ms)
+        XCTAssertEqual(hb.tick(now: clock.now()), .none)
+    }
+}

@@ -1,0 +1,2 @@
+import XCTest
+final class TSHTTPTestsPlaceholder: XCTestCase { func testPlaceholder() { XCTAssertTrue(true) } }

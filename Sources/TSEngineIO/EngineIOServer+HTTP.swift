@@ -8,6 +8,9 @@ extension EngineIOServer {
     /// server's `{"code":N,"message":"..."}` body.
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
         let origin = request.header("Origin")
+        guard request.path.hasPrefix(mountPrefix) else {
+            return errorResponse(EngineHTTPError(status: 404, code: 3, message: "Bad request"), origin: origin)
+        }
         if request.method == .OPTIONS {
             // CORS preflight.
             var r = HTTPResponse(status: 204)
@@ -57,7 +60,7 @@ extension EngineIOServer {
             let session = makeSession(transport: .polling, handshake: info)
             let open = EnginePacketCodec.encodePayload([session.openPacket(upgrades: configuration.allowWebSocket ? ["websocket"] : [])])
             session.rearmTimer()
-            sessionDidOpen(session)
+            sessionDidOpen(session, request: request)
             return pollingResponse(open, origin: origin)
         case .websocket:
             guard request.header("Upgrade")?.lowercased() == "websocket" else { return errorResponse(.badRequest, origin: origin) }
@@ -67,8 +70,24 @@ extension EngineIOServer {
                 let session = self.makeSession(transport: .websocket, handshake: info)
                 ws.delegate = EngineWebSocketHandler(session: session)
                 session.startWebSocket(ws)
-                self.sessionDidOpen(session)
+                self.sessionDidOpen(session, request: request)
             }
+        }
+    }
+
+    /// `configuration.path` without its trailing slash (`/socket.io`): requests must start with it.
+    var mountPrefix: String {
+        var p = configuration.path
+        if p.hasSuffix("/") { p.removeLast() }
+        return p
+    }
+
+    /// Registers `handle(_:)` for every method on `<path>*` (e.g. `/socket.io/*`). Bad methods
+    /// reach the server, which answers them 400 like the reference server (not the router's 405).
+    public func mount(on router: inout RouterBuilder) {
+        let pattern = mountPrefix + "/*"
+        for m: HTTPMethod in [.GET, .POST, .PUT, .DELETE, .PATCH, .OPTIONS, .HEAD] {
+            router.add(m, pattern) { [self] request in await self.handle(request) }
         }
     }
 

@@ -1,5 +1,6 @@
 import Logging
 import TSCrypto
+import TSHTTP
 import TSSockets
 
 /// An Engine.IO v4 server (Engine.IO v4 protocol). Mount `handle(_:)` on the configured path
@@ -97,7 +98,7 @@ public final class EngineIOServer: @unchecked Sendable {
         delegate?.sessionClosed(s, reason: reason)
     }
 
-    func sessionDidOpen(_ s: EngineIOSession) {
-        delegate?.sessionOpened(s, handshake: s.handshake)
+    func sessionDidOpen(_ s: EngineIOSession, request: HTTPRequest) {
+        delegate?.sessionOpened(s, request: request)
     }
 }

@@ -2,56 +2,6 @@ import Logging
 import TSJSON
 import TSSockets
 
-/// The transport a session currently uses (Engine.IO v4, "Transports").
-public enum EngineTransport: String, Sendable {
-    case polling
-    case websocket
-}
-
-/// Reasons a session closes, as the reference server names them.
-public enum EngineCloseReason {
-    public static let transportClose = "transport close"
-    public static let transportError = "transport error"
-    public static let forcedClose = "forced close"
-    public static let pingTimeout = "ping timeout"
-    public static let parseError = "parse error"
-    public static let slowConsumer = "slow consumer"
-    public static let serverShutdown = "server shutting down"
-    public static let payloadTooLarge = "payload too large"
-    public static let pollCancelled = "poll cancelled"
-}
-
-/// A packet encoded once for many recipients (broadcast): the text of the Engine.IO packet
-/// (for polling queues) and the WebSocket frame carrying it (for websocket sessions).
-public struct EnginePreEncodedPacket: Sendable {
-    /// The packet as a polling payload segment (type digit + data, or `b` + base64).
-    public let segment: [UInt8]
-    /// The complete WebSocket frame (text frame for text packets, binary frame for binary).
-    public let frame: [UInt8]
-
-    public init(_ packet: EnginePacket) {
-        var seg: [UInt8] = []
-        EnginePacketCodec.encodeText(packet, into: &seg)
-        segment = seg
-        switch packet.data {
-        case .text(let s):
-            var bytes: [UInt8] = [packet.type.wireByte]
-            bytes.append(contentsOf: s.utf8)
-            frame = EngineWebSocketFraming.textFrame(bytes)
-        case .binary(let b):
-            frame = EngineWebSocketFraming.binaryFrame(b)
-        }
-    }
-
-    /// A `message` packet whose data is already UTF-8 bytes (avoids a String round trip).
-    public init(messageUTF8 data: [UInt8]) {
-        var seg: [UInt8] = [EnginePacketType.message.wireByte]
-        seg.append(contentsOf: data)
-        segment = seg
-        frame = EngineWebSocketFraming.textFrame(seg)
-    }
-}
-
 /// What a session needs from a WebSocket: implemented by `WebSocketConnection`.
 protocol EngineWebSocketTransport: AnyObject, Sendable {
     func engineSend(text: String)
@@ -314,24 +264,5 @@ public final class EngineIOSession: @unchecked Sendable {
             actions.rearm = !state.closed
         }
         actions.run(self)
-    }
-}
-
-/// Query, headers and peer address of the request that opened a session.
-public struct EngineHandshakeInfo: Sendable {
-    public var query: [String: String]
-    public var headers: [(name: String, value: String)]
-    public var remoteAddress: String?
-
-    public init(query: [String: String], headers: [(name: String, value: String)], remoteAddress: String?) {
-        self.query = query
-        self.headers = headers
-        self.remoteAddress = remoteAddress
-    }
-
-    /// First header with this name (case-insensitive).
-    public func header(_ name: String) -> String? {
-        let lower = name.lowercased()
-        return headers.first { $0.name.lowercased() == lower }?.value
     }
 }

@@ -33,7 +33,8 @@ public final class Database: @unchecked Sendable {
     private let poolCondition = NSCondition()
 
     /// Opens (creating if needed) the database at `path` with its writer thread and read pool.
-    public init(path: String, configuration: DatabaseConfiguration = .init(), logger: Logger) throws {
+    public init(path: String, configuration: DatabaseConfiguration = .init(),
+                logger: Logger = Logger(label: "touchsync.storage")) throws {
         self.path = path
         self.configuration = configuration
         self.logger = logger
@@ -124,6 +125,7 @@ public final class Database: @unchecked Sendable {
     /// contains it has COMMITted (durable). If `body` throws, only its own changes are rolled
     /// back (SAVEPOINT) and the error is rethrown here; if the COMMIT fails, every successful
     /// job of the batch gets the commit error.
+    @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = TypedWriteJob(body: body, continuation: continuation)
@@ -135,6 +137,7 @@ public final class Database: @unchecked Sendable {
 
     /// Runs `body` in its own `BEGIN IMMEDIATE` transaction on the calling thread (blocking),
     /// serialized with the writer thread. For the CLI, migrations, tests and seeding.
+    @discardableResult
     public func writeSync<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try core.writeSync(body)
     }

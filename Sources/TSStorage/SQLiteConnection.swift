@@ -38,7 +38,7 @@ public final class SQLiteConnection {
                 var ignored: Int32 = 0
                 // https://sqlite.org/c3ref/c_dbconfig_defensive.html: no writable_schema tricks.
                 _ = ts_sqlite3_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored)
-                _ = try scalarString("PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
+                try executeScript("PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
                 try executeScript("PRAGMA synchronous = \(configuration.synchronous.rawValue)")
             }
             try executeScript("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")

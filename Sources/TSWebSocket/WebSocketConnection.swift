@@ -127,8 +127,15 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
         while machine.state != .closed {
             let action: WebSocketStateMachine.Action
             do {
-                guard let frame = try decoder.nextFrame() else { return }
-                action = machine.receive(frame)
+                if let frame = try decoder.nextFrame() {
+                    action = machine.receive(frame)
+                } else {
+                    // Incomplete frame: let the machine fail fast on an invalid UTF-8 prefix.
+                    guard let header = try decoder.partialFrameHeader(),
+                          let offset = machine.partialPayloadOffset(for: header) else { return }
+                    perform(machine.receivePartialPayload(decoder.partialPayload(header, from: offset), of: header))
+                    return
+                }
             } catch {
                 action = machine.decodingFailed(error)
             }

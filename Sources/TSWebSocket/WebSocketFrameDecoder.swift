@@ -37,9 +37,65 @@ public struct WebSocketFrameDecoder: Sendable {
         bytes.withUnsafeBytes { append($0) }
     }
 
+    /// A parsed frame header (§5.2) whose payload may not have fully arrived yet.
+    public struct Header: Sendable {
+        public var fin: Bool
+        public var rsv: UInt8
+        public var opcode: WebSocketOpcode
+        /// The 4-byte masking key (§5.3), nil for an unmasked frame.
+        public var mask: (UInt8, UInt8, UInt8, UInt8)?
+        public var isMasked: Bool { mask != nil }
+        /// Payload length from the header (already checked against `maxFrameSize`).
+        public var payloadLength: Int
+        /// Payload bytes of this frame already buffered (≤ `payloadLength`).
+        public var availablePayload: Int
+        var headerLength: Int
+    }
+
     /// The next complete frame, or nil when more bytes are needed.
     /// Throws (and keeps throwing) once the stream violates the framing rules.
     public mutating func nextFrame() throws(WebSocketProtocolError) -> WebSocketFrame? {
+        guard let header = try parseHeader(), header.availablePayload == header.payloadLength else { return nil }
+        let payloadStart = readIndex + header.headerLength
+        var payload = Array(buffer[payloadStart..<(payloadStart + header.payloadLength)])
+        var maskingKey: [UInt8]?
+        if let key = header.mask {
+            WebSocketFrameDecoder.applyMask(key, to: &payload)
+            maskingKey = [key.0, key.1, key.2, key.3]
+        }
+        readIndex = payloadStart + header.payloadLength
+        if readIndex == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 65_536)
+            readIndex = 0
+        }
+        return WebSocketFrame(fin: header.fin, rsv: header.rsv, opcode: header.opcode,
+                              maskingKey: maskingKey, payload: payload)
+    }
+
+    /// The header of the frame currently arriving, when it is complete but its payload is not
+    /// (nil otherwise). Lets the state machine check a text payload's UTF-8 before the frame
+    /// ends, so an invalid prefix fails fast (§8.1) even inside one large frame.
+    public mutating func partialFrameHeader() throws(WebSocketProtocolError) -> Header? {
+        guard let header = try parseHeader(), header.availablePayload < header.payloadLength else { return nil }
+        return header
+    }
+
+    /// Unmasked payload bytes `offset..<header.availablePayload` of the partial frame `header`
+    /// (as returned by `partialFrameHeader()`, with no `append`/`nextFrame` in between).
+    public func partialPayload(_ header: Header, from offset: Int) -> [UInt8] {
+        let start = readIndex + header.headerLength
+        guard offset < header.availablePayload else { return [] }
+        var bytes = Array(buffer[(start + offset)..<(start + header.availablePayload)])
+        if let m = header.mask {
+            // The key cycles from the start of the payload: rotate it to `offset`.
+            let k = [m.0, m.1, m.2, m.3], r = offset & 3
+            WebSocketFrameDecoder.applyMask((k[r], k[(r + 1) & 3], k[(r + 2) & 3], k[(r + 3) & 3]), to: &bytes)
+        }
+        return bytes
+    }
+
+    /// Parses the header at `readIndex`; nil if not all of it has arrived.
+    private mutating func parseHeader() throws(WebSocketProtocolError) -> Header? {
         if let failed { throw failed }
         let available = buffer.count - readIndex
         guard available >= 2 else { return nil }
@@ -47,9 +103,6 @@ public struct WebSocketFrameDecoder: Sendable {
         // §5.2 first two bytes: FIN, RSV1-3, opcode(4) | MASK, payload len(7).
         let b0 = buffer[readIndex]
         let b1 = buffer[readIndex + 1]
-        let fin = b0 & 0x80 != 0
-        let rsv = (b0 >> 4) & 0x07
-        let opcode = WebSocketOpcode(rawValue: b0 & 0x0F)
         let masked = b1 & 0x80 != 0
         let len7 = b1 & 0x7F
 
@@ -67,35 +120,27 @@ public struct WebSocketFrameDecoder: Sendable {
             guard available >= headerLength else { return nil }
             payloadLength = 0
             for i in 0..<8 { payloadLength = payloadLength << 8 | UInt64(buffer[readIndex + 2 + i]) }
-            if payloadLength & (1 << 63) != 0 { return try fail(.invalidPayloadLength) }
+            if payloadLength & (1 << 63) != 0 { try fail(.invalidPayloadLength) }
         default:
             payloadLength = UInt64(len7)
         }
         // The limit check happens here, before anything is allocated for the payload.
-        if payloadLength > UInt64(maxFrameSize) { return try fail(.frameTooLarge(length: payloadLength)) }
+        if payloadLength > UInt64(maxFrameSize) { try fail(.frameTooLarge(length: payloadLength)) }
 
-        let maskOffset = readIndex + headerLength
-        if masked { headerLength += 4 }
-        let length = Int(payloadLength)
-        guard available >= headerLength + length else { return nil }
-
-        let payloadStart = readIndex + headerLength
-        var payload = Array(buffer[payloadStart..<(payloadStart + length)])
-        var maskingKey: [UInt8]?
+        var mask: (UInt8, UInt8, UInt8, UInt8)?
         if masked {
-            let key = (buffer[maskOffset], buffer[maskOffset + 1], buffer[maskOffset + 2], buffer[maskOffset + 3])
-            WebSocketFrameDecoder.applyMask(key, to: &payload)
-            maskingKey = [key.0, key.1, key.2, key.3]
+            guard available >= headerLength + 4 else { return nil }
+            let m = readIndex + headerLength
+            mask = (buffer[m], buffer[m + 1], buffer[m + 2], buffer[m + 3])
+            headerLength += 4
         }
-        readIndex += headerLength + length
-        if readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 65_536)
-            readIndex = 0
-        }
-        return WebSocketFrame(fin: fin, rsv: rsv, opcode: opcode, maskingKey: maskingKey, payload: payload)
+        let length = Int(payloadLength)
+        return Header(fin: b0 & 0x80 != 0, rsv: (b0 >> 4) & 0x07, opcode: WebSocketOpcode(rawValue: b0 & 0x0F),
+                      mask: mask, payloadLength: length,
+                      availablePayload: min(length, available - headerLength), headerLength: headerLength)
     }
 
-    private mutating func fail(_ error: WebSocketProtocolError) throws(WebSocketProtocolError) -> WebSocketFrame? {
+    private mutating func fail(_ error: WebSocketProtocolError) throws(WebSocketProtocolError) -> Never {
         failed = error
         buffer = []
         readIndex = 0

@@ -91,7 +91,7 @@ public enum WebSocketHandshake {
         configuration: WebSocketConfiguration,
         onUpgrade: @escaping @Sendable (WebSocketConnection) -> Void
     ) -> HTTPResponse {
-        let result = validate(method: request.method, header: { request.header($0) }, configuration: configuration)
+        let result = validate(method: request.method.rawValue, header: { request.header($0) }, configuration: configuration)
         switch result {
         case .failure(let rejection):
             var response = HTTPResponse.text(rejection.message, status: rejection.status)

@@ -48,6 +48,9 @@ public struct WebSocketStateMachine: Sendable {
     private var fragmentOpcode: WebSocketOpcode?
     private var fragments: [UInt8] = []
     private var utf8 = UTF8Validator()
+    /// Fail-fast UTF-8 check over the frame still arriving: bytes checked so far and the state.
+    private var partialValidated = 0
+    private var partialUTF8 = UTF8Validator()
 
     /// - Parameter requireMaskedFrames: true on the server (§5.1: a server MUST close the
     ///   connection on an unmasked client frame); false only to reuse the machine client-side.
@@ -63,6 +66,7 @@ public struct WebSocketStateMachine: Sendable {
     // MARK: Inbound
 
     public mutating func receive(_ frame: WebSocketFrame) -> Action {
+        partialValidated = 0  // frames arrive in order: this completes any partial one
         switch state {
         case .closed:
             return .none
@@ -104,6 +108,28 @@ public struct WebSocketStateMachine: Sendable {
             utf8 = UTF8Validator()
             return appendFragment(frame, messageOpcode: frame.opcode)
         }
+    }
+
+    /// For a frame whose header has arrived but whose payload hasn't (yet): the payload offset
+    /// from which the machine wants bytes for an early UTF-8 check, or nil if it doesn't (not
+    /// part of a text message, nothing new, or a header that will fail anyway).
+    public func partialPayloadOffset(for header: WebSocketFrameDecoder.Header) -> Int? {
+        guard state == .open, header.rsv == 0, header.isMasked || !requireMaskedFrames,
+              header.availablePayload > partialValidated else { return nil }
+        let isText = (header.opcode == .text && fragmentOpcode == nil)
+            || (header.opcode == .continuation && fragmentOpcode == .text)
+        return isText ? partialValidated : nil
+    }
+
+    /// More payload of the partial text frame (from `partialPayloadOffset`). Fails with 1007 as
+    /// soon as the message so far cannot be valid UTF-8 (§8.1), without waiting for the frame
+    /// to end. The complete frame is still fully checked by `receive(_:)`.
+    public mutating func receivePartialPayload(_ bytes: [UInt8], of header: WebSocketFrameDecoder.Header) -> Action {
+        guard state == .open else { return .none }
+        if partialValidated == 0 { partialUTF8 = header.opcode == .continuation ? utf8 : UTF8Validator() }
+        partialValidated += bytes.count
+        guard partialUTF8.feed(bytes) else { return fail(.invalidUTF8) }
+        return .none
     }
 
     /// The decoder rejected the byte stream: fail the connection with the error's code.

@@ -1,1 +1,61 @@
-print("conformance-server")
+// Conformance server: serves protocol endpoints for external conformance suites.
+//   /echo       — RFC 6455 WebSocket echo (Autobahn|Testsuite fuzzingclient, see conformance/autobahn/run.sh)
+//   /engine.io/ — raw Engine.IO v4 server echoing every message (engine.io-protocol test-suite)
+//   /socket.io/ — Socket.IO v5 server, namespaces `/` and `/custom` (socket.io-protocol test-suite)
+//
+// conformance-server [--port 3000] [--ping-interval MS] [--ping-timeout MS]
+import ArgumentParser
+import Foundation
+import Logging
+import TSHTTP
+import TSWebSocket
+
+struct ConformanceServer: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conformance-server",
+        abstract: "Serves protocol endpoints for conformance test suites.")
+
+    @Option(help: "TCP port to listen on (0 = any free port; the bound port is printed).")
+    var port: Int = 3000
+
+    @Option(help: "Address to bind.")
+    var host: String = "127.0.0.1"
+
+    @Option(name: .customLong("ping-interval"), help: "Engine.IO pingInterval in ms (the official test suites use 300).")
+    var pingInterval: Int = 300
+
+    @Option(name: .customLong("ping-timeout"), help: "Engine.IO pingTimeout in ms (the official test suites use 200).")
+    var pingTimeout: Int = 200
+
+    @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).")
+    var logLevel: String = "warning"
+
+    func run() throws {
+        var logger = Logger(label: "conformance-server")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+
+        var router = RouterBuilder()
+        router.get("/echo", WebSocketEcho.handler(configuration: Self.echoConfiguration))
+        let app = try ConformanceApp(pingInterval: pingInterval, pingTimeout: pingTimeout, logger: logger)
+        app.register(into: &router)
+
+        var http = HTTPServerConfiguration()
+        http.host = host
+        http.port = port
+        // Autobahn's 9.x cases echo messages of up to 16 MiB: allow that much to be queued.
+        http.maxOutboundBytesPerConnection = 64 << 20
+        let server = HTTPServer(configuration: http, responder: router.freeze(logger: logger), logger: logger)
+        let bound = try server.start()
+        print("listening on http://\(host):\(bound)")
+        fflush(nil)  // all streams (`stdout` itself is not concurrency-safe to name in Swift 6)
+        withExtendedLifetime(app) {
+            while true { sleep(3600) }
+        }
+    }
+
+    /// Limits raised above the production defaults so Autobahn's large-message cases (9.x,
+    /// up to 16 MiB per message/frame) are echoed rather than refused with 1009.
+    static let echoConfiguration = WebSocketConfiguration(maxFrameSize: 32 << 20, maxMessageSize: 32 << 20)
+}
+
+ConformanceServer.main()

@@ -32,14 +32,26 @@ final class JWTTests: XCTestCase {
         XCTAssertEqual(try JWT.verify(token, secret: secret, now: now + 10), claims)
     }
 
-    /// Cross-checked with PyJWT: jwt.encode({"sub":"1234567890","iat":1516239022,"exp":1516242622}, "secret", "HS256")
-    /// uses header {"alg":"HS256","typ":"JWT"}; the token below was produced by hand from it.
+    /// The RFC 7519 §3.1 example token's shape (HS256), re-signed: another key order, an extra
+    /// claim and whitespace-free JSON from another producer still verify.
     func testVerifiesAForeignTokenWithOtherHeaderOrder() throws {
         let token = forge(header: #"{"typ":"JWT","alg":"HS256"}"#, payload: #"{"exp":1700000100,"sub":"abc","iat":1700000000,"name":"x"}"#)
         XCTAssertEqual(try JWT.verify(token, secret: secret, now: now), JWTClaims(sub: "abc", iat: 1_700_000_000, exp: 1_700_000_100))
         // typ is optional.
         let noTyp = forge(header: #"{"alg":"HS256"}"#, payload: payload())
         XCTAssertEqual(try JWT.verify(noTyp, secret: secret, now: now).sub, "u1")
+    }
+
+    /// The jwt.io HS256 example (secret "your-256-bit-secret"): its signature is valid, so
+    /// verification gets past the signature and stops at the missing `exp` claim.
+    func testJWTIOExampleSignatureAccepted() {
+        let token = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+        XCTAssertThrowsError(try JWT.verify(token, secret: Array("your-256-bit-secret".utf8), now: now)) {
+            XCTAssertEqual($0 as? JWTError, .invalidClaims("exp"))
+        }
+        XCTAssertThrowsError(try JWT.verify(token, secret: Array("your-256-bit-secreT".utf8), now: now)) {
+            XCTAssertEqual($0 as? JWTError, .invalidSignature)
+        }
     }
 
     func testSignEscapesSubject() throws {

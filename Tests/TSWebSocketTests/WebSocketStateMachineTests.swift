@@ -104,6 +104,37 @@ final class WebSocketStateMachineTests: XCTestCase {
         XCTAssertTrue(failure(1007)(runFrames([clientFrame(.text, [0xE2], fin: false), clientFrame(.continuation, [0x82])])[0]))
     }
 
+    func testInvalidUTF8FailsFastInsideAnIncompleteFrame() {
+        // Only the first 4 payload bytes of a 100-byte masked text frame: "ab" + F5 (never valid).
+        let frame = clientFrame(.text, [0x61, 0x62, 0xF5, 0x61] + [UInt8](repeating: 0x61, count: 96))
+        var p = Pipeline()
+        let actions = p.feed(Array(frame.prefix(6 + 4)))  // 2-byte header + 4-byte key + 4 payload bytes
+        XCTAssertEqual(actions.count, 1)
+        XCTAssertTrue(failure(1007)(actions[0]))
+
+        // In a continuation frame, checked against the message's running state: E2 then 0x41.
+        var q = Pipeline()
+        XCTAssertEqual(q.feed(clientFrame(.text, [0xE2], fin: false)), [])
+        let cont = clientFrame(.continuation, [0x41] + [UInt8](repeating: 0x61, count: 50))
+        XCTAssertTrue(failure(1007)(q.feed(Array(cont.prefix(7)))[0]))
+
+        // A valid prefix of an incomplete frame is not an error; binary is never checked.
+        var r = Pipeline()
+        XCTAssertEqual(r.feed(Array(clientFrame(.text, [0x61, 0xE2, 0x82, 0xAC, 0x61]).prefix(8))), [])
+        var b = Pipeline()
+        XCTAssertEqual(b.feed(Array(clientFrame(.binary, [0xFF, 0xFF, 0xFF]).prefix(7))), [])
+    }
+
+    func testChunkedMultiByteTextThroughPartialChecks() {
+        // Multi-byte scalars split at every possible point across reads and masking offsets.
+        let text = String(repeating: "añ€𝄞κόσμε", count: 40)
+        let wire = clientFrame(.text, Array(text.utf8), fin: false) + clientFrame(.continuation, "ü€", fin: true)
+        for chunk in [1, 2, 3, 5, 7, 64] {
+            var p = Pipeline()
+            XCTAssertEqual(p.feed(wire, chunk: chunk), [.deliver(.text(text + "ü€"))], "chunk \(chunk)")
+        }
+    }
+
     func testCloseEchoesValidCodes() {
         for code: UInt16 in [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999] {
             var p = Pipeline()
@@ -158,6 +189,17 @@ final class WebSocketStateMachineTests: XCTestCase {
         _ = p.feed(clientFrame(.text, [0xFF]))
         XCTAssertEqual(p.machine.closeCode, 1007)
         XCTAssertEqual(p.machine.state, .closed)
+    }
+}
+
+final class WebSocketConfigurationTests: XCTestCase {
+    func testDefaults() {
+        let c = WebSocketConfiguration()
+        XCTAssertEqual(c.maxFrameSize, 1_048_576)
+        XCTAssertEqual(c.maxMessageSize, 1_048_576)
+        XCTAssertEqual(c.closeTimeoutNanoseconds, 5_000_000_000)
+        XCTAssertNil(c.allowedOrigins)
+        XCTAssertEqual(WebSocketConfiguration(closeTimeout: .milliseconds(250)).closeTimeoutNanoseconds, 250_000_000)
     }
 }
 

@@ -41,14 +41,22 @@ struct Pipeline {
             while true {
                 let action: WebSocketStateMachine.Action
                 do {
-                    guard let frame = try decoder.nextFrame() else { break }
-                    action = machine.receive(frame)
+                    if let frame = try decoder.nextFrame() {
+                        action = machine.receive(frame)
+                    } else {
+                        guard let header = try decoder.partialFrameHeader(),
+                              let from = machine.partialPayloadOffset(for: header) else { break }
+                        action = machine.receivePartialPayload(decoder.partialPayload(header, from: from), of: header)
+                        if action != .none { actions.append(action) }
+                        break
+                    }
                 } catch {
                     action = machine.decodingFailed(error)
                 }
                 if action != .none { actions.append(action) }
                 if machine.state == .closed { return actions }
             }
+            if machine.state == .closed { return actions }
         }
         return actions
     }

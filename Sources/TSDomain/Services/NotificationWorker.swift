@@ -13,7 +13,7 @@ public struct LogNotificationDelivery: NotificationDelivery {
     let logger: Logger
     public init(logger: Logger) { self.logger = logger }
     public func deliver(_ n: NotificationRecord, deviceTokens: [String]) async {
-        logger.info("push \(n.type.rawValue) to user=\(n.userId) devices=\(deviceTokens.count) room=\(n.roomId ?? "-") element=\(n.elementId ?? "-")")
+        logger.debug("push \(n.type.rawValue) to user=\(n.userId) devices=\(deviceTokens.count) room=\(n.roomId ?? "-") element=\(n.elementId ?? "-")")
     }
 }
 

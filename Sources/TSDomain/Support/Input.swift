@@ -7,7 +7,7 @@ public struct Input: Sendable {
 
     public init(_ object: JSONObject) { self.object = object }
 
-    public init(_ value: JSONValue) throws(DomainError) {
+    public init(value: JSONValue) throws(DomainError) {
         guard let o = value.objectValue else { throw .validation(field: "body", message: "must be a JSON object") }
         object = o
     }

@@ -18,10 +18,10 @@ public struct APIRoutes: Sendable {
 
         // Auth and users
         router.post("/api/auth/register", Authenticator.open { req in
-            Reply.data(try await d.auth.register(Input(req.jsonBody())).json, status: 201)
+            Reply.data(try await d.auth.register(Input(value: req.jsonBody())).json, status: 201)
         })
         router.post("/api/auth/login", Authenticator.open { req in
-            Reply.data(try await d.auth.login(Input(req.jsonBody())).json)
+            Reply.data(try await d.auth.login(Input(value: req.jsonBody())).json)
         })
         router.get("/api/auth/me", a.wrap { ctx in Reply.data(ctx.user.json) })
 

@@ -28,13 +28,19 @@ public struct Authenticator: Sendable {
     public func wrap(_ handler: @escaping @Sendable (RouteContext) async throws -> HTTPResponse) -> HTTPHandler {
         return { request in
             let envelope = Envelope.forPath(request.path)
+            var userId: String? = nil
             do {
                 let user = try self.user(for: request)
+                userId = user.id
                 var response = try await handler(RouteContext(request: request, user: user, envelope: envelope))
                 response.logUserID = user.id
                 return response
             } catch {
-                throw APIError.wrap(error, envelope: envelope)
+                // Render known errors here so the access log still names the caller.
+                guard let rendered = APIError.wrap(error, envelope: envelope) as? any HTTPResponseConvertibleError else { throw error }
+                var response = rendered.response(for: request)
+                response.logUserID = userId
+                return response
             }
         }
     }

@@ -18,7 +18,7 @@ public struct RouteContext: Sendable {
 
     /// The JSON body as an `Input`; 415 for another content type, 400 for anything but an object.
     public func input() throws -> Input {
-        try Input(request.jsonBody())
+        try Input(value: request.jsonBody())
     }
 
     /// An optional body: an empty body reads as `{}`.

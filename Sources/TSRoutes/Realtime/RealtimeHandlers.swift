@@ -30,7 +30,7 @@ public struct RealtimeHandlers: Sendable {
         let domain = self.domain
         let logger = self.logger
         hub.setAuthenticator { handshake, auth in
-            guard let token = RealtimeHandlers.token(auth: auth, query: handshake.query, authorization: handshake.headers["Authorization"]),
+            guard let token = RealtimeHandlers.token(auth: auth, query: handshake.query, authorization: handshake.header("Authorization")),
                   let user = try? domain.auth.authenticate(token: token) else {
                 return .reject(message: "unauthorized")
             }
@@ -85,7 +85,7 @@ public struct RealtimeHandlers: Sendable {
             do {
                 guard socket.userID != nil else { throw DomainError.unauthorized("unauthorized") }
                 guard let first = args.first else { throw DomainError.validation(field: "payload", message: "is required") }
-                let result = try await body(socket, try Input(first))
+                let result = try await body(socket, try Input(value: first))
                 ack?.send([result])
             } catch let e as DomainError {
                 ack?.send([Self.errorPayload(code: e.code, message: e.message)])

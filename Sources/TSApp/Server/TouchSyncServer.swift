@@ -1,0 +1,128 @@
+import Foundation
+import Logging
+import TSDomain
+import TSEngineIO
+import TSHTTP
+import TSRoutes
+import TSSocketIO
+import TSSockets
+import TSStorage
+
+/// The whole server, assembled from an `AppConfiguration`: database (migrated), domain,
+/// Socket.IO hub, routes and the HTTP server. `start()` binds; `shutdown()` drains and closes.
+public final class TouchSyncServer: @unchecked Sendable {
+    // Invariant: every stored property is set in `init` and never reassigned; the objects they
+    // point to are themselves thread-safe.
+    public let configuration: AppConfiguration
+    public let db: Database
+    public let domain: TouchSyncDomain
+    public let hub: SocketIOServer
+    public let http: HTTPServer
+    public let logger: Logger
+    public let databasePath: String
+
+    public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
+                clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
+                delivery: (any NotificationDelivery)? = nil) throws {
+        self.configuration = configuration
+        let logger = Logger(label: "touchsync")
+        self.logger = logger
+        let production = environment["TOUCHSYNC_ENV"] == "production"
+
+        // Storage: open, migrate.
+        let path = configuration.string("database.path")
+        databasePath = path
+        if path != ":memory:" {
+            let dir = (path as NSString).deletingLastPathComponent
+            if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        }
+        var dbConfig = DatabaseConfiguration()
+        dbConfig.busyTimeoutMilliseconds = configuration.int("database.busyTimeoutMs")
+        guard let sync = DatabaseConfiguration.Synchronous(string: configuration.string("database.synchronous")) else {
+            throw ConfigurationError("database.synchronous must be FULL or NORMAL")
+        }
+        dbConfig.synchronous = sync
+        dbConfig.readerCount = max(1, configuration.int("database.readers"))
+        dbConfig.maxWriteBatch = max(1, configuration.int("database.maxWriteBatch"))
+        db = try Database(path: path, configuration: dbConfig, logger: Logger(label: "touchsync.storage"))
+        try Self.migrate(db, configuration: configuration, logger: logger)
+
+        // Domain and realtime.
+        let secret = try SecretStore.resolve(configured: configuration.optionalString("auth.jwtSecret"), databasePath: path,
+                                             production: production, logger: logger)
+        var realtime = RealtimeConfiguration()
+        guard let global = RealtimeConfiguration.GlobalEvents(rawValue: configuration.string("realtime.globalEvents")) else {
+            throw ConfigurationError("realtime.globalEvents must be members or all")
+        }
+        realtime.globalEvents = global
+        realtime.legacyJoinEvents = configuration.bool("realtime.legacyJoinEvents")
+
+        var engine = EngineIOConfiguration()
+        engine.pingInterval = configuration.int("realtime.pingIntervalMs")
+        engine.pingTimeout = configuration.int("realtime.pingTimeoutMs")
+        engine.maxPayload = configuration.int("realtime.maxPayload")
+        engine.allowedOrigins = configuration.stringList("realtime.corsAllowedOrigins") ?? ["*"]
+        var sio = SocketIOConfiguration(engine: engine)
+        sio.maxOutboundBytesPerSocket = configuration.int("realtime.maxOutboundBytesPerSocket")
+        hub = try SocketIOServer(configuration: sio, clock: clock, logger: Logger(label: "touchsync.realtime"))
+
+        let events = FanoutEventPublisher()
+        let broadcaster = RealtimeBroadcaster(hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime"))
+        events.add(broadcaster)
+        domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(
+            jwtSecret: secret, passwordIterations: configuration.int("auth.passwordIterations"),
+            tokenLifetimeSeconds: Int64(configuration.int("auth.tokenLifetimeSeconds"))),
+            events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
+        broadcaster.attach(domain)
+        RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
+
+        // Routes, frozen before serving.
+        var router = RouterBuilder()
+        APIRoutes(domain: domain).register(into: &router)
+        OperationsRoutes(domain: domain, version: BuildInfo.version).register(into: &router)
+        let hub = self.hub
+        for method in [HTTPMethod.GET, .POST, .OPTIONS] {
+            router.add(method, "/socket.io/*") { request in await hub.handle(request) }
+        }
+
+        var http = HTTPServerConfiguration()
+        http.host = configuration.string("server.host")
+        http.port = configuration.int("server.port")
+        let loops = configuration.int("server.eventLoops")
+        if loops > 0 { http.eventLoops = loops }
+        http.maxConnections = configuration.int("server.maxConnections")
+        http.maxRequestLineBytes = configuration.int("server.maxRequestLineBytes")
+        http.maxHeaderBytes = configuration.int("server.maxHeaderBytes")
+        http.maxHeaderCount = configuration.int("server.maxHeaderCount")
+        http.maxBodyBytes = configuration.int("server.maxBodyBytes")
+        http.headerReadTimeout = UInt64(configuration.int("server.headerReadTimeoutSeconds")) * 1_000_000_000
+        http.idleTimeout = UInt64(configuration.int("server.idleTimeoutSeconds")) * 1_000_000_000
+        http.shutdownGracePeriod = UInt64(configuration.int("server.shutdownGraceSeconds")) * 1_000_000_000
+        http.maxOutboundBytesPerConnection = configuration.int("server.maxOutboundBytesPerConnection")
+        http.clock = clock
+        self.http = HTTPServer(configuration: http, responder: router.freeze(logger: Logger(label: "touchsync.http")),
+                               logger: Logger(label: "touchsync.http"))
+    }
+
+    /// Applies pending migrations; a changed, already-applied one stops the start naming the file.
+    static func migrate(_ db: Database, configuration: AppConfiguration, logger: Logger) throws {
+        guard let dir = Migrator.locateMigrationsDirectory(explicit: configuration.optionalString("database.migrationsDir")) else {
+            throw ConfigurationError("cannot find the Migrations directory: run from the project root or set TOUCHSYNC_MIGRATIONS_DIR")
+        }
+        let applied = try Migrator(directory: dir).migrate(db)
+        for m in applied { logger.info("applied migration \(m.fileName)") }
+    }
+
+    /// Binds and starts serving; returns the bound port (useful with port 0).
+    @discardableResult
+    public func start() throws -> Int { try http.start() }
+
+    public var port: Int { http.port }
+
+    /// Stops accepting, lets in-flight requests finish (bounded), disconnects sockets, closes the database.
+    public func shutdown() async {
+        await http.shutdown()
+        hub.disconnectAll(reason: "server shutting down")
+        db.close()
+    }
+}

@@ -1,0 +1,196 @@
+import Logging
+import TSSockets
+
+/// Serves HTTP/1.1 on one connection (RFC 9112 §9): parses requests, runs the responder for one
+/// request at a time, writes responses in request order, and enforces the timeouts.
+// @unchecked Sendable: all mutable state is confined to `connection.loop`. The only cross-thread
+// step is the handler Task, which hands its response back with `loop.execute`.
+final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
+    let connection: Connection
+    let context: HTTPServerContext
+    let registry: HTTPLoopRegistry
+    private var parser: HTTPParser
+    private var encoder = HTTPResponseEncoder()
+    private var timeouts: HTTPConnectionTimeouts
+    private var inFlight = false
+    private var tick: ScheduledTaskHandle?
+    private var detached = false
+    private var readPausedForBackpressure = false
+
+    private static let continueBytes: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    init(connection: Connection, context: HTTPServerContext, registry: HTTPLoopRegistry) {
+        self.connection = connection
+        self.context = context
+        self.registry = registry
+        self.parser = HTTPParser(limits: context.limits)
+        self.timeouts = HTTPConnectionTimeouts(headerReadTimeout: context.configuration.headerReadTimeout,
+                                               idleTimeout: context.configuration.idleTimeout,
+                                               now: context.configuration.clock.now())
+    }
+
+    /// Called on the loop right after accept.
+    func start() {
+        registry.handlers[connection.id] = self
+        context.observer?.connectionOpened()
+        if registry.draining {
+            drain()
+            return
+        }
+        scheduleTick()
+    }
+
+    private func scheduleTick() {
+        let interval = max(1_000_000, context.configuration.timeoutCheckInterval)
+        tick = connection.loop.scheduleTask(in: interval) { [weak self] in
+            guard let self else { return }
+            self.checkTimeouts()
+        }
+    }
+
+    private func checkTimeouts() {
+        guard !detached, connection.isOpen else { return }
+        switch timeouts.decision(now: context.configuration.clock.now()) {
+        case .keepOpen:
+            scheduleTick()
+        case .closeHeaderReadTimeout:
+            context.logger.debug("header read timeout", metadata: ["connection": .stringConvertible(connection.id)])
+            connection.close(.timeout)
+        case .closeIdleTimeout:
+            context.logger.debug("idle timeout", metadata: ["connection": .stringConvertible(connection.id)])
+            connection.closeGracefully(.timeout)
+        }
+    }
+
+    /// Server shutdown started: close now if idle; otherwise the current/next response closes.
+    func drain() {
+        if !inFlight && parser.progress == .idle {
+            // Nothing unsent and no request under way: a plain close sends FIN; lingering would
+            // only wait for keep-alive clients that never close.
+            if connection.outboundBufferedBytes == 0 {
+                connection.close(.serverShutdown)
+            } else {
+                connection.closeGracefully(.serverShutdown)
+            }
+        }
+    }
+
+    // MARK: ConnectionHandler
+
+    func connectionDidRead(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
+        parser.feed(bytes)
+        processBuffered()
+        timeouts.update(now: context.configuration.clock.now(), progress: parser.progress, inFlight: inFlight, bytesArrived: true)
+        // Back-pressure: while a handler runs, don't buffer more than one maximal request ahead.
+        if inFlight && !readPausedForBackpressure
+            && parser.bufferedBytes > context.limits.maxBodyBytes + context.limits.maxHeaderBytes + context.limits.maxRequestLineBytes {
+            readPausedForBackpressure = true
+            connection.pauseReading()
+        }
+    }
+
+    func connectionDidClose(_ connection: Connection, reason: CloseReason) {
+        tick?.cancel()
+        tick = nil
+        registry.handlers[connection.id] = nil
+        if !detached { context.observer?.connectionClosed() }
+    }
+
+    // MARK: requests
+
+    private func processBuffered() {
+        while !inFlight && !detached && connection.isOpen {
+            guard let event = parser.next() else { return }
+            switch event {
+            case .expectContinue:
+                if !registry.draining { connection.write(Self.continueBytes) }
+            case .request(let head, let body, _):
+                dispatch(head: head, body: body)
+            case .error(let error):
+                respondToParseError(error)
+                return
+            }
+        }
+    }
+
+    private func dispatch(head: HTTPRequestHead, body: [UInt8]) {
+        let clock = context.configuration.clock
+        let start = clock.now()
+        let incomingID = head.headers["X-Request-Id"]
+        let requestID = incomingID.flatMap { RequestID.isSane($0) ? $0 : nil } ?? RequestID.generate()
+        var request = HTTPRequest(method: head.method, target: head.target, version: head.version, headers: head.headers,
+                                  body: body, remoteAddress: connection.remoteAddress, requestID: requestID,
+                                  connectionID: connection.id, keepAlive: head.keepAlive)
+        if registry.draining {
+            // RFC 9110 §15.6.4: 503 while shutting down; close after answering.
+            request.keepAlive = false
+            var response = HTTPError.serviceUnavailable().response(for: request)
+            response.headers.add("Retry-After", "1")
+            finish(request: request, response: response, start: start)
+            return
+        }
+        inFlight = true
+        timeouts.update(now: start, progress: parser.progress, inFlight: true, bytesArrived: false)
+        let responder = context.responder
+        let loop = connection.loop
+        let frozen = request
+        Task {
+            let response = await responder.respond(to: frozen)
+            loop.execute { self.finish(request: frozen, response: response, start: start) }
+        }
+    }
+
+    private func finish(request: HTTPRequest, response: HTTPResponse, start: UInt64) {
+        inFlight = false
+        let duration = context.configuration.clock.now() &- start
+        logAccess(request: request, response: response, duration: duration)
+        context.observer?.requestFinished(method: request.method, routePattern: response.routePattern,
+                                          status: response.status, durationNanoseconds: duration)
+        guard connection.isOpen else { return }
+
+        if response.status == 101, let upgrade = response.upgrade {
+            encoder.encode(response, requestID: request.requestID, keepAlive: true, http10: false, omitBody: true, isUpgrade: true)
+            connection.write(encoder.buffer)
+            let leftover = parser.takeRemainingBytes()
+            detached = true
+            tick?.cancel()
+            tick = nil
+            registry.handlers[connection.id] = nil
+            registry.addUpgraded(connection)
+            context.observer?.connectionClosed()
+            upgrade(connection, leftover)
+            return
+        }
+
+        let keepAlive = request.keepAlive && !registry.draining && !parser.hasFailed
+        encoder.encode(response, requestID: request.requestID, keepAlive: keepAlive,
+                       http10: request.version.minor == 0, omitBody: request.method == .HEAD)
+        connection.write(encoder.buffer)
+        if !keepAlive {
+            connection.closeGracefully(registry.draining ? .serverShutdown : .local("Connection: close"))
+            return
+        }
+        if readPausedForBackpressure {
+            readPausedForBackpressure = false
+            connection.resumeReading()
+        }
+        processBuffered()
+        timeouts.update(now: context.configuration.clock.now(), progress: parser.progress, inFlight: inFlight, bytesArrived: false)
+    }
+
+    private func respondToParseError(_ error: HTTPParseError) {
+        let requestID = RequestID.generate()
+        context.logger.info("rejected request: \(error.status) \(error.reason) req=\(requestID) remote=\(connection.remoteAddress)")
+        var response = HTTPError(status: error.status, message: error.reason).response(for: nil)
+        response.headers.add("Connection", "close")
+        encoder.encode(response, requestID: requestID, keepAlive: false, http10: false, omitBody: false)
+        connection.write(encoder.buffer)
+        connection.closeGracefully(.protocolError(error.reason))
+    }
+
+    private func logAccess(request: HTTPRequest, response: HTTPResponse, duration: UInt64) {
+        guard context.logger.logLevel <= .info else { return }
+        let tenths = (duration + 50_000) / 100_000
+        context.logger.info("\(request.method.rawValue) \(request.path) \(response.status) \(tenths / 10).\(tenths % 10)ms req=\(request.requestID) user=\(response.logUserID ?? "-")")
+    }
+}

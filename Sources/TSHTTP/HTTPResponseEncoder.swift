@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Encodes response heads into a reused buffer (RFC 9112 §4, §6).
+struct HTTPResponseEncoder {
+    var buffer: [UInt8] = []
+    private var dateSecond: Int = -1
+    private var dateBytes: [UInt8] = []
+
+    init() { buffer.reserveCapacity(1024) }
+
+    /// Encodes status line, headers and (unless `omitBody`) the body into `buffer`.
+    /// The server's own `Content-Length`, `Date`, `X-Request-Id` and `Connection` win over handler values.
+    mutating func encode(_ response: HTTPResponse, requestID: String, keepAlive: Bool, http10: Bool,
+                         omitBody: Bool, isUpgrade: Bool = false) {
+        buffer.removeAll(keepingCapacity: true)
+        appendStatusLine(response.status)
+        var hasDate = false
+        for field in response.headers.fields {
+            if asciiCaseInsensitiveEquals(field.name, "Content-Length")
+                || asciiCaseInsensitiveEquals(field.name, "Transfer-Encoding")
+                || asciiCaseInsensitiveEquals(field.name, "X-Request-Id") {
+                continue
+            }
+            if !isUpgrade && asciiCaseInsensitiveEquals(field.name, "Connection") { continue }
+            guard HTTPResponseEncoder.isSafeHeader(field.name, field.value) else { continue }
+            if asciiCaseInsensitiveEquals(field.name, "Date") { hasDate = true }
+            append(field.name)
+            buffer.append(0x3A); buffer.append(0x20)
+            append(field.value)
+            crlf()
+        }
+        if !HTTPStatus.forbidsBody(response.status) {
+            append("Content-Length: ")
+            appendDecimal(response.body.count)
+            crlf()
+        }
+        if !hasDate {
+            append("Date: ")
+            appendDate()
+            crlf()
+        }
+        append("X-Request-Id: ")
+        append(requestID)
+        crlf()
+        if !isUpgrade {
+            if !keepAlive {
+                append("Connection: close\r\n")
+            } else if http10 {
+                append("Connection: keep-alive\r\n")
+            }
+        }
+        crlf()
+        if !omitBody && !HTTPStatus.forbidsBody(response.status) {
+            buffer.append(contentsOf: response.body)
+        }
+    }
+
+    private mutating func appendStatusLine(_ status: Int) {
+        append("HTTP/1.1 ")
+        appendDecimal(status)
+        buffer.append(0x20)
+        append(HTTPStatus.reasonPhrase(status))
+        crlf()
+    }
+
+    @inline(__always) private mutating func crlf() { buffer.append(0x0D); buffer.append(0x0A) }
+
+    @inline(__always) private mutating func append(_ s: String) {
+        var s = s
+        s.withUTF8 { buffer.append(contentsOf: $0) }
+    }
+
+    private mutating func appendDecimal(_ value: Int) {
+        if value == 0 { buffer.append(0x30); return }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = value, count = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            while n > 0 && count < 20 {
+                d[count] = UInt8(0x30 + n % 10)
+                n /= 10
+                count += 1
+            }
+            while count > 0 {
+                count -= 1
+                buffer.append(d[count])
+            }
+        }
+    }
+
+    private mutating func appendDate() {
+        let now = Int(time(nil))
+        if now != dateSecond {
+            dateSecond = now
+            dateBytes = Array(HTTPDate.imfFixdate(epochSeconds: now).utf8)
+        }
+        buffer.append(contentsOf: dateBytes)
+    }
+
+    /// Rejects names that are not tokens and values with CR, LF or NUL (header injection).
+    static func isSafeHeader(_ name: String, _ value: String) -> Bool {
+        if name.isEmpty { return false }
+        for c in name.utf8 where !HTTPParser.isTokenChar(c) { return false }
+        for c in value.utf8 where c == 0x0D || c == 0x0A || c == 0x00 { return false }
+        return true
+    }
+}
+
+/// IMF-fixdate (RFC 9110 §5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+enum HTTPDate {
+    static func imfFixdate(epochSeconds: Int) -> String {
+        var t = time_t(epochSeconds)
+        var tm = Glibc.tm()
+        gmtime_r(&t, &tm)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(days[Int(tm.tm_wday)]), \(two(tm.tm_mday)) \(months[Int(tm.tm_mon)]) \(1900 + Int(tm.tm_year)) "
+            + "\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)) GMT"
+    }
+
+    static func now() -> String { imfFixdate(epochSeconds: Int(time(nil))) }
+}
+
+/// Request ids (X-Request-Id).
+enum RequestID {
+    /// 16 random lowercase hex characters.
+    static func generate() -> String {
+        var rng = SystemRandomNumberGenerator()
+        let v = rng.next()
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var out = [UInt8](repeating: 0, count: 16)
+        for i in 0..<16 { out[i] = hex[Int((v >> (UInt64(i) * 4)) & 0xF)] }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// An incoming id is echoed when it is 1–128 characters of `[A-Za-z0-9._:-]`.
+    static func isSane(_ id: String) -> Bool {
+        let u = id.utf8
+        guard !u.isEmpty, u.count <= 128 else { return false }
+        for c in u {
+            switch c {
+            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2E, 0x5F, 0x3A, 0x2D: continue
+            default: return false
+            }
+        }
+        return true
+    }
+}

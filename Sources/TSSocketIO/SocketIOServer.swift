@@ -1,0 +1,286 @@
+import Logging
+import TSCrypto
+import TSEngineIO
+import TSHTTP
+import TSJSON
+import TSSockets
+
+/// The Socket.IO v5 hub (Socket.IO v5 protocol over Engine.IO v4): namespaces, auth, rooms,
+/// events, acks and broadcasts. Mount `handle(_:)` at `/socket.io/*`.
+///
+/// Thread-safety and invariants:
+/// - `hub` (lock: `LockedValue`) holds every connected socket by id and room membership in
+///   both directions (`rooms[room]` ∋ id ⇔ `socketRooms[id]` ∋ room). A socket is in `sockets`
+///   from its CONNECT reply until its disconnect, and always in the room named by its id.
+/// - `handlers` (lock) holds the application callbacks; they are read, then called with no
+///   lock held.
+/// - `counters` (lock) holds the emit/drop/slow-consumer counters.
+/// - Each lock is a leaf: no lock is held while another is taken or while calling out
+///   (sessions, handlers, the network). Per-connection state lives in `SocketIOClient`
+///   behind its own leaf lock.
+/// - Incoming packets of one connection run in order on that connection's mailbox Task; event
+///   handlers never run on an event-loop thread.
+// @unchecked Sendable: mutable state is only in the three `LockedValue`s described above.
+public final class SocketIOServer: @unchecked Sendable {
+    public typealias EventHandler = @Sendable (SocketIOSocket, [JSONValue], SocketIOAck?) async -> Void
+    public typealias EventDataHandler = @Sendable (SocketIOSocket, SocketIOEventData, SocketIOAck?) async -> Void
+    public typealias Authenticator = @Sendable (SocketIOHandshake, JSONValue?) async -> SocketIOAuthResult
+
+    struct Hub {
+        var sockets: [String: SocketIOSocket] = [:]
+        var rooms: [String: Set<String>] = [:]
+        var socketRooms: [String: Set<String>] = [:]
+    }
+
+    struct Handlers {
+        var authenticator: Authenticator?
+        var onConnect: (@Sendable (SocketIOSocket) -> Void)?
+        var onDisconnect: (@Sendable (SocketIOSocket, String) -> Void)?
+        var events: [String: EventDataHandler] = [:]
+        var emitObserver: (@Sendable (SocketIOEmitRecord) -> Void)?
+    }
+
+    public let configuration: SocketIOConfiguration
+    public let engine: EngineIOServer
+    let logger: Logger
+    let hub = LockedValue(Hub())
+    let handlers = LockedValue(Handlers())
+    let counters = LockedValue(SocketIOStats())
+
+    /// - Parameter timerLoop: loop for heartbeat/ack/connect timers; nil creates a private
+    ///   loop driven by `clock`.
+    public init(configuration: SocketIOConfiguration, clock: any MonotonicClock = SystemClock(),
+                logger: Logger = Logger(label: "touchsync.socketio"), timerLoop: EventLoop? = nil) throws {
+        var config = configuration
+        config.engine.maxOutboundBytesPerWebSocket = configuration.maxOutboundBytesPerSocket
+        self.configuration = config
+        self.logger = logger
+        engine = try EngineIOServer(configuration: config.engine, clock: clock, timerLoop: timerLoop, logger: logger)
+        engine.delegate = self
+    }
+
+    /// Answers Engine.IO requests (mount at `/socket.io/*`).
+    public func handle(_ request: HTTPRequest) async -> HTTPResponse { await engine.handle(request) }
+
+    /// Registers `handle(_:)` for every method on `<engine path>*` (`/socket.io/*`).
+    public func mount(on router: inout RouterBuilder) { engine.mount(on: &router) }
+
+    // MARK: registration
+
+    public func setAuthenticator(_ f: @escaping Authenticator) { handlers.withLock { $0.authenticator = f } }
+    public func onConnect(_ f: @escaping @Sendable (SocketIOSocket) -> Void) { handlers.withLock { $0.onConnect = f } }
+    public func onDisconnect(_ f: @escaping @Sendable (SocketIOSocket, String) -> Void) { handlers.withLock { $0.onDisconnect = f } }
+
+    /// Handles event `event`; binary arguments appear as placeholder objects.
+    public func on(_ event: String, _ handler: @escaping EventHandler) {
+        handlers.withLock { $0.events[event] = { socket, data, ack in await handler(socket, data.args, ack) } }
+    }
+
+    /// Handles event `event` with its binary attachments.
+    public func on(_ event: String, withAttachments handler: @escaping EventDataHandler) {
+        handlers.withLock { $0.events[event] = handler }
+    }
+
+    public func setEmitObserver(_ f: @escaping @Sendable (SocketIOEmitRecord) -> Void) { handlers.withLock { $0.emitObserver = f } }
+
+    // MARK: queries
+
+    public func socket(id: String) -> SocketIOSocket? { hub.withLock { $0.sockets[id] } }
+
+    public var connectedSockets: [SocketIOSocket] { hub.withLock { Array($0.sockets.values) } }
+
+    public func sockets(inRoom room: String) -> [SocketIOSocket] {
+        hub.withLock { h in (h.rooms[room] ?? []).compactMap { h.sockets[$0] } }
+    }
+
+    func rooms(ofSocket id: String) -> Set<String> { hub.withLock { $0.socketRooms[id] ?? [] } }
+
+    public var stats: SocketIOStats {
+        let (sockets, rooms) = hub.withLock { (Array($0.sockets.values), $0.rooms.count) }
+        var s = counters.current
+        s.rooms = rooms
+        for socket in sockets {
+            if socket.transport == .websocket { s.websocketSockets += 1 } else { s.pollingSockets += 1 }
+        }
+        return s
+    }
+
+    /// Closes every connection; each socket's `onDisconnect` gets `reason`.
+    public func disconnectAll(reason: String) { engine.closeAll(reason: reason) }
+
+    // MARK: rooms
+
+    func join(socketID: String, room: String) {
+        hub.withLock { h in
+            guard h.sockets[socketID] != nil else { return }
+            h.rooms[room, default: []].insert(socketID)
+            h.socketRooms[socketID, default: []].insert(room)
+        }
+    }
+
+    func leave(socketID: String, room: String) {
+        hub.withLock { h in
+            h.rooms[room]?.remove(socketID)
+            if h.rooms[room]?.isEmpty == true { h.rooms[room] = nil }
+            h.socketRooms[socketID]?.remove(room)
+        }
+    }
+
+    // MARK: emitting
+
+    /// Encodes a packet once into the Engine.IO packets that carry it.
+    static func preEncode(_ p: SocketIOPacket) -> [EnginePreEncodedPacket] {
+        var out = [EnginePreEncodedPacket(messageUTF8: SocketIOPacketCodec.encode(p))]
+        for a in p.attachments { out.append(EnginePreEncodedPacket(.binary(a))) }
+        return out
+    }
+
+    /// Sends event to every socket in `room` except `exceptSocketID`; the packet (and its
+    /// WebSocket frame) is encoded once per namespace. Returns the number of recipients.
+    @discardableResult
+    public func emit(_ event: String, _ args: [JSONValue], toRoom room: String, except exceptSocketID: String? = nil) -> Int {
+        emit(event, args, attachments: [], toRoom: room, except: exceptSocketID)
+    }
+
+    @discardableResult
+    public func emit(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], toRoom room: String,
+                     except exceptSocketID: String? = nil) -> Int {
+        let targets: [SocketIOSocket] = hub.withLock { h in
+            (h.rooms[room] ?? []).compactMap { $0 == exceptSocketID ? nil : h.sockets[$0] }
+        }
+        var byNamespace: [String: [EngineIOSession]] = [:]
+        for t in targets { byNamespace[t.namespace, default: []].append(t.session) }
+        var delivered = 0
+        for (ns, sessions) in byNamespace {
+            let packets = Self.preEncode(SocketIOPacketCodec.event(event, args, namespace: ns, attachments: attachments))
+            delivered += EngineIOServer.broadcast(packets, to: sessions)
+        }
+        countEmit(delivered: delivered, dropped: targets.count - delivered)
+        observe(SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: delivered))
+        return delivered
+    }
+
+    /// Sends event to one socket (no-op for an unknown id).
+    public func emit(_ event: String, _ args: [JSONValue], toSocket id: String) {
+        let s = socket(id: id)
+        s?.emit(event, args)
+        observe(SocketIOEmitRecord(event: event, args: args, target: .socket(id), except: nil, recipients: s == nil ? 0 : 1))
+    }
+
+    func observe(_ record: SocketIOEmitRecord) {
+        if let o = handlers.withLock({ $0.emitObserver }) { o(record) }
+    }
+
+    func countEmit(delivered: Int, dropped: Int) {
+        counters.withLock {
+            $0.eventsEmitted += delivered
+            $0.eventsDropped += dropped
+        }
+    }
+
+    // MARK: socket lifecycle
+
+    static func newSocketID() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        return String(decoding: SecureRandom.bytes(20).map { alphabet[Int($0 & 63)] }, as: UTF8.self)
+    }
+
+    func socketDidDisconnect(_ socket: SocketIOSocket, reason: String) {
+        let removed: Bool = hub.withLock { h in
+            guard h.sockets[socket.id] === socket else { return false }
+            h.sockets[socket.id] = nil
+            for room in h.socketRooms.removeValue(forKey: socket.id) ?? [] {
+                h.rooms[room]?.remove(socket.id)
+                if h.rooms[room]?.isEmpty == true { h.rooms[room] = nil }
+            }
+            return true
+        }
+        guard removed else { return }
+        if let f = handlers.withLock({ $0.onDisconnect }) { f(socket, reason) }
+    }
+
+    /// Runs one packet of a connection's mailbox.
+    func process(_ work: SocketIOClient.Work, client: SocketIOClient) async {
+        switch work {
+        case .connect(let p): await connect(p, client: client)
+        case .disconnect(let ns):
+            if let s = client.socket(namespace: ns), client.remove(s) {
+                socketDidDisconnect(s, reason: "client namespace disconnect")
+            }
+        case .event(let p):
+            guard let socket = client.socket(namespace: p.namespace), let name = p.eventName else { return }
+            guard let handler = handlers.withLock({ $0.events[name] }) else { return }
+            let ack = p.ackID.map { SocketIOAck(socket: socket, id: $0) }
+            await handler(socket, SocketIOEventData(name: name, args: p.eventArguments, attachments: p.attachments), ack)
+        }
+    }
+
+    private func connect(_ p: SocketIOPacket, client: SocketIOClient) async {
+        let ns = p.namespace
+        let session = client.session
+        guard configuration.namespaces.contains(ns) else {
+            session.sendPreEncoded(Self.preEncode(SocketIOPacket(type: .connectError, namespace: ns, data: ["message": "Invalid namespace"])))
+            return
+        }
+        if client.socket(namespace: ns) != nil { return }
+        let info = session.handshake
+        let handshake = SocketIOHandshake(namespace: ns, query: info.query, headers: info.headers,
+                                          remoteAddress: info.remoteAddress, auth: p.data)
+        let result: SocketIOAuthResult
+        if let auth = handlers.withLock({ $0.authenticator }) {
+            result = await auth(handshake, p.data)
+        } else {
+            result = .accept(userID: nil, data: .null)
+        }
+        switch result {
+        case .reject(let message):
+            session.sendPreEncoded(Self.preEncode(SocketIOPacket(type: .connectError, namespace: ns, data: ["message": .string(message)])))
+        case .accept(let userID, let data):
+            let socket = SocketIOSocket(id: Self.newSocketID(), namespace: ns, userID: userID, data: data,
+                                        handshake: handshake, session: session, client: client, server: self)
+            guard client.add(socket) else { return }
+            hub.withLock { h in
+                h.sockets[socket.id] = socket
+                h.rooms[socket.id, default: []].insert(socket.id)
+                h.socketRooms[socket.id] = [socket.id]
+            }
+            socket.sendPacket(SocketIOPacket(type: .connect, namespace: ns, data: ["sid": .string(socket.id)]))
+            if let f = handlers.withLock({ $0.onConnect }) { f(socket) }
+        }
+    }
+}
+
+extension SocketIOServer: EngineIOServerDelegate {
+    public func sessionOpened(_ session: EngineIOSession, request: HTTPRequest) {
+        let client = SocketIOClient(session: session, timerLoop: engine.timerLoop, maxAttachments: configuration.maxAttachments)
+        session.userInfo.withLock { $0 = client }
+        client.armConnectTimeout(nanoseconds: UInt64(max(0, configuration.connectTimeout) * 1e9))
+        Task { [self] in
+            for await work in client.stream { await process(work, client: client) }
+        }
+    }
+
+    private func client(of session: EngineIOSession) -> SocketIOClient? {
+        session.userInfo.current as? SocketIOClient
+    }
+
+    public func session(_ session: EngineIOSession, didReceiveText text: String) {
+        guard let c = client(of: session) else { return }
+        if !c.receive(text: text) { session.close(reason: EngineCloseReason.parseError) }
+    }
+
+    public func session(_ session: EngineIOSession, didReceiveBinary bytes: [UInt8]) {
+        guard let c = client(of: session) else { return }
+        if !c.receive(binary: bytes) { session.close(reason: EngineCloseReason.parseError) }
+    }
+
+    public func sessionClosed(_ session: EngineIOSession, reason: String) {
+        guard let c = client(of: session) else { return }
+        let sockets = c.close()
+        if reason == EngineCloseReason.slowConsumer && !sockets.isEmpty {
+            counters.withLock { $0.slowConsumersDisconnected += 1 }
+        }
+        for s in sockets { socketDidDisconnect(s, reason: reason) }
+        session.userInfo.withLock { $0 = nil }
+    }
+}

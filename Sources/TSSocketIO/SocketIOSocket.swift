@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TSEngineIO
+import TSJSON
+
+/// One client connected to one namespace (Socket.IO v5, "Connection to a namespace").
+///
+/// Immutable apart from room membership, which lives in the server's hub (under its lock).
+/// Every socket is a member of the room named by its own id.
+public final class SocketIOSocket: Sendable {
+    /// The socket id sent in the CONNECT reply (`40{"sid":"…"}`); distinct from the Engine.IO sid.
+    public let id: String
+    public let namespace: String
+    public let userID: String?
+    /// Application data from the authenticator.
+    public let data: JSONValue
+    public let handshake: SocketIOHandshake
+    /// Unix time of the connection, seconds.
+    public let connectedAt: Int64
+    let session: EngineIOSession
+    let client: SocketIOClient
+    let server: SocketIOServer
+
+    init(id: String, namespace: String, userID: String?, data: JSONValue, handshake: SocketIOHandshake,
+         session: EngineIOSession, client: SocketIOClient, server: SocketIOServer) {
+        self.id = id
+        self.namespace = namespace
+        self.userID = userID
+        self.data = data
+        self.handshake = handshake
+        self.session = session
+        self.client = client
+        self.server = server
+        connectedAt = Int64(time(nil))
+    }
+
+    /// The Engine.IO session id of the underlying connection.
+    public var engineSessionID: String { session.id }
+    public var transport: EngineTransport { session.transport }
+    public var isConnected: Bool { server.socket(id: id) === self }
+    public var rooms: Set<String> { server.rooms(ofSocket: id) }
+
+    public func join(_ room: String) { server.join(socketID: id, room: room) }
+    public func leave(_ room: String) { server.leave(socketID: id, room: room) }
+
+    /// Sends an EVENT to this socket.
+    public func emit(_ event: String, _ args: [JSONValue]) { emit(event, args, attachments: []) }
+
+    /// Sends a BINARY_EVENT when `attachments` is not empty (`args` hold
+    /// `SocketIOPacket.placeholder(k)` where attachment k goes).
+    public func emit(_ event: String, _ args: [JSONValue], attachments: [[UInt8]]) {
+        let ok = sendPacket(SocketIOPacketCodec.event(event, args, namespace: namespace, attachments: attachments))
+        server.countEmit(delivered: ok ? 1 : 0, dropped: ok ? 0 : 1)
+    }
+
+    /// Sends an EVENT asking for an ACK and waits for it (or `timeout` seconds, default
+    /// `configuration.ackTimeout`).
+    public func emitWithAck(_ event: String, _ args: [JSONValue], timeout: Double? = nil) async -> Result<[JSONValue], SocketIOAckError> {
+        let seconds = timeout ?? server.configuration.ackTimeout
+        return await withCheckedContinuation { cont in
+            guard let ackID = client.registerAck(cont, timeoutNanoseconds: UInt64(max(0, seconds) * 1e9)) else {
+                cont.resume(returning: .failure(.disconnected))
+                return
+            }
+            let ok = sendPacket(SocketIOPacketCodec.event(event, args, namespace: namespace, ackID: ackID))
+            server.countEmit(delivered: ok ? 1 : 0, dropped: ok ? 0 : 1)
+            if !ok { client.resolveAck(ackID, .failure(.disconnected)) }
+        }
+    }
+
+    /// Server-side disconnect of this namespace (sends DISCONNECT `1`); `closeTransport` also
+    /// closes the whole Engine.IO connection.
+    public func disconnect(closeTransport: Bool = false) {
+        if client.remove(self) {
+            _ = sendPacket(SocketIOPacket(type: .disconnect, namespace: namespace))
+            server.socketDidDisconnect(self, reason: "server namespace disconnect")
+        }
+        if closeTransport { session.close(reason: EngineCloseReason.forcedClose) }
+    }
+
+    /// Encodes and sends one packet (text part + binary attachments, atomically ordered).
+    @discardableResult
+    func sendPacket(_ p: SocketIOPacket) -> Bool {
+        session.sendPreEncoded(SocketIOServer.preEncode(p))
+    }
+}

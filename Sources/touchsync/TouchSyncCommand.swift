@@ -1,0 +1,153 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TSApp
+import TSJSON
+
+@main
+struct TouchSyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "touchsync",
+        abstract: "TouchSync server: the REST API and Socket.IO realtime backend of the TouchSync iOS app.",
+        subcommands: [Serve.self, Migrate.self, Token.self, Version.self, BenchSeed.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Options shared by every command that opens the database.
+struct CommonOptions: ParsableArguments {
+    @Option(help: "JSON config file (see config/touchsync.example.json).")
+    var config: String?
+
+    @Option(help: "SQLite database file, or :memory:.")
+    var database: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String?
+
+    @Option(help: "Log format: text or json.")
+    var logFormat: String?
+
+    func load(extra: [String: JSONValue] = [:]) throws -> AppConfiguration {
+        var overrides = extra
+        if let database { overrides["database.path"] = .string(database) }
+        if let logLevel { overrides["log.level"] = .string(logLevel) }
+        if let logFormat { overrides["log.format"] = .string(logFormat) }
+        let config = try AppConfiguration.load(configFile: config, environment: ProcessInfo.processInfo.environment, overrides: overrides)
+        guard let level = Logger.Level(rawValue: config.string("log.level")) else {
+            throw ValidationError("log.level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        guard let format = TouchSyncLogHandler.Format(rawValue: config.string("log.format")) else {
+            throw ValidationError("log.format must be text or json")
+        }
+        TouchSyncLogHandler.bootstrap(level: level, format: format)
+        return config
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Start the server.")
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: "Address to listen on.")
+    var host: String?
+
+    @Option(help: "TCP port (0 picks a free one).")
+    var port: Int?
+
+    @Flag(help: "Seed demo users, rooms, elements, messages and posts when the database is empty, and print their tokens.")
+    var demo = false
+
+    func run() async throws {
+        var extra: [String: JSONValue] = [:]
+        if let host { extra["server.host"] = .string(host) }
+        if let port { extra["server.port"] = .int(Int64(port)) }
+        if demo { extra["demo"] = true }
+        let config = try common.load(extra: extra)
+        let server: TouchSyncServer
+        do { server = try TouchSyncServer(configuration: config) } catch { throw CleanExit.message("touchsync: \(error)") }
+        let demoMode = config.bool("demo")
+        if demoMode { try await DemoSeeder.seedIfEmpty(server.domain) }
+        let port = try server.start()
+        let host = config.string("server.host")
+        let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
+        let base = "http://\(shownHost):\(port)"
+        print(StartupBanner.text(base: base, databasePath: server.databasePath, server: server, demo: demoMode))
+        fflush(nil)
+
+        // SIGTERM/SIGINT: stop accepting, finish in-flight requests (bounded), close the database, exit 0.
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let stop = AsyncStream<Int32> { cont in
+            for sig in [SIGTERM, SIGINT] {
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                source.setEventHandler { cont.yield(sig) }
+                source.resume()
+                SignalSources.keep(source)
+            }
+        }
+        for await sig in stop {
+            server.logger.info("received signal \(sig): shutting down")
+            break
+        }
+        await server.shutdown()
+        server.logger.info("shutdown complete")
+    }
+}
+
+/// Keeps signal sources alive for the life of the process.
+enum SignalSources {
+    nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []  // touched only from `Serve.run` before serving
+    static func keep(_ s: any DispatchSourceSignal) { sources.append(s) }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply pending database migrations and exit.")
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let config = try common.load()
+        do {
+            let server = try TouchSyncServer(configuration: config)
+            print("database \(server.databasePath) is up to date")
+            server.db.close()
+        } catch { throw CleanExit.message("touchsync: \(error)") }
+    }
+}
+
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print a bearer token for an existing user.")
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "The user's username.")
+    var username: String
+
+    @Option(help: "Lifetime, e.g. 30d, 12h, 15m or 3600s.")
+    var expires: String = "30d"
+
+    func run() async throws {
+        guard let lifetime = Self.parseDuration(expires) else { throw ValidationError("--expires must look like 30d, 12h, 15m or 3600s") }
+        let config = try common.load(extra: ["log.level": "warning"])
+        let server = try TouchSyncServer(configuration: config)
+        defer { server.db.close() }
+        guard let userId = try server.domain.auth.userId(forUsername: username) else {
+            throw CleanExit.message("touchsync: no user named \(username) in \(server.databasePath)")
+        }
+        print(server.domain.auth.issueToken(userId: userId, lifetimeSeconds: lifetime))
+    }
+
+    static func parseDuration(_ s: String) -> Int64? {
+        guard let last = s.last else { return nil }
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        if let unit = units[last], let n = Int64(s.dropLast()), n > 0 { return n * unit }
+        if let n = Int64(s), n > 0 { return n }
+        return nil
+    }
+}
+
+struct Version: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the version.")
+    func run() { print("touchsync \(BuildInfo.version)") }
+}

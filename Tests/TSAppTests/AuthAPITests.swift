@@ -1,0 +1,114 @@
+import Foundation
+import TSCrypto
+import TSJSON
+import XCTest
+
+/// Register, login, me and token rejection over real HTTP (CONTRACT.md §0 Auth, §2).
+final class AuthAPITests: XCTestCase {
+    var live: LiveServer!
+    var api: APIClient!
+
+    override func setUp() async throws {
+        live = try LiveServer()
+        api = APIClient(base: live.base)
+    }
+
+    override func tearDown() async throws { await live.stop() }
+
+    func testRegisterLoginMe() async throws {
+        let r = try await api.post("/api/auth/register", ["username": "john.doe", "password": "correct horse", "firstName": "John"])
+        XCTAssertEqual(r.status, 201)
+        XCTAssertNotNil(r.header("X-Request-Id"))
+        let session = try r.decode(DataEnvelope<SessionDTO>.self).data
+        XCTAssertEqual(session.user, UserDTO(id: session.user.id, username: "john.doe", firstName: "John", avatarUrl: nil))
+        XCTAssertEqual(Set(r.json["data"]?["user"]?.objectValue?.keys ?? []), ContractKeys.user)
+
+        let login = try await api.post("/api/auth/login", ["username": "john.doe", "password": "correct horse"])
+        XCTAssertEqual(login.status, 200)
+        let token = try login.decode(DataEnvelope<SessionDTO>.self).data.token
+        let me = try await api.get("/api/auth/me", token: token)
+        XCTAssertEqual(me.status, 200)
+        XCTAssertEqual(try me.decode(DataEnvelope<UserDTO>.self).data.id, session.user.id)
+    }
+
+    func testDuplicateUsernameIs409() async throws {
+        _ = try await api.register("dupe")
+        let r = try await api.post("/api/auth/register", ["username": "dupe", "password": "password-123"])
+        XCTAssertEqual(r.status, 409)
+        XCTAssertEqual(try r.decode(ErrorEnvelope.self).error.code, "CONFLICT")
+    }
+
+    func testRegistrationValidationNamesTheField() async throws {
+        let cases: [(JSONValue, String)] = [
+            (["username": "ab", "password": "password-123"], "username"),
+            (["username": "Upper", "password": "password-123"], "username"),
+            (["username": "okname", "password": "short"], "password"),
+            (["password": "password-123"], "username"),
+            (["username": "okname", "password": 12345678], "password"),
+        ]
+        for (body, field) in cases {
+            let r = try await api.post("/api/auth/register", body)
+            XCTAssertEqual(r.status, 400, "\(body)")
+            let e = try r.decode(ErrorEnvelope.self).error
+            XCTAssertEqual(e.code, "VALIDATION_ERROR")
+            XCTAssertEqual(e.field, field, "\(body)")
+            XCTAssertTrue(e.message.hasPrefix(field), e.message)
+        }
+        let notJSON = try await api.send("POST", "/api/auth/register", rawBody: Data("{nope".utf8), headers: ["Content-Type": "application/json"])
+        XCTAssertEqual(notJSON.status, 400)
+        let wrongType = try await api.send("POST", "/api/auth/register", rawBody: Data("a=b".utf8), headers: ["Content-Type": "text/plain"])
+        XCTAssertEqual(wrongType.status, 415)
+        // A JSON body without Content-Type is accepted (URLSession on Linux would add a form type, so use a raw socket).
+        let body = #"{"username":"notype","password":"password-123"}"#
+        let raw = try RawHTTP.exchange(port: live.port, "POST /api/auth/register HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        XCTAssertTrue(raw.hasPrefix("HTTP/1.1 201 "), raw)
+    }
+
+    func testWrongPasswordAndUnknownUserGiveTheSame401() async throws {
+        _ = try await api.register("realuser")
+        let wrong = try await api.post("/api/auth/login", ["username": "realuser", "password": "not-the-password"])
+        let unknown = try await api.post("/api/auth/login", ["username": "ghost", "password": "not-the-password"])
+        XCTAssertEqual(wrong.status, 401)
+        XCTAssertEqual(unknown.status, 401)
+        XCTAssertEqual(try wrong.decode(ErrorEnvelope.self).error.message, try unknown.decode(ErrorEnvelope.self).error.message)
+    }
+
+    func testBadTokensAre401() async throws {
+        let user = try await api.register("tokenuser")
+        let parts = user.token.split(separator: ".").map(String.init)
+        XCTAssertEqual(parts.count, 3)
+        let noneHeader = Base64URL.encode(Array(#"{"alg":"none","typ":"JWT"}"#.utf8))
+        let hs512Header = Base64URL.encode(Array(#"{"alg":"HS512","typ":"JWT"}"#.utf8))
+        var sig = Array(parts[2])
+        sig[sig.count / 2] = sig[sig.count / 2] == "A" ? "B" : "A"
+        let forgedPayload = Base64URL.encode(Array(#"{"sub":"someone-else","iat":1,"exp":99999999999}"#.utf8))
+        let expired = live.server.domain.auth.issueToken(userId: user.id, lifetimeSeconds: -60)
+        let bad: [String: String?] = [
+            "missing": nil,
+            "garbage": "not-a-jwt",
+            "alg none": "\(noneHeader).\(parts[1]).",
+            "alg HS512": "\(hs512Header).\(parts[1]).\(parts[2])",
+            "tampered signature": "\(parts[0]).\(parts[1]).\(String(sig))",
+            "tampered payload": "\(parts[0]).\(forgedPayload).\(parts[2])",
+            "expired": expired,
+        ]
+        for (name, token) in bad {
+            var headers: [String: String] = [:]
+            if let token { headers["Authorization"] = "Bearer \(token)" }
+            let r = try await api.send("GET", "/api/auth/me", headers: headers)
+            XCTAssertEqual(r.status, 401, name)
+            XCTAssertEqual(try r.decode(ErrorEnvelope.self).error.code, "UNAUTHORIZED", name)
+        }
+        let ok = try await api.get("/api/auth/me", token: user.token)
+        XCTAssertEqual(ok.status, 200)
+    }
+
+    func testHealth() async throws {
+        let r = try await api.get("/health")
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.json["status"], "ok")
+        XCTAssertEqual(r.json["database"], "ok")
+        XCTAssertNotNil(r.json["version"]?.stringValue)
+        XCTAssertNotNil(r.json["uptimeSeconds"]?.intValue)
+    }
+}

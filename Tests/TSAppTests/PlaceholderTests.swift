@@ -1,2 +1,0 @@
-import XCTest
-final class TSAppTestsPlaceholder: XCTestCase { func testPlaceholder() { XCTAssertTrue(true) } }

@@ -1,0 +1,109 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import TSApp
+import TSDomain
+import TSJSON
+import XCTest
+
+/// A real TouchSync server on 127.0.0.1, port 0, with an in-memory database, for tests that
+/// cross the wire. Cheap password hashing keeps registration fast.
+final class LiveServer: @unchecked Sendable {
+    // Invariant: set once in `start`, read afterwards.
+    let server: TouchSyncServer
+    let port: Int
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    static let bootstrapLogging: Void = {
+        TouchSyncLogHandler.bootstrap(level: ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical,
+                                      format: .text)
+    }()
+
+    init(overrides: [String: JSONValue] = [:], delivery: (any NotificationDelivery)? = nil, wallClock: (any WallClock)? = nil) throws {
+        _ = Self.bootstrapLogging
+        var o: [String: JSONValue] = ["server.port": 0, "database.path": ":memory:", "auth.passwordIterations": 1000,
+                                      "auth.jwtSecret": "test-secret-test-secret-test-secret", "server.eventLoops": 2]
+        for (k, v) in overrides { o[k] = v }
+        let config = try AppConfiguration.load(configFile: nil, environment: [:], overrides: o)
+        server = try TouchSyncServer(configuration: config, environment: [:], wallClock: wallClock ?? SystemWallClock(), delivery: delivery)
+        port = try server.start()
+    }
+
+    func stop() async { await server.shutdown() }
+}
+
+/// A URLSession client, as an iOS app would use, returning status, headers and body.
+struct APIClient: Sendable {
+    let base: String
+    var token: String?
+
+    struct Response: Sendable {
+        let status: Int
+        let headers: [String: String]
+        let body: Data
+
+        var json: JSONValue { (try? JSONValue.parse([UInt8](body))) ?? .null }
+
+        func decode<T: Decodable>(_ type: T.Type, file: StaticString = #filePath, line: UInt = #line) throws -> T {
+            do { return try APIClient.decoder.decode(T.self, from: body) } catch {
+                XCTFail("cannot decode \(T.self) from \(String(decoding: body, as: UTF8.self)): \(error)", file: file, line: line)
+                throw error
+            }
+        }
+
+        func header(_ name: String) -> String? {
+            headers.first { $0.key.lowercased() == name.lowercased() }?.value
+        }
+    }
+
+    static let decoder: JSONDecoder = {
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .iso8601
+        return d
+    }()
+
+    func send(_ method: String, _ path: String, json: JSONValue? = nil, rawBody: Data? = nil, headers: [String: String] = [:],
+              token: String? = nil) async throws -> Response {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        if let t = token ?? self.token { request.setValue("Bearer \(t)", forHTTPHeaderField: "Authorization") }
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(json.serialized())
+        } else if let rawBody {
+            request.httpBody = rawBody
+        }
+        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        var h: [String: String] = [:]
+        for (k, v) in http.allHeaderFields { h["\(k)"] = "\(v)" }
+        return Response(status: http.statusCode, headers: h, body: data)
+    }
+
+    func get(_ path: String, token: String? = nil) async throws -> Response { try await send("GET", path, token: token) }
+    func post(_ path: String, _ json: JSONValue? = nil, token: String? = nil, headers: [String: String] = [:]) async throws -> Response {
+        try await send("POST", path, json: json, headers: headers, token: token)
+    }
+    func patch(_ path: String, _ json: JSONValue, token: String? = nil) async throws -> Response { try await send("PATCH", path, json: json, token: token) }
+    func delete(_ path: String, token: String? = nil) async throws -> Response { try await send("DELETE", path, token: token) }
+}
+
+/// A registered user and their token.
+struct TestUser: Sendable {
+    let id: String
+    let username: String
+    let token: String
+}
+
+extension APIClient {
+    func register(_ username: String, firstName: String? = nil) async throws -> TestUser {
+        let r = try await post("/api/auth/register", ["username": .string(username), "password": "password-123",
+                                                       "firstName": .optional(firstName), "avatarUrl": .optional(nil as String?)])
+        XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+        let s = try r.decode(DataEnvelope<SessionDTO>.self).data
+        return TestUser(id: s.user.id, username: username, token: s.token)
+    }
+}

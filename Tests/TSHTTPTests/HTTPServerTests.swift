@@ -1,0 +1,297 @@
+import XCTest
+import Logging
+import TSJSON
+import TSSockets
+@testable import TSHTTP
+
+/// Records observer callbacks.
+final class RecordingObserver: HTTPServerObserver {
+    let finished = LockedValue<[(String, String?, Int)]>([])
+    let opened = LockedValue(0)
+    let closed = LockedValue(0)
+    func requestFinished(method: HTTPMethod, routePattern: String?, status: Int, durationNanoseconds: UInt64) {
+        finished.withLock { $0.append((method.rawValue, routePattern, status)) }
+    }
+    func connectionOpened() { opened.withLock { $0 += 1 } }
+    func connectionClosed() { closed.withLock { $0 += 1 } }
+}
+
+final class HTTPServerTests: XCTestCase {
+    var server: HTTPServer!
+    var port = 0
+    let observer = RecordingObserver()
+    let slowGate = LockedValue(false)
+
+    func makeRouter() -> Router {
+        var b = RouterBuilder()
+        b.get("/hello") { _ in .json(["hello": "world"]) }
+        b.post("/echo") { req in
+            var r = HTTPResponse.bytes(req.body, contentType: "application/octet-stream")
+            r.logUserID = "u1"
+            return r
+        }
+        b.get("/rooms/:id") { req in .text(req.parameters["id"] ?? "") }
+        b.get("/slow") { _ in
+            try await Task.sleep(for: .milliseconds(300))
+            return .text("slow done")
+        }
+        b.get("/boom") { _ in struct Secret: Error {}; throw Secret() }
+        return b.freeze()
+    }
+
+    func startServer(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
+        var config = HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2)
+        config.maxRequestLineBytes = 1024
+        config.maxHeaderBytes = 2048
+        config.maxHeaderCount = 20
+        config.maxBodyBytes = 64 * 1024
+        configure(&config)
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        server = HTTPServer(configuration: config, responder: makeRouter(), logger: logger, observer: observer)
+        port = try server.start()
+        XCTAssertGreaterThan(port, 0)
+    }
+
+    override func tearDown() async throws {
+        if let server { await server.shutdown() }
+        server = nil
+    }
+
+    func testKeepAliveAndHeaders() throws {
+        try startServer()
+        let c = try RawClient(port: port)
+        for _ in 0..<3 {
+            try c.send(request("GET", "/hello"))
+            let r = try c.readResponse()
+            XCTAssertEqual(r.status, 200)
+            XCTAssertEqual(r.bodyString, #"{"hello":"world"}"#)
+            XCTAssertEqual(r.header("Content-Length"), "17")
+            XCTAssertEqual(r.header("Content-Type"), "application/json; charset=utf-8")
+            XCTAssertNotNil(r.header("Date"))
+            XCTAssertEqual(r.header("X-Request-Id")?.count, 16)
+            XCTAssertNil(r.header("Connection"))
+        }
+        try c.send(request("GET", "/rooms/42", headers: ["X-Request-Id: my-req.1"]))
+        let echoed = try c.readResponse()
+        XCTAssertEqual(echoed.bodyString, "42")
+        XCTAssertEqual(echoed.header("X-Request-Id"), "my-req.1")
+        try c.send(request("GET", "/hello", headers: ["X-Request-Id: bad id with spaces"]))
+        XCTAssertEqual(try c.readResponse().header("X-Request-Id")?.count, 16)
+        try c.send(request("GET", "/hello", headers: ["Connection: close"]))
+        let last = try c.readResponse()
+        XCTAssertEqual(last.header("Connection"), "close")
+        XCTAssertTrue(c.waitForClose())
+    }
+
+    func testHTTP10ClosesByDefault() throws {
+        try startServer()
+        let c = try RawClient(port: port)
+        try c.send("GET /hello HTTP/1.0\r\n\r\n")
+        let r = try c.readResponse()
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.header("Connection"), "close")
+        XCTAssertTrue(c.waitForClose())
+    }
+
+    func testPipelinedResponsesInOrder() throws {
+        try startServer()
+        let c = try RawClient(port: port)
+        try c.send(request("GET", "/slow") + request("GET", "/rooms/a") + request("POST", "/echo", body: "xyz") + request("GET", "/rooms/b"))
+        XCTAssertEqual(try c.readResponse().bodyString, "slow done")
+        XCTAssertEqual(try c.readResponse().bodyString, "a")
+        XCTAssertEqual(try c.readResponse().bodyString, "xyz")
+        XCTAssertEqual(try c.readResponse().bodyString, "b")
+    }
+
+    func testHeadHasContentLengthButNoBody() throws {
+        try startServer()
+        let c = try RawClient(port: port)
+        try c.send(request("HEAD", "/hello") + request("GET", "/rooms/z"))
+        let head = try c.readResponse(headRequest: true)
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("Content-Length"), "17")
+        XCTAssertEqual(try c.readResponse().bodyString, "z", "no stray body bytes after HEAD")
+    }
+
+    func testExpectContinueAndChunkedBody() throws {
+        try startServer()
+        let c = try RawClient(port: port)
+        try c.send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+        let interim = try c.readResponse(headRequest: true)
+        XCTAssertEqual(interim.status, 100)
+        try c.send("hello")
+        let r = try c.readResponse()
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.bodyString, "hello")
+        try c.send("POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n3;x=y\r\nefg\r\n0\r\n\r\n")
+        XCTAssertEqual(try c.readResponse().bodyString, "abcdefg")
+    }
+
+    func testLimitStatuses() throws {
+        try startServer()
+        let cases: [(String, Int)] = [
+            ("GET /" + String(repeating: "a", count: 2000) + " HTTP/1.1\r\nHost: h\r\n\r\n", 414),
+            ("GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + String(repeating: "b", count: 3000) + "\r\n\r\n", 431),
+            ("GET / HTTP/1.1\r\nHost: h\r\n" + (0..<25).map { "X-\($0): v\r\n" }.joined() + "\r\n", 431),
+            ("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\n" + String(repeating: "c", count: 1000), 413),
+            ("GET / HTTP/1.1\r\nHost: h\r\nBad Header: x\r\n\r\n", 400),
+            ("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+            ("GET / HTTP/1.1\nHost: h\n\n", 400),
+        ]
+        for (raw, status) in cases {
+            let c = try RawClient(port: port)
+            try c.send(raw)
+            let r = try c.readResponse()
+            XCTAssertEqual(r.status, status, String(raw.prefix(60)))
+            XCTAssertEqual(r.header("Connection"), "close")
+            XCTAssertNotNil(r.header("X-Request-Id"))
+            let json = try JSONValue.parse(r.body)
+            XCTAssertNotNil(json["error"]?["code"]?.stringValue)
+            XCTAssertTrue(c.waitForClose(), "connection closed after \(status)")
+        }
+    }
+
+    func testRoutingErrorsAndInternalErrors() throws {
+        try startServer()
+        let c = try RawClient(port: port)
+        try c.send(request("GET", "/missing"))
+        let nf = try c.readResponse()
+        XCTAssertEqual(nf.status, 404)
+        XCTAssertNotNil(nf.header("X-Request-Id"))
+        try c.send(request("DELETE", "/hello"))
+        let na = try c.readResponse()
+        XCTAssertEqual(na.status, 405)
+        XCTAssertEqual(na.header("Allow"), "GET, HEAD")
+        try c.send(request("GET", "/boom"))
+        let ie = try c.readResponse()
+        XCTAssertEqual(ie.status, 500)
+        XCTAssertEqual(ie.bodyString, #"{"error":{"code":"INTERNAL","message":"Internal server error"}}"#)
+        try c.send(request("GET", "/hello"))
+        XCTAssertEqual(try c.readResponse().status, 200, "connection survives handler errors")
+        let recorded = observer.finished.current
+        XCTAssertTrue(recorded.contains { $0.0 == "GET" && $0.1 == "/hello" && $0.2 == 200 })
+        XCTAssertTrue(recorded.contains { $0.0 == "GET" && $0.1 == nil && $0.2 == 404 })
+    }
+
+    func testTwoHundredConcurrentConnections() throws {
+        try startServer()
+        var clients: [RawClient] = []
+        for _ in 0..<200 { clients.append(try RawClient(port: port)) }
+        for (i, c) in clients.enumerated() { try c.send(request("GET", "/rooms/\(i)")) }
+        for (i, c) in clients.enumerated() {
+            let r = try c.readResponse()
+            XCTAssertEqual(r.status, 200)
+            XCTAssertEqual(r.bodyString, "\(i)")
+        }
+        XCTAssertEqual(server.openConnections, 200)
+        clients.removeAll()
+        let deadline = SystemClock().now() + 5_000_000_000
+        while server.openConnections > 0 && SystemClock().now() < deadline { usleep(10_000) }
+        XCTAssertEqual(server.openConnections, 0)
+        XCTAssertEqual(observer.opened.current, 200)
+        XCTAssertEqual(observer.closed.current, 200)
+    }
+
+    func testIdleTimeoutClosesConnection() throws {
+        try startServer { c in
+            c.idleTimeout = 150_000_000
+            c.timeoutCheckInterval = 20_000_000
+        }
+        let c = try RawClient(port: port)
+        try c.send(request("GET", "/hello"))
+        XCTAssertEqual(try c.readResponse().status, 200)
+        let start = SystemClock().now()
+        XCTAssertTrue(c.waitForClose())
+        let elapsed = SystemClock().now() - start
+        XCTAssertGreaterThanOrEqual(elapsed, 100_000_000)
+        XCTAssertLessThan(elapsed, 3_000_000_000)
+    }
+
+    func testHeaderReadTimeoutWithManualClock() throws {
+        let clock = ManualClock()
+        try startServer { c in
+            c.clock = clock
+            c.timeoutCheckInterval = 10_000_000
+        }
+        let c = try RawClient(port: port)
+        try c.send("GET /hello HTTP/1.1\r\nHost: h\r\n") // incomplete head
+        usleep(100_000)
+        clock.advance(by: 9_000_000_000)
+        usleep(100_000)
+        try c.send("X-More: 1\r\n")
+        usleep(100_000)
+        clock.advance(by: 1_500_000_000) // 10.5 s since the first byte
+        XCTAssertTrue(c.waitForClose())
+    }
+
+    func testGracefulShutdownFinishesInFlightRequest() async throws {
+        try startServer()
+        let c = try RawClient(port: port)
+        let idle = try RawClient(port: port)
+        try idle.send(request("GET", "/hello"))
+        XCTAssertEqual(try idle.readResponse().status, 200)
+        try c.send(request("GET", "/slow"))
+        try await Task.sleep(for: .milliseconds(50))
+        let s = server!
+        let shutdown = Task { await s.shutdown() }
+        let r = try c.readResponse()
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.bodyString, "slow done")
+        XCTAssertEqual(r.header("Connection"), "close")
+        XCTAssertTrue(c.waitForClose())
+        XCTAssertTrue(idle.waitForClose(), "idle kept-alive connection closed on shutdown")
+        await shutdown.value
+        XCTAssertEqual(server.openConnections, 0)
+        XCTAssertThrowsError(try RawClient(port: port), "listener closed")
+    }
+
+    func testNewRequestDuringShutdownGets503() async throws {
+        try startServer()
+        // A pipelined request behind an in-flight one: the in-flight response says Connection: close.
+        let busy = try RawClient(port: port)
+        try busy.send(request("GET", "/slow") + request("GET", "/hello"))
+        // A request whose head is still arriving when the shutdown starts gets 503 + close.
+        let late = try RawClient(port: port)
+        try late.send("GET /hello HTTP/1.1\r\nHost: h\r\n")
+        try await Task.sleep(for: .milliseconds(50))
+        let s = server!
+        let shutdown = Task { await s.shutdown() }
+        try await Task.sleep(for: .milliseconds(50))
+        try late.send("\r\n")
+        let rejected = try late.readResponse()
+        XCTAssertEqual(rejected.status, 503)
+        XCTAssertEqual(rejected.header("Connection"), "close")
+        XCTAssertEqual(try JSONValue.parse(rejected.body)["error"]?["code"]?.stringValue, "SERVICE_UNAVAILABLE")
+        XCTAssertTrue(late.waitForClose())
+        let first = try busy.readResponse()
+        XCTAssertEqual(first.status, 200)
+        XCTAssertEqual(first.header("Connection"), "close")
+        XCTAssertTrue(busy.waitForClose())
+        await shutdown.value
+    }
+
+    func testMaxConnectionsAnswers503() throws {
+        try startServer { c in c.maxConnections = 2 }
+        let a = try RawClient(port: port)
+        let b = try RawClient(port: port)
+        try a.send(request("GET", "/hello"))
+        try b.send(request("GET", "/hello"))
+        XCTAssertEqual(try a.readResponse().status, 200)
+        XCTAssertEqual(try b.readResponse().status, 200)
+        let c = try RawClient(port: port)
+        let r = try c.readResponse()
+        XCTAssertEqual(r.status, 503)
+        XCTAssertNotNil(r.header("X-Request-Id"))
+        XCTAssertTrue(c.waitForClose())
+        XCTAssertEqual(server.openConnections, 2)
+    }
+
+    func testLargeResponseIsFlushedCompletely() throws {
+        try startServer()
+        let c = try RawClient(port: port)
+        let payload = String(repeating: "0123456789", count: 6000)
+        try c.send(request("POST", "/echo", body: payload))
+        XCTAssertEqual(try c.readResponse().bodyString, payload)
+    }
+}

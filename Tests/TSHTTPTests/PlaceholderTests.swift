@@ -1,2 +1,0 @@
-import XCTest
-final class TSHTTPTestsPlaceholder: XCTestCase { func testPlaceholder() { XCTAssertTrue(true) } }

@@ -1,0 +1,107 @@
+import XCTest
+import TSJSON
+@testable import TSHTTP
+
+final class RouterTests: XCTestCase {
+    func makeRouter() -> Router {
+        var b = RouterBuilder()
+        b.get("/api/rooms/:roomId") { req in .text("room \(req.parameters["roomId"] ?? "")") }
+        b.get("/api/rooms/my-rooms") { _ in .text("mine") }
+        b.patch("/api/rooms/:roomId") { _ in .text("patched") }
+        b.delete("/api/rooms/:roomId/elements/:elementId") { req in
+            .text("\(req.parameters["roomId"]!)/\(req.parameters["elementId"]!) \(req.routePattern!)")
+        }
+        b.get("/socket.io/*") { req in .text("sio[\(req.parameters["*"] ?? "nil")]") }
+        b.post("/socket.io/*") { _ in .text("sio-post") }
+        b.get("/boom") { _ in throw CancellationError() }
+        b.get("/typed") { _ in throw HTTPError.conflict("taken") }
+        return b.freeze()
+    }
+
+    func body(_ r: HTTPResponse) -> String { String(decoding: r.body, as: UTF8.self) }
+
+    func testMatching() async {
+        let r = makeRouter()
+        var resp = await r.respond(to: HTTPRequest(method: .GET, target: "/api/rooms/abc%20d?x=1"))
+        XCTAssertEqual(body(resp), "room abc d")
+        XCTAssertEqual(resp.routePattern, "/api/rooms/:roomId")
+        resp = await r.respond(to: HTTPRequest(method: .GET, target: "/api/rooms/my-rooms"))
+        XCTAssertEqual(body(resp), "mine", "literal beats parameter regardless of order")
+        resp = await r.respond(to: HTTPRequest(method: .DELETE, target: "/api/rooms/r1/elements/e1"))
+        XCTAssertEqual(body(resp), "r1/e1 /api/rooms/:roomId/elements/:elementId")
+        for (path, expected) in [("/socket.io", "sio[]"), ("/socket.io/", "sio[]"), ("/socket.io/?EIO=4", "sio[]"), ("/socket.io/a/b", "sio[a/b]")] {
+            resp = await r.respond(to: HTTPRequest(method: .GET, target: path))
+            XCTAssertEqual(body(resp), expected, path)
+        }
+    }
+
+    func testNotFoundAndMethodNotAllowed() async throws {
+        let r = makeRouter()
+        var resp = await r.respond(to: HTTPRequest(method: .GET, target: "/nope"))
+        XCTAssertEqual(resp.status, 404)
+        let json = try JSONValue.parse(resp.body)
+        XCTAssertEqual(json["error"]?["code"]?.stringValue, "NOT_FOUND")
+        resp = await r.respond(to: HTTPRequest(method: .PUT, target: "/api/rooms/x"))
+        XCTAssertEqual(resp.status, 405)
+        XCTAssertEqual(resp.headers["Allow"], "GET, PATCH, HEAD")
+        XCTAssertEqual(try JSONValue.parse(resp.body)["error"]?["code"]?.stringValue, "METHOD_NOT_ALLOWED")
+        resp = await r.respond(to: HTTPRequest(method: .GET, target: "/api/rooms//elements"))
+        XCTAssertEqual(resp.status, 404, "empty parameter segment does not match")
+    }
+
+    func testHeadFallsBackToGet() async {
+        let resp = await makeRouter().respond(to: HTTPRequest(method: .HEAD, target: "/api/rooms/my-rooms"))
+        XCTAssertEqual(resp.status, 200)
+        XCTAssertEqual(body(resp), "mine") // the server drops the body, keeping Content-Length
+    }
+
+    func testErrorsRender() async throws {
+        let r = makeRouter()
+        var resp = await r.respond(to: HTTPRequest(method: .GET, target: "/boom", requestID: "rid"))
+        XCTAssertEqual(resp.status, 500)
+        XCTAssertEqual(body(resp), #"{"error":{"code":"INTERNAL","message":"Internal server error"}}"#)
+        resp = await r.respond(to: HTTPRequest(method: .GET, target: "/typed"))
+        XCTAssertEqual(resp.status, 409)
+        XCTAssertEqual(body(resp), #"{"error":{"code":"CONFLICT","message":"taken"}}"#)
+    }
+
+    func testQueryItems() {
+        let req = HTTPRequest(method: .GET, target: "/p?a=1&b=x%2Fy&a=2&c=hello+world&d")
+        XCTAssertEqual(req.path, "/p")
+        XCTAssertEqual(req.query, "a=1&b=x%2Fy&a=2&c=hello+world&d")
+        XCTAssertEqual(req.queryItems, ["a": "1", "b": "x/y", "c": "hello world", "d": ""])
+        let abs = HTTPRequest(method: .GET, target: "http://example.com/x/y?z=1")
+        XCTAssertEqual(abs.path, "/x/y")
+        XCTAssertEqual(abs.queryItems["z"], "1")
+    }
+
+    func testJSONBodyHelpers() throws {
+        func req(_ body: String, _ ct: String?) -> HTTPRequest {
+            var h = HTTPHeaders()
+            if let ct { h.add("Content-Type", ct) }
+            return HTTPRequest(method: .POST, target: "/", headers: h, body: Array(body.utf8))
+        }
+        XCTAssertEqual(try req(#"{"a":1}"#, "application/json; charset=utf-8").requestJSONObject()["a"], .int(1))
+        XCTAssertEqual(try req(#"{"a":1}"#, nil).requestJSONObject()["a"], .int(1))
+        func status(_ r: HTTPRequest) -> (Int, String)? {
+            do { _ = try r.requestJSONObject(); return nil } catch let e as HTTPError { return (e.status, e.code) } catch { return (0, "") }
+        }
+        XCTAssertEqual(status(req(#"{"a":1}"#, "text/plain"))?.0, 415)
+        XCTAssertEqual(status(req(#"{"a":1}"#, "text/plain"))?.1, "UNSUPPORTED_MEDIA_TYPE")
+        XCTAssertEqual(status(req("", "application/json"))?.1, "VALIDATION_ERROR")
+        XCTAssertEqual(status(req("{nope", "application/json"))?.0, 400)
+        XCTAssertEqual(status(req("[1]", "application/json"))?.0, 400)
+    }
+
+    func testHeaders() {
+        var h: HTTPHeaders = ["Content-Type": "a", "X-Multi": "1"]
+        h.add("x-multi", "2")
+        XCTAssertEqual(h["content-type"], "a")
+        XCTAssertEqual(h.values(for: "X-MULTI"), ["1", "2"])
+        h.replaceOrAdd("X-Multi", "3")
+        XCTAssertEqual(h.values(for: "x-multi"), ["3"])
+        h.remove("CONTENT-TYPE")
+        XCTAssertNil(h["Content-Type"])
+        XCTAssertEqual(h.count, 1)
+    }
+}

@@ -1,0 +1,326 @@
+import Logging
+import TSEngineIO
+import TSHTTP
+import TSJSON
+import TSSockets
+import XCTest
+@testable import TSSocketIO
+
+/// Live Socket.IO v5 tests over real sockets (expectations from the Socket.IO v5 protocol and
+/// its official test suite), against a server set up like the conformance server's.
+final class SocketIOLiveTests: XCTestCase {
+    var http: HTTPServer!
+    var io: SocketIOServer!
+    var port = 0
+    let disconnects = LockedValue<[String: String]>([:])
+
+    func start(_ configure: (inout SocketIOConfiguration) -> Void = { _ in }) throws {
+        var config = SocketIOConfiguration(engine: EngineIOConfiguration(pingInterval: 5000, pingTimeout: 5000),
+                                           namespaces: ["/", "/custom"])
+        configure(&config)
+        io = try SocketIOServer(configuration: config, clock: SystemClock(), logger: Logger(label: "test"))
+        io.onConnect { socket in socket.emit("auth", [socket.handshake.auth ?? .object(JSONObject())]) }
+        io.on("message", withAttachments: { socket, event, _ in
+            socket.emit("message-back", event.args, attachments: event.attachments)
+        })
+        io.on("message-with-ack", withAttachments: { _, event, ack in ack?.send(event.args, attachments: event.attachments) })
+        io.on("join") { socket, args, ack in
+            if let room = args.first?.stringValue { socket.join(room) }
+            ack?.send(["joined"])
+        }
+        let d = disconnects
+        io.onDisconnect { socket, reason in d.withLock { $0[socket.id] = reason } }
+        var b = RouterBuilder()
+        io.mount(on: &b)
+        http = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2),
+                          responder: b.freeze(), logger: Logger(label: "test"))
+        port = try http.start()
+    }
+
+    override func tearDown() {
+        io?.disconnectAll(reason: "test end")
+        let h = http
+        _ = TestNet.async { () -> Bool in
+            let sem = DispatchSemaphore(value: 0)
+            Task { await h?.shutdown(); sem.signal() }
+            sem.wait()
+            return true
+        }.wait(timeout: 15)
+    }
+
+    /// An Engine.IO websocket session (open packet consumed).
+    func engineSocket(receiveBuffer: Int32? = nil) -> TestWebSocket {
+        let ws = TestWebSocket(port: port, target: "/socket.io/?EIO=4&transport=websocket", receiveBuffer: receiveBuffer)
+        XCTAssertEqual(ws.status, 101)
+        guard case .text(let open) = ws.receive() else { XCTFail("no open packet"); return ws }
+        XCTAssertTrue(open.hasPrefix("0{"))
+        return ws
+    }
+
+    /// Connects to `/` and consumes the CONNECT reply and the `auth` event; returns the sid.
+    @discardableResult
+    func connectMain(_ ws: TestWebSocket) throws -> String {
+        ws.send("40")
+        guard case .text(let reply) = ws.receive() else { XCTFail("no connect reply"); return "" }
+        XCTAssertTrue(reply.hasPrefix("40"), reply)
+        let sid = try XCTUnwrap(try JSONValue.parse(String(reply.dropFirst(2)))["sid"]?.stringValue)
+        XCTAssertEqual(ws.receive(), .text("42[\"auth\",{}]"))
+        return sid
+    }
+
+    // MARK: connect
+
+    func testConnectToMainNamespace() throws {
+        try start()
+        let ws = engineSocket()
+        ws.send("40")
+        guard case .text(let reply) = ws.receive() else { return XCTFail() }
+        XCTAssertTrue(reply.hasPrefix("40{"))
+        let v = try JSONValue.parse(String(reply.dropFirst(2)))
+        XCTAssertEqual(v.objectValue?.keys, ["sid"])
+        XCTAssertEqual(ws.receive(), .text("42[\"auth\",{}]"))
+        XCTAssertNotNil(io.socket(id: v["sid"]!.stringValue!))
+        XCTAssertEqual(io.stats.websocketSockets, 1)
+    }
+
+    func testConnectWithAuthPayloadAndCustomNamespace() throws {
+        try start()
+        let ws = engineSocket()
+        ws.send("40{\"token\":\"123\"}")
+        guard case .text(let r1) = ws.receive() else { return XCTFail() }
+        XCTAssertTrue(r1.hasPrefix("40{\"sid\":"))
+        XCTAssertEqual(ws.receive(), .text("42[\"auth\",{\"token\":\"123\"}]"))
+
+        ws.send("40/custom,")
+        guard case .text(let r2) = ws.receive() else { return XCTFail() }
+        XCTAssertTrue(r2.hasPrefix("40/custom,{\"sid\":"), r2)
+        XCTAssertEqual(ws.receive(), .text("42/custom,[\"auth\",{}]"))
+
+        let ws2 = engineSocket()
+        ws2.send("40/custom,{\"token\":\"abc\"}")
+        guard case .text(let r3) = ws2.receive() else { return XCTFail() }
+        XCTAssertTrue(r3.hasPrefix("40/custom,"))
+        XCTAssertEqual(ws2.receive(), .text("42/custom,[\"auth\",{\"token\":\"abc\"}]"))
+
+        let ws3 = engineSocket()
+        ws3.send("40/,{\"token\":\"x\"}")  // main namespace named explicitly
+        guard case .text(let r4) = ws3.receive() else { return XCTFail() }
+        XCTAssertTrue(r4.hasPrefix("40{\"sid\":"))
+        XCTAssertEqual(ws3.receive(), .text("42[\"auth\",{\"token\":\"x\"}]"))
+    }
+
+    func testUnknownNamespaceIsRefused() throws {
+        try start()
+        let ws = engineSocket()
+        ws.send("40/random")
+        XCTAssertEqual(ws.receive(), .text("44/random,{\"message\":\"Invalid namespace\"}"))
+    }
+
+    func testAuthenticatorSeesQueryHeadersAndPayload() throws {
+        try start()
+        io.setAuthenticator { handshake, auth in
+            let token = auth?["token"]?.stringValue ?? handshake.query["token"]
+                ?? handshake.header("Authorization").map { String($0.dropFirst("Bearer ".count)) }
+            return token == "good" ? .accept(userID: "u1", data: ["role": "admin"]) : .reject(message: "unauthorized")
+        }
+        let bad = engineSocket()
+        bad.send("40{\"token\":\"bad\"}")
+        XCTAssertEqual(bad.receive(), .text("44{\"message\":\"unauthorized\"}"))
+
+        let viaQuery = TestWebSocket(port: port, target: "/socket.io/?EIO=4&transport=websocket&token=good")
+        _ = viaQuery.receive()
+        viaQuery.send("40")
+        guard case .text(let r) = viaQuery.receive() else { return XCTFail() }
+        let sid = try XCTUnwrap(try JSONValue.parse(String(r.dropFirst(2)))["sid"]?.stringValue)
+        let socket = try XCTUnwrap(io.socket(id: sid))
+        XCTAssertEqual(socket.userID, "u1")
+        XCTAssertEqual(socket.data, ["role": "admin"])
+        XCTAssertEqual(socket.rooms, [sid])
+
+        let viaPayload = engineSocket()
+        viaPayload.send("40{\"token\":\"good\"}")
+        guard case .text(let r2) = viaPayload.receive() else { return XCTFail() }
+        XCTAssertTrue(r2.hasPrefix("40{"))
+    }
+
+    // MARK: events
+
+    func testEventAckAndBinaryRoundTrips() throws {
+        try start()
+        let ws = engineSocket()
+        try connectMain(ws)
+        ws.send("42[\"message\",1,\"2\",{\"3\":[true]}]")
+        XCTAssertEqual(ws.receive(), .text("42[\"message-back\",1,\"2\",{\"3\":[true]}]"))
+        ws.send("42456[\"message-with-ack\",1,\"2\",{\"3\":[false]}]")
+        XCTAssertEqual(ws.receive(), .text("43456[1,\"2\",{\"3\":[false]}]"))
+
+        ws.send("452-[\"message\",{\"_placeholder\":true,\"num\":0},{\"_placeholder\":true,\"num\":1}]")
+        ws.send(binary: [1, 2, 3])
+        ws.send(binary: [4, 5, 6])
+        XCTAssertEqual(ws.receive(), .text("452-[\"message-back\",{\"_placeholder\":true,\"num\":0},{\"_placeholder\":true,\"num\":1}]"))
+        XCTAssertEqual(ws.receive(), .binary([1, 2, 3]))
+        XCTAssertEqual(ws.receive(), .binary([4, 5, 6]))
+
+        ws.send("452-789[\"message-with-ack\",{\"_placeholder\":true,\"num\":0},{\"_placeholder\":true,\"num\":1}]")
+        ws.send(binary: [1, 2, 3])
+        ws.send(binary: [4, 5, 6])
+        XCTAssertEqual(ws.receive(), .text("462-789[{\"_placeholder\":true,\"num\":0},{\"_placeholder\":true,\"num\":1}]"))
+        XCTAssertEqual(ws.receive(), .binary([1, 2, 3]))
+        XCTAssertEqual(ws.receive(), .binary([4, 5, 6]))
+    }
+
+    func testPollingEventRoundTrip() throws {
+        try start()
+        let open = TestNet.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling")
+        let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
+        let q = "/socket.io/?EIO=4&transport=polling&sid=\(sid)"
+        XCTAssertEqual(TestNet.request(port: port, "POST", q, body: Array("40".utf8)).text, "ok")
+        let connected = TestNet.request(port: port, "GET", q).text.split(separator: "\u{1e}").map(String.init)
+        XCTAssertEqual(connected.count, 2)
+        XCTAssertTrue(connected[0].hasPrefix("40{\"sid\":"))
+        XCTAssertEqual(connected[1], "42[\"auth\",{}]")
+        XCTAssertEqual(TestNet.request(port: port, "POST", q, body: Array("42[\"message\",\"hi\"]".utf8)).text, "ok")
+        XCTAssertEqual(TestNet.request(port: port, "GET", q).text, "42[\"message-back\",\"hi\"]")
+        XCTAssertEqual(io.stats.pollingSockets, 1)
+    }
+
+    func testServerEmitWithAck() async throws {
+        try start()
+        let ws = engineSocket()
+        let sid = try connectMain(ws)
+        let socket = try XCTUnwrap(io.socket(id: sid))
+        let pending = Task { await socket.emitWithAck("question", ["q"], timeout: 2) }
+        let reply = await Task.detached { ws.receive() }.value
+        guard case .text(let text) = reply, text.hasPrefix("42") else { return XCTFail("\(reply)") }
+        let id = text.dropFirst(2).prefix { $0.isNumber }
+        XCTAssertEqual(text.dropFirst(2 + id.count), "[\"question\",\"q\"]")
+        ws.send("43\(id)[\"answer\"]")
+        let result = await pending.value
+        XCTAssertEqual(try result.get(), ["answer"])
+        let timedOut = await socket.emitWithAck("question", [], timeout: 0.1)
+        XCTAssertEqual(timedOut.failureValue, .timeout)
+    }
+
+    func testConnectTimeoutClosesIdleConnection() throws {
+        try start { $0.connectTimeout = 0.2 }
+        let ws = engineSocket()
+        XCTAssertEqual(ws.receive(timeout: 2), .close)  // no CONNECT within connectTimeout
+    }
+
+    // MARK: invalid packets and disconnects
+
+    func testMalformedPacketsCloseOnlyThatSession() throws {
+        try start()
+        let healthy = engineSocket()
+        try connectMain(healthy)
+        for bad in ["4abc", "42{}", "42abc[\"message-with-ack\",1]", "42[]", "42[1]"] {
+            let ws = engineSocket()
+            try connectMain(ws)
+            ws.send(bad)
+            XCTAssertEqual(ws.receive(), .close, bad)
+        }
+        let early = engineSocket()
+        early.send("4abc")  // before any CONNECT
+        XCTAssertEqual(early.receive(), .close)
+        healthy.send("42[\"message\",\"still here\"]")
+        XCTAssertEqual(healthy.receive(), .text("42[\"message-back\",\"still here\"]"))
+    }
+
+    func testNamespaceDisconnect() throws {
+        try start()
+        let ws = engineSocket()
+        try connectMain(ws)
+        ws.send("40/custom")
+        guard case .text(let r) = ws.receive() else { return XCTFail() }
+        let customSid = try XCTUnwrap(try JSONValue.parse(String(r.dropFirst("40/custom,".count)))["sid"]?.stringValue)
+        _ = ws.receive()  // auth
+        ws.send("41/custom")
+        ws.send("42[\"message\",\"message to main namespace\"]")
+        XCTAssertEqual(ws.receive(), .text("42[\"message-back\",\"message to main namespace\"]"))
+        XCTAssertEqual(disconnects.current[customSid], "client namespace disconnect")
+        XCTAssertNil(io.socket(id: customSid))
+    }
+
+    func testServerSideDisconnect() throws {
+        try start()
+        let ws = engineSocket()
+        let sid = try connectMain(ws)
+        io.socket(id: sid)?.disconnect()
+        XCTAssertEqual(ws.receive(), .text("41"))
+        XCTAssertEqual(disconnects.current[sid], "server namespace disconnect")
+        XCTAssertTrue(io.sockets(inRoom: sid).isEmpty)
+    }
+
+    // MARK: broadcast
+
+    func testBroadcastToRoomExceptOneSocket() throws {
+        try start()
+        var clients: [(TestWebSocket, String)] = []
+        for _ in 0..<3 {
+            let ws = engineSocket()
+            let sid = try connectMain(ws)
+            ws.send("421[\"join\",\"room1\"]")
+            XCTAssertEqual(ws.receive(), .text("431[\"joined\"]"))
+            clients.append((ws, sid))
+        }
+        // A polling member too.
+        let open = TestNet.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling")
+        let esid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
+        let q = "/socket.io/?EIO=4&transport=polling&sid=\(esid)"
+        _ = TestNet.request(port: port, "POST", q, body: Array("40".utf8))
+        _ = TestNet.request(port: port, "GET", q)
+        _ = TestNet.request(port: port, "POST", q, body: Array("42[\"join\",\"room1\"]".utf8))
+        usleep(100_000)
+        XCTAssertEqual(io.sockets(inRoom: "room1").count, 4)
+
+        let records = LockedValue<[SocketIOEmitRecord]>([])
+        io.setEmitObserver { r in records.withLock { $0.append(r) } }
+        let n = io.emit("element:created", [["id": "e1"]], toRoom: "room1", except: clients[0].1)
+        XCTAssertEqual(n, 3)
+        XCTAssertEqual(clients[1].0.receive(), .text("42[\"element:created\",{\"id\":\"e1\"}]"))
+        XCTAssertEqual(clients[2].0.receive(), .text("42[\"element:created\",{\"id\":\"e1\"}]"))
+        XCTAssertEqual(clients[0].0.receive(timeout: 0.3), .timeout)
+        XCTAssertEqual(TestNet.request(port: port, "GET", q).text, "42[\"element:created\",{\"id\":\"e1\"}]")
+        XCTAssertEqual(records.current.first?.recipients, 3)
+        XCTAssertEqual(records.current.first?.target, .room("room1"))
+        XCTAssertEqual(records.current.first?.except, clients[0].1)
+
+        io.emit("direct", ["x"], toSocket: clients[0].1)
+        XCTAssertEqual(clients[0].0.receive(), .text("42[\"direct\",\"x\"]"))
+        io.socket(id: clients[1].1)?.leave("room1")
+        XCTAssertEqual(io.emit("again", [], toRoom: "room1"), 3)
+        XCTAssertEqual(clients[1].0.receive(timeout: 0.3), .timeout)
+    }
+
+    func testSlowConsumerIsDisconnectedWhileOthersKeepReceiving() throws {
+        try start { $0.maxOutboundBytesPerSocket = 64 * 1024 }
+        let slow = engineSocket(receiveBuffer: 4096)
+        let slowSid = try connectMain(slow)
+        slow.send("421[\"join\",\"r\"]")
+        XCTAssertEqual(slow.receive(), .text("431[\"joined\"]"))
+        let fast = engineSocket()
+        try connectMain(fast)
+        fast.send("421[\"join\",\"r\"]")
+        XCTAssertEqual(fast.receive(), .text("431[\"joined\"]"))
+
+        let big = String(repeating: "x", count: 32 * 1024)
+        let fastReader = TestNet.async { () -> Int in
+            var got = 0
+            while case .text(let t) = fast.receiveSkippingPings(timeout: 3), t.hasPrefix("42[\"big\"") { got += 1 }
+            return got
+        }
+        for _ in 0..<300 {
+            io.emit("big", [.string(big)], toRoom: "r")
+            usleep(1000)
+        }
+        io.emit("done", [], toRoom: "r")
+        XCTAssertEqual(fastReader.wait(timeout: 20), 300, "the fast socket got every packet")
+        XCTAssertEqual(disconnects.current[slowSid], "slow consumer")
+        XCTAssertEqual(io.stats.slowConsumersDisconnected, 1)
+        XCTAssertGreaterThan(io.stats.eventsEmitted, 300)
+    }
+}
+
+extension Result {
+    var failureValue: Failure? { if case .failure(let f) = self { return f } else { return nil } }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import XCTest
+@testable import TSStorage
+
+final class DatabaseTests: XCTestCase {
+    func openFileDatabase(_ config: DatabaseConfiguration = .init()) throws -> (Database, String) {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir + "/test.sqlite"
+        let db = try Database(path: path, configuration: config)
+        addTeardownBlock { db.close() }
+        try db.writeSync { try $0.executeScript("CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT NOT NULL UNIQUE)") }
+        return (db, path)
+    }
+
+    func testConcurrentWritesAllCommit() async throws {
+        let (db, _) = try openFileDatabase()
+        let ids = try await withThrowingTaskGroup(of: Int64.self) { group in
+            for i in 0..<200 {
+                group.addTask {
+                    try await db.write { c in
+                        try c.run("INSERT INTO items (label) VALUES (?)", [.text("item-\(i)")])
+                        return c.lastInsertRowID
+                    }
+                }
+            }
+            var ids: [Int64] = []
+            for try await id in group { ids.append(id) }
+            return ids
+        }
+        XCTAssertEqual(Set(ids).count, 200)
+        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM items") }, 200)
+        let stats = db.stats
+        XCTAssertEqual(stats.jobsCommitted, 201)  // + the CREATE TABLE writeSync
+        XCTAssertEqual(stats.jobsFailed, 0)
+        XCTAssertLessThanOrEqual(stats.transactionsCommitted, 201)
+        XCTAssertEqual(db.writeQueueDepth, 0)
+    }
+
+    /// Holds the writer thread with a blocking job so the next jobs queue up, then releases it:
+    /// they run as one batch; the throwing one is rolled back alone.
+    func testThrowingJobDoesNotAffectItsBatchNeighbours() async throws {
+        let (db, _) = try openFileDatabase()
+        let release = DispatchSemaphore(value: 0)
+        let started = Signal()
+        let blocker = Task { try await db.write { _ in started.set(); release.wait() } }
+        try await waitUntil { started.current == 1 }
+
+        let results = Task {
+            try await withThrowingTaskGroup(of: (Int, Result<Int, TestError>).self) { group in
+                for i in 0..<10 {
+                    group.addTask {
+                        do {
+                            let changed = try await db.write { c -> Int in
+                                let n = try c.run("INSERT INTO items (label) VALUES (?)", [.text("row-\(i)")])
+                                if i == 4 { throw TestError(tag: "job 4") }
+                                return n
+                            }
+                            return (i, .success(changed))
+                        } catch let e as TestError {
+                            return (i, .failure(e))
+                        }
+                    }
+                }
+                var all: [Int: Result<Int, TestError>] = [:]
+                for try await (i, r) in group { all[i] = r }
+                return all
+            }
+        }
+        try await waitUntil { db.writeQueueDepth == 10 }
+        release.signal()
+        try await blocker.value
+        let all = try await results.value
+
+        XCTAssertEqual(db.stats.lastBatchSize, 10, "the ten jobs should share one transaction")
+        for i in 0..<10 {
+            if i == 4 {
+                XCTAssertEqual(all[i].map { r -> TestError? in if case .failure(let e) = r { e } else { nil } }, TestError(tag: "job 4"))
+            } else {
+                XCTAssertEqual(all[i].flatMap { try? $0.get() }, 1, "job \(i)")
+            }
+        }
+        let labels = try db.read { try $0.rows("SELECT label FROM items ORDER BY label") { $0.string(0) } }
+        XCTAssertEqual(labels, (0..<10).filter { $0 != 4 }.map { "row-\($0)" })
+    }
+
+    /// A deferred foreign key makes COMMIT itself fail: every job of the batch gets the error.
+    func testCommitFailureFailsTheWholeBatch() async throws {
+        let (db, _) = try openFileDatabase()
+        try db.writeSync {
+            try $0.executeScript("""
+                CREATE TABLE parents (id INTEGER PRIMARY KEY);
+                CREATE TABLE kids (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED);
+                """)
+        }
+        let release = DispatchSemaphore(value: 0)
+        let started = Signal()
+        let blocker = Task { try await db.write { _ in started.set(); release.wait() } }
+        try await waitUntil { started.current == 1 }
+        let good = Task { try await db.write { try $0.run("INSERT INTO items (label) VALUES ('good')") } }
+        let bad = Task { try await db.write { try $0.run("INSERT INTO kids (parent_id) VALUES (999)") } }
+        try await waitUntil { db.writeQueueDepth == 2 }
+        release.signal()
+        _ = try? await blocker.value
+        for (name, task) in [("good", good), ("bad", bad)] {
+            do {
+                _ = try await task.value
+                XCTFail("\(name) should have failed with the COMMIT error")
+            } catch let e as StorageError {
+                XCTAssertTrue(e.isForeignKeyViolation, "\(name): \(e)")
+            }
+        }
+        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM items") }, 0)
+        XCTAssertEqual(db.stats.commitFailures, 1)
+        // The writer recovers.
+        try await db.write { try $0.run("INSERT INTO items (label) VALUES ('after')") }
+        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM items") }, 1)
+    }
+
+    /// A write resumes its caller only after COMMIT: an independent connection sees the row.
+    func testWriteIsCommittedBeforeItReturns() async throws {
+        let (db, path) = try openFileDatabase()
+        for i in 0..<5 {
+            try await db.write { try $0.run("INSERT INTO items (label) VALUES (?)", [.text("x\(i)")]) }
+            let other = try SQLiteConnection(path: path, readOnly: true, configuration: DatabaseConfiguration())
+            XCTAssertEqual(try other.scalarInt("SELECT count(*) FROM items"), Int64(i + 1))
+            other.close()
+        }
+    }
+
+    /// WAL: a reader is not blocked by an open write transaction and sees the last commit.
+    func testReadWhileWriting() async throws {
+        let (db, _) = try openFileDatabase()
+        try db.writeSync { try $0.run("INSERT INTO items (label) VALUES ('committed')") }
+        let release = DispatchSemaphore(value: 0)
+        let inserted = Signal()
+        let writer = Task {
+            try await db.write { c in
+                try c.run("INSERT INTO items (label) VALUES ('uncommitted')")
+                inserted.set()
+                release.wait()
+            }
+        }
+        try await waitUntil { inserted.current == 1 }
+        // Safety valve: if reads were blocked by the writer, this releases it and the assertion fails.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 5) { release.signal() }
+        let during = try db.read { try $0.rows("SELECT label FROM items") { $0.string(0) } }
+        XCTAssertEqual(during, ["committed"])
+        release.signal()
+        try await writer.value
+        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM items") }, 2)
+    }
+
+    func testReadOnlyConnectionsRefuseWrites() throws {
+        let (db, _) = try openFileDatabase()
+        XCTAssertThrowsError(try db.read { try $0.run("INSERT INTO items (label) VALUES ('x')") })
+    }
+
+    func testMemoryDatabaseIsSharedByReadsAndWrites() async throws {
+        let db = try Database(path: ":memory:")
+        defer { db.close() }
+        XCTAssertTrue(db.routesReadsThroughWriter)
+        try db.writeSync { try $0.executeScript("CREATE TABLE t (v INTEGER)") }
+        try await db.write { try $0.run("INSERT INTO t VALUES (1)") }
+        try db.writeSync { try $0.run("INSERT INTO t VALUES (2)") }
+        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT sum(v) FROM t") }, 3)
+        // Concurrent readers and writers all see one database.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<50 {
+                group.addTask {
+                    let changed = try await db.write { try $0.run("INSERT INTO t VALUES (?)", [.int(Int64(i))]) }
+                    XCTAssertEqual(changed, 1)
+                }
+                group.addTask {
+                    let n = try db.read { try $0.scalarInt("SELECT count(*) FROM t") } ?? 0
+                    XCTAssertGreaterThanOrEqual(n, 2)
+                }
+            }
+            try await group.waitForAll()
+        }
+        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM t") }, 52)
+        // Reads cannot write, and leave the connection writable afterwards.
+        XCTAssertThrowsError(try db.read { try $0.run("INSERT INTO t VALUES (9)") })
+        try db.writeSync { try $0.run("INSERT INTO t VALUES (9)") }
+        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM t") }, 53)
+        XCTAssertTrue(db.ping())
+    }
+
+    func testWriteSyncRollsBackOnError() throws {
+        let (db, _) = try openFileDatabase()
+        XCTAssertThrowsError(try db.writeSync { c in
+            try c.run("INSERT INTO items (label) VALUES ('a')")
+            try c.run("INSERT INTO items (label) VALUES ('a')")  // UNIQUE violation
+        }) { XCTAssertTrue(($0 as! StorageError).isUniqueViolation) }
+        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM items") }, 0)
+    }
+
+    func testCloseDrainsQueuedWritesAndRefusesNewOnes() async throws {
+        let (db, path) = try openFileDatabase()
+        let release = DispatchSemaphore(value: 0)
+        let started = Signal()
+        let blocker = Task { try await db.write { _ in started.set(); release.wait() } }
+        try await waitUntil { started.current == 1 }
+        let queued = Task { try await db.write { try $0.run("INSERT INTO items (label) VALUES ('queued')") } }
+        try await waitUntil { db.writeQueueDepth == 1 }
+        let closer = Thread { db.close() }
+        closer.start()
+        release.signal()
+        try await blocker.value
+        let queuedResult = try await queued.value
+        XCTAssertEqual(queuedResult, 1)
+        try await waitUntil { (try? db.read { _ in 0 }) == nil }
+        do {
+            try await db.write { _ in }
+            XCTFail("write after close must fail")
+        } catch let e as StorageError {
+            XCTAssertEqual(e.code, 21)  // SQLITE_MISUSE
+        }
+        let reopened = try Database(path: path)
+        defer { reopened.close() }
+        XCTAssertEqual(try reopened.read { try $0.scalarInt("SELECT count(*) FROM items") }, 1)
+    }
+}

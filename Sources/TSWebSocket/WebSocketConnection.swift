@@ -25,6 +25,11 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     /// cycle outliving the socket. Loop only.
     public var delegate: WebSocketDelegate?
 
+    /// Why the TCP connection ended, once it has (e.g. `.slowConsumer` when the peer did not
+    /// read fast enough and the outbound buffer passed `connection.maxOutboundBytes`). Set
+    /// before `webSocketDidClose` when the TCP end is what closed the WebSocket. Loop only.
+    public private(set) var transportCloseReason: CloseReason?
+
     private var decoder: WebSocketFrameDecoder
     private var machine: WebSocketStateMachine
     private var closeTimer: ScheduledTaskHandle?
@@ -90,6 +95,20 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
 
     // MARK: Upgrade
 
+    /// Turns `connection` into a WebSocket after a 101 response has been written — for callers
+    /// that build their own handshake response instead of using `WebSocketHandshake.response`.
+    /// Loop only (call it from `HTTPResponse.upgrade`). `onUpgrade` runs before `leftover` (bytes
+    /// that followed the request head) is processed, so set the delegate there.
+    @discardableResult
+    public static func upgrade(
+        _ connection: Connection, leftover: [UInt8], configuration: WebSocketConfiguration,
+        onUpgrade: (WebSocketConnection) -> Void
+    ) -> WebSocketConnection {
+        let ws = WebSocketConnection(connection: connection, configuration: configuration)
+        ws.start(leftover: leftover, onUpgrade: onUpgrade)
+        return ws
+    }
+
     /// Installs this object as the connection's handler and processes bytes that arrived with
     /// the request head. Loop only; `onUpgrade` runs in between so the delegate is set first.
     func start(leftover: [UInt8], onUpgrade: (WebSocketConnection) -> Void) {
@@ -110,6 +129,7 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     public func connectionDidClose(_ connection: Connection, reason: CloseReason) {
+        transportCloseReason = reason
         closeTimer?.cancel()
         closeTimer = nil
         let hadHandshake = machine.state == .closed && machine.closeCode != nil

@@ -107,8 +107,7 @@ public enum WebSocketHandshake {
             response.headers.replaceOrAdd("Connection", "Upgrade")
             response.headers.replaceOrAdd("Sec-WebSocket-Accept", acceptValue(forKey: key))
             response.upgrade = { connection, leftover in
-                let ws = WebSocketConnection(connection: connection, configuration: configuration)
-                ws.start(leftover: leftover, onUpgrade: onUpgrade)
+                WebSocketConnection.upgrade(connection, leftover: leftover, configuration: configuration, onUpgrade: onUpgrade)
             }
             return response
         }

@@ -50,6 +50,14 @@ final class RawWebSocketClient {
         return n > 0 ? Array(buf[0..<n]) : []
     }
 
+    /// One raw `recv`: (result, errno). -1/EAGAIN means the receive timeout passed with the
+    /// connection still open.
+    func recvRaw() -> (Int, Int32) {
+        var buf = [UInt8](repeating: 0, count: 1024)
+        let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return (n, n < 0 ? errno : 0)
+    }
+
     /// Sends a GET upgrade request with `headers` (defaults are a valid handshake) and returns
     /// the response head.
     func handshake(path: String = "/echo", key: String = "dGhlIHNhbXBsZSBub25jZQ==", extraHeaders: String = "") throws -> String {

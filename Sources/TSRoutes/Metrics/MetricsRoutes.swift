@@ -1,0 +1,77 @@
+import Dispatch
+import TSDomain
+import TSHTTP
+import TSSocketIO
+import TSStorage
+
+/// `GET /metrics` (CONTRACT.md §2 "Operations"): Prometheus text format, no auth (a local
+/// development backend; put it behind your own proxy if the server is reachable by others).
+public struct MetricsRoutes: Sendable {
+    let http: HTTPMetrics
+    let hub: SocketIOServer
+    let db: Database
+    let notifications: NotificationCounter
+    let version: String
+    let startedAt: UInt64
+    /// TCP connections open on the listener, upgraded ones included (set once the server exists).
+    let tcpConnections: @Sendable () -> Int
+
+    public init(http: HTTPMetrics, hub: SocketIOServer, db: Database, notifications: NotificationCounter, version: String,
+                tcpConnections: @escaping @Sendable () -> Int) {
+        self.http = http
+        self.hub = hub
+        self.db = db
+        self.notifications = notifications
+        self.version = version
+        self.tcpConnections = tcpConnections
+        startedAt = DispatchTime.now().uptimeNanoseconds
+    }
+
+    public func register(into router: inout RouterBuilder) {
+        let routes = self
+        router.get("/metrics") { _ in
+            .bytes(Array(routes.render().utf8), contentType: PrometheusText.contentType, headers: ["Cache-Control": "no-store"])
+        }
+    }
+
+    public func render() -> String {
+        var out = PrometheusText()
+        out.family("touchsync_build_info", type: "gauge", help: "Always 1; the version is a label.")
+        out.sample("touchsync_build_info", ["version": version], 1)
+        out.single("touchsync_uptime_seconds", type: "gauge", help: "Seconds since the server started.",
+                   Double((DispatchTime.now().uptimeNanoseconds - startedAt) / 1_000_000) / 1000)
+
+        http.render(into: &out)
+        out.single("touchsync_tcp_connections_open", type: "gauge", help: "Open TCP connections, WebSocket ones included.", Double(tcpConnections()))
+
+        let s = hub.stats
+        out.family("touchsync_sockets_connected", type: "gauge", help: "Connected Socket.IO sockets by transport.")
+        out.sample("touchsync_sockets_connected", ["transport": "websocket"], Double(s.websocketSockets))
+        out.sample("touchsync_sockets_connected", ["transport": "polling"], Double(s.pollingSockets))
+        out.single("touchsync_realtime_rooms", type: "gauge",
+                   help: "Socket.IO rooms with at least one socket (TouchSync rooms, per-user rooms and per-socket rooms).", Double(s.rooms))
+        out.single("touchsync_realtime_events_emitted_total", type: "counter", help: "Event packets handed to a socket's transport (one per recipient).",
+                   Double(s.eventsEmitted))
+        out.single("touchsync_realtime_events_dropped_total", type: "counter", help: "Event packets not delivered because the recipient was closed or overflowed.",
+                   Double(s.eventsDropped))
+        out.single("touchsync_realtime_slow_consumers_disconnected_total", type: "counter",
+                   help: "Sockets disconnected because their outbound buffer passed realtime.maxOutboundBytesPerSocket.", Double(s.slowConsumersDisconnected))
+
+        let d = db.stats
+        out.single("touchsync_db_write_queue_depth", type: "gauge", help: "Write jobs waiting for the writer (not yet in a transaction).", Double(d.writeQueueDepth))
+        out.single("touchsync_db_last_transaction_seconds", type: "gauge", help: "Duration of the last write transaction, BEGIN to COMMIT.",
+                   Double(d.lastTransactionNanoseconds) / 1e9)
+        out.single("touchsync_db_last_batch_size", type: "gauge", help: "Write jobs in the last group commit.", Double(d.lastBatchSize))
+        out.family("touchsync_db_transaction_seconds", type: "summary", help: "Write transactions (group commits) and their total duration.")
+        out.sample("touchsync_db_transaction_seconds_sum", [:], Double(d.totalTransactionNanoseconds) / 1e9)
+        out.sample("touchsync_db_transaction_seconds_count", [:], Double(d.transactionsCommitted))
+        out.family("touchsync_db_write_jobs_total", type: "counter", help: "Write jobs by outcome.")
+        out.sample("touchsync_db_write_jobs_total", ["outcome": "committed"], Double(d.jobsCommitted))
+        out.sample("touchsync_db_write_jobs_total", ["outcome": "failed"], Double(d.jobsFailed))
+        out.single("touchsync_db_commit_failures_total", type: "counter", help: "COMMITs (or BEGINs) that failed, failing a whole batch.", Double(d.commitFailures))
+
+        out.single("touchsync_notifications_delivered_total", type: "counter", help: "Push notifications handed to the delivery backend.",
+                   Double(notifications.delivered))
+        return out.text
+    }
+}

@@ -1,0 +1,130 @@
+import TSDomain
+import TSJSON
+import TSSocketIO
+
+/// The realtime events the server emitted, in order, each with a sequence number: a bounded ring
+/// buffer fed by the hub's emit observer (`SocketIOServer.setEmitObserver`). Read by
+/// `GET /api/test/events` (test-target mode) and available to the inspector.
+///
+/// Recording is one lock, one slot write: the payload is kept as the `JSONValue` the hub already
+/// built, never re-serialized on the emit path.
+public final class RealtimeEventLog: Sendable {
+    /// One recorded emit.
+    public struct Entry: Sendable {
+        /// 1, 2, 3, … in emit order; never reused, not even after `clear()`.
+        public let sequence: Int64
+        public let event: String
+        public let args: [JSONValue]
+        public let target: SocketIOEmitTarget
+        /// The socket skipped by a room emit (the originating socket of a REST request or socket event).
+        public let except: String?
+        /// The user behind a `.socket` target, when the socket was known at emit time.
+        public let targetUserId: String?
+        public let recipients: Int
+        /// Unix time in milliseconds.
+        public let timestampMs: Int64
+
+        public var json: JSONValue {
+            var target: JSONObject
+            switch self.target {
+            case .room(let name):
+                target = ["type": "room", "name": .string(name)]
+                if name.hasPrefix("room:") {
+                    target["roomId"] = .string(String(name.dropFirst(5)))
+                } else if name.hasPrefix("user:") {
+                    target["type"] = "user"
+                    target["userId"] = .string(String(name.dropFirst(5)))
+                }
+            case .socket(let id):
+                target = ["type": "socket", "socketId": .string(id), "userId": .optional(targetUserId)]
+            }
+            return .object([
+                "seq": .int(sequence), "event": .string(event), "payload": args.first ?? .null, "args": .array(args),
+                "target": .object(target), "except": .optional(except), "recipients": .int(Int64(recipients)),
+                "timestampMs": .int(timestampMs),
+            ])
+        }
+    }
+
+    /// A window of the log.
+    public struct Page: Sendable {
+        public let entries: [Entry]
+        /// The sequence number of the newest recorded event (0 when none yet).
+        public let lastSequence: Int64
+        /// Events after `since` that were evicted from the ring before they could be read.
+        public let missed: Int64
+    }
+
+    private struct State {
+        var ring: [Entry?]
+        var head = 0  // next slot to write
+        var count = 0
+        var lastSequence: Int64 = 0
+    }
+
+    public let capacity: Int
+    private let state: LockedBox<State>
+    private let clock: any WallClock
+
+    /// `capacity`: events kept (setting `realtime.eventLogCapacity`); older ones are evicted.
+    public init(capacity: Int, clock: any WallClock = SystemWallClock()) {
+        self.capacity = max(1, capacity)
+        self.clock = clock
+        state = LockedBox(State(ring: Array(repeating: nil, count: max(1, capacity))))
+    }
+
+    /// Installs this log as `hub`'s emit observer.
+    public func observe(_ hub: SocketIOServer) {
+        hub.setEmitObserver { [weak hub, self] record in
+            var userId: String?
+            if case .socket(let id) = record.target { userId = hub?.socket(id: id)?.userID }
+            self.record(record, targetUserId: userId)
+        }
+    }
+
+    public func record(_ r: SocketIOEmitRecord, targetUserId: String? = nil) {
+        let now = clock.nowMicroseconds() / 1000
+        state.withLock { s in
+            s.lastSequence += 1
+            s.ring[s.head] = Entry(sequence: s.lastSequence, event: r.event, args: r.args, target: r.target, except: r.except,
+                                   targetUserId: targetUserId, recipients: r.recipients, timestampMs: now)
+            s.head = (s.head + 1) % capacity
+            s.count = min(s.count + 1, capacity)
+        }
+    }
+
+    public var lastSequence: Int64 { state.withLock { $0.lastSequence } }
+
+    /// Events with `sequence > since`, oldest first, at most `limit`, optionally only those
+    /// named `event` or addressed to room `roomId`.
+    public func events(since: Int64, limit: Int, event: String? = nil, roomId: String? = nil) -> Page {
+        state.withLock { s in
+            let oldest = s.lastSequence - Int64(s.count) + 1
+            let missed = max(0, oldest - 1 - since)
+            var out: [Entry] = []
+            let start = (s.head - s.count + capacity) % capacity
+            for i in 0..<s.count where out.count < limit {
+                guard let e = s.ring[(start + i) % capacity], e.sequence > since else { continue }
+                if let event, e.event != event { continue }
+                if let roomId, !Self.concerns(e, roomId: roomId) { continue }
+                out.append(e)
+            }
+            return Page(entries: out, lastSequence: s.lastSequence, missed: missed)
+        }
+    }
+
+    /// Forgets every recorded event; sequence numbers keep growing.
+    public func clear() {
+        state.withLock { s in
+            for i in s.ring.indices { s.ring[i] = nil }
+            s.head = 0
+            s.count = 0
+        }
+    }
+
+    /// A room emit to the room, or any emit whose payload names the room (`roomId`).
+    static func concerns(_ e: Entry, roomId: String) -> Bool {
+        if case .room(let name) = e.target, name == RealtimeConfiguration.roomChannel(roomId) { return true }
+        return e.args.first?["roomId"]?.stringValue == roomId
+    }
+}

@@ -1,0 +1,96 @@
+"""Starts a real `touchsync serve` on a free port for the conformance suite.
+
+The binary comes from TOUCHSYNC_BIN (scripts/test sets it); the server runs on a fresh
+database in a temporary directory, with cheap password hashing and a small per-socket
+outbound bound so that the slow-consumer test finishes quickly.
+"""
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+
+import pytest
+import requests
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Server:
+    def __init__(self, proc, base, log_lines):
+        self.proc = proc
+        self.base = base
+        self.log_lines = log_lines
+
+    def url(self, path):
+        return self.base + path
+
+    # --- REST helpers -----------------------------------------------------------------
+    def register(self, prefix="user"):
+        name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+        r = requests.post(self.url("/api/auth/register"), json={"username": name, "password": "password-123", "firstName": prefix})
+        assert r.status_code == 201, r.text
+        d = r.json()["data"]
+        return {"id": d["user"]["id"], "username": name, "token": d["token"]}
+
+    def auth(self, user, socket_id=None):
+        h = {"Authorization": "Bearer " + user["token"]}
+        if socket_id:
+            h["X-Socket-Id"] = socket_id
+        return h
+
+    def room(self, owner, members=()):
+        r = requests.post(self.url("/api/rooms"), json={"memberIds": [m["id"] for m in members]}, headers=self.auth(owner))
+        assert r.status_code == 201, r.text
+        return r.json()["data"]["id"]
+
+    def element(self, user, room_id, socket_id=None, **extra):
+        body = {"type": "note", "positionX": 1, "positionY": 2, "width": 100, "height": 50}
+        body.update(extra)
+        r = requests.post(self.url(f"/api/rooms/{room_id}/elements"), json=body, headers=self.auth(user, socket_id))
+        assert r.status_code == 201, r.text
+        return r.json()["data"]
+
+
+@pytest.fixture(scope="session")
+def server():
+    binary = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
+    tmp = tempfile.mkdtemp(prefix="touchsync-conformance-")
+    env = dict(os.environ)
+    env.update({
+        "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
+        "TOUCHSYNC_JWT_SECRET": "conformance-secret-0123456789abcdef",
+        "TOUCHSYNC_REALTIME_MAX_OUTBOUND_BYTES_PER_SOCKET": "65536",
+        "TOUCHSYNC_LOG_LEVEL": "info",
+    })
+    proc = subprocess.Popen([binary, "serve", "--port", "0", "--database", os.path.join(tmp, "db.sqlite")],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    base = None
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            if proc.poll() is not None:
+                break
+            continue
+        lines.append(line)
+        m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
+        if m and "TouchSync" in line:
+            base = m.group(1)
+            break
+    assert base, "server did not start:\n" + "".join(lines)
+
+    def pump():
+        for l in proc.stdout:
+            lines.append(l)
+    threading.Thread(target=pump, daemon=True).start()
+    yield Server(proc, base, lines)
+    proc.terminate()
+    try:
+        assert proc.wait(timeout=15) == 0, "SIGTERM must end the server with exit 0"
+    finally:
+        if proc.poll() is None:
+            proc.kill()

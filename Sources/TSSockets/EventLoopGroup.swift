@@ -10,9 +10,19 @@ public final class EventLoopGroup: @unchecked Sendable {
     private let lock = Lock()
     private var counter = 0
 
-    /// Number of active processor cores (at least 1).
+    /// Number of cores this process may run on (at least 1): the sched_getaffinity(2) mask, so
+    /// `taskset -c 0` or a cpuset gives one loop per usable core; the online count if that fails.
     public static var activeProcessorCount: Int {
-        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let bytes = 1024 / 8  // room for 1024 CPUs, like glibc's cpu_set_t
+        let mask = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 8)
+        defer { mask.deallocate() }
+        mask.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        if sched_getaffinity(0, bytes, mask.assumingMemoryBound(to: cpu_set_t.self)) == 0 {
+            var count = 0
+            for i in 0..<(bytes / 8) { count += mask.load(fromByteOffset: i * 8, as: UInt64.self).nonzeroBitCount }
+            if count > 0 { return count }
+        }
+        return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 
     /// Starts `count` loop threads (at least one).

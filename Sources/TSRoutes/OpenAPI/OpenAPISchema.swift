@@ -1,0 +1,72 @@
+import TSJSON
+
+/// Builders for the JSON Schema 2020-12 subset the OpenAPI 3.1 document uses. Objects list
+/// every property as required unless told otherwise (CONTRACT.md §0: a field without a value is
+/// `null`, never omitted) and forbid unknown properties, so a schema is an exact description.
+enum OpenAPISchema {
+    static let string: JSONValue = ["type": "string"]
+    static let integer: JSONValue = ["type": "integer"]
+    static let number: JSONValue = ["type": "number"]
+    static let boolean: JSONValue = ["type": "boolean"]
+    static let id: JSONValue = ["type": "string", "format": "uuid", "description": "Server-generated lowercase UUID."]
+    static let dateTime: JSONValue = ["type": "string", "format": "date-time", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$",
+                                      "description": "ISO 8601 UTC, second precision (no fractional seconds)."]
+
+    static func ref(_ name: String) -> JSONValue { .object(["$ref": .string("#/components/schemas/\(name)")]) }
+
+    /// `schema` or `null` (3.1 style: a type list for primitives, `anyOf` for references).
+    static func nullable(_ schema: JSONValue) -> JSONValue {
+        guard let o = schema.objectValue else { return schema }
+        if let t = o["type"]?.stringValue {
+            var copy = o
+            copy["type"] = .array([.string(t), "null"])
+            if let e = o["enum"]?.arrayValue { copy["enum"] = .array(e + [.null]) }
+            return .object(copy)
+        }
+        return .object(["anyOf": .array([schema, ["type": "null"]])])
+    }
+
+    static func array(_ items: JSONValue, maxItems: Int? = nil) -> JSONValue {
+        var o: JSONObject = ["type": "array", "items": items]
+        if let maxItems { o["maxItems"] = .int(Int64(maxItems)) }
+        return .object(o)
+    }
+
+    static func enumeration(_ values: [String]) -> JSONValue {
+        .object(["type": "string", "enum": .array(values.map { .string($0) })])
+    }
+
+    static func constant(_ value: JSONValue) -> JSONValue { .object(["const": value]) }
+
+    static func describe(_ schema: JSONValue, _ description: String) -> JSONValue {
+        guard var o = schema.objectValue, o["$ref"] == nil else { return .object(["allOf": .array([schema]), "description": .string(description)]) }
+        o["description"] = .string(description)
+        return .object(o)
+    }
+
+    /// An object schema. `optional` names properties that may be omitted (request bodies);
+    /// `open` allows properties not listed.
+    static func object(_ properties: [(String, JSONValue)], optional: Set<String> = [], open: Bool = false,
+                       description: String? = nil) -> JSONValue {
+        var o: JSONObject = ["type": "object"]
+        if let description { o["description"] = .string(description) }
+        o["properties"] = .object(JSONObject(properties))
+        let required = properties.map(\.0).filter { !optional.contains($0) }
+        if !required.isEmpty { o["required"] = .array(required.map { .string($0) }) }
+        if !open { o["additionalProperties"] = false }
+        return .object(o)
+    }
+
+    /// A map from client-chosen keys to `value`.
+    static func map(_ value: JSONValue, description: String) -> JSONValue {
+        .object(["type": "object", "additionalProperties": value, "description": .string(description)])
+    }
+
+    /// `{"data": schema}` (CONTRACT.md §0, every route under `/api/` but `/api/mobile/`).
+    static func dataEnvelope(_ schema: JSONValue) -> JSONValue { object([("data", schema)]) }
+
+    /// `{"success": true, "message", "data"}` (seed 002, `/api/mobile/**`).
+    static func mobileEnvelope(_ schema: JSONValue) -> JSONValue {
+        object([("success", constant(true)), ("message", string), ("data", schema)])
+    }
+}

@@ -1,0 +1,18 @@
+-- POST /api/rooms/:roomId/elements (a note) in the create room, as a random user of 1000.
+package.path = "bench/wrk/?.lua;" .. package.path
+local c = require("common")
+local tokens, room
+local body = '{"type":"note","content":"bench","positionX":10,"positionY":20,"width":100,"height":80}'
+
+function init(args)
+  c.seed()
+  tokens = c.lines("tokens")
+  room = c.lines("create-room")[1]
+end
+
+function request()
+  return wrk.format("POST", "/api/rooms/" .. room .. "/elements",
+    { ["Authorization"] = "Bearer " .. tokens[math.random(#tokens)], ["Content-Type"] = "application/json" }, body)
+end
+
+done = c.done

@@ -45,8 +45,8 @@ public final class EngineIOSession: @unchecked Sendable {
         var heartbeat: EngineHeartbeat
         var timer: ScheduledTaskHandle?
         var timerDeadline: UInt64?
-        /// Packets sent while a probe is attached wait here (then go over whichever transport
-        /// wins): a polling session queues normally; this keeps order across the switch.
+        // While a probe is attached, sends keep going to `queue` (polling); on the client's
+        // `5` the queue is flushed over the new websocket, so order survives the switch.
     }
 
     let lock = Lock()

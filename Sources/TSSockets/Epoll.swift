@@ -47,6 +47,10 @@ enum Epoll {
     /// accept4(2) is behind _GNU_SOURCE, which Swift's Glibc module does not expose.
     static let accept4 = symbol("accept4", as: Accept4Fn.self)
 
+    typealias SchedGetaffinityFn = @convention(c) (Int32, Int, UnsafeMutableRawPointer?) -> Int32
+    /// sched_getaffinity(2) is behind _GNU_SOURCE too (used to size event-loop groups).
+    static let schedGetaffinity = symbol("sched_getaffinity", as: SchedGetaffinityFn.self)
+
     private static let createFn = symbol("epoll_create1", as: CreateFn.self)
     private static let ctlFn = symbol("epoll_ctl", as: CtlFn.self)
     private static let waitFn = symbol("epoll_wait", as: WaitFn.self)

@@ -17,7 +17,7 @@ public final class EventLoopGroup: @unchecked Sendable {
         let mask = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 8)
         defer { mask.deallocate() }
         mask.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
-        if sched_getaffinity(0, bytes, mask.assumingMemoryBound(to: cpu_set_t.self)) == 0 {
+        if Epoll.schedGetaffinity(0, bytes, mask) == 0 {
             var count = 0
             for i in 0..<(bytes / 8) { count += mask.load(fromByteOffset: i * 8, as: UInt64.self).nonzeroBitCount }
             if count > 0 { return count }

@@ -98,6 +98,15 @@ public final class SQLiteConnection {
     /// Number of statements currently cached (for tests and metrics).
     public var cachedStatementCount: Int { cache.count }
 
+    /// Cached statements that stepped through a whole table since they were prepared
+    /// (`SQLITE_STMTSTATUS_FULLSCAN_STEP`), with that step count: a query missing its index shows here.
+    public func statementsWithFullTableScans() -> [(sql: String, steps: Int32)] {
+        cache.values.compactMap { st in
+            let steps = sqlite3_stmt_status(st.handle, Int32(SQLITE_STMTSTATUS_FULLSCAN_STEP), 0)
+            return steps > 0 ? (st.sql, steps) : nil
+        }
+    }
+
     private func compile(_ sql: String) throws -> Statement {
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)

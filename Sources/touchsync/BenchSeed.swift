@@ -16,7 +16,7 @@ struct BenchSeed: AsyncParsableCommand {
     @Option(help: "Directory for the id and token files.")
     var out: String = "bench/.data"
 
-    @Option(help: "Users (all members of the toggle, fan-out, join and create rooms).")
+    @Option(help: "Users (all members of the toggle and join rooms; the first 100 are the members of the fan-out and create rooms).")
     var users: Int = 1000
 
     @Option(help: "Elements in the toggle room and in the join room.")
@@ -45,38 +45,36 @@ struct BenchSeed: AsyncParsableCommand {
         }
         let owner = userIds[0]
 
-        func bigRoom(_ name: String) async throws -> String {
+        // A room of the first `members` users (created with 100, the most `POST /api/rooms` takes, then added).
+        func bigRoom(_ name: String, members: Int) async throws -> String {
+            let members = min(members, users)
             let room = try await d.rooms.create(actor: owner, input: Input(["name": .string(name),
-                                                                           "memberIds": .array(userIds[1..<min(100, users)].map { .string($0) })]))
-            if users > 100 {
-                _ = try await Self.concurrently(100..<users) { i in
+                                                                           "memberIds": .array(userIds[1..<min(100, members)].map { .string($0) })]))
+            if members > 100 {
+                _ = try await Self.concurrently(100..<members) { i in
                     try await d.rooms.addMember(roomId: room.id, actor: owner, input: Input(["userId": .string(userIds[i])]))
                 }
             }
             return room.id
         }
-        func element(_ i: Int) -> Input {
-            Input(["type": "note", "content": .string("bench element \(i)"), "positionX": .double(Double(i % 10) * 160),
-                   "positionY": .double(Double(i / 10) * 160), "width": 150, "height": 150])
-        }
 
-        let toggleRoom = try await bigRoom("bench toggle")
+        let toggleRoom = try await bigRoom("bench toggle", members: users)
         let toggleElements = try await Self.concurrently(0..<elements) { i in
-            try await d.elements.create(roomId: toggleRoom, actor: userIds[i % users], input: element(i), originSocketId: nil).id
+            try await d.elements.create(roomId: toggleRoom, actor: userIds[i % users], input: Self.element(i), originSocketId: nil).id
         }
-        let joinRoom = try await bigRoom("bench join")
+        let joinRoom = try await bigRoom("bench join", members: users)
         _ = try await Self.concurrently(0..<elements) { i in
-            try await d.elements.create(roomId: joinRoom, actor: userIds[i % users], input: element(i), originSocketId: nil).id
+            try await d.elements.create(roomId: joinRoom, actor: userIds[i % users], input: Self.element(i), originSocketId: nil).id
         }
-        let fanoutRoom = try await bigRoom("bench fanout")
-        let createRoom = try await bigRoom("bench create")
+        let fanoutRoom = try await bigRoom("bench fanout", members: 100)
+        let createRoom = try await bigRoom("bench create", members: 100)
 
         // The my-rooms user: a member of `rooms` small rooms, each with a few elements and messages.
         let roomy = try await d.auth.createUser(username: "bench-roomy", passwordHash: hash, firstName: "Roomy", avatarUrl: nil).id
         _ = try await Self.concurrently(0..<rooms) { r in
             let room = try await d.rooms.create(actor: userIds[r % users], input: Input(["name": .string("roomy \(r)"),
                                                                                          "memberIds": [.string(roomy), .string(userIds[(r + 1) % users])]]))
-            for i in 0..<4 { _ = try await d.elements.create(roomId: room.id, actor: userIds[r % users], input: element(i), originSocketId: nil) }
+            for i in 0..<4 { _ = try await d.elements.create(roomId: room.id, actor: userIds[r % users], input: Self.element(i), originSocketId: nil) }
             for i in 0..<3 {
                 _ = try await d.messages.send(roomId: room.id, actor: userIds[r % users], input: Input(["text": .string("message \(i)")]), originSocketId: nil)
             }
@@ -93,7 +91,7 @@ struct BenchSeed: AsyncParsableCommand {
 
         let tokens = userIds.map { d.auth.issueToken(userId: $0) }
         let files: [(String, [String])] = [
-            ("tokens.txt", tokens), ("user-ids.txt", userIds),
+            ("tokens.txt", tokens), ("user-ids.txt", userIds), ("member-tokens.txt", Array(tokens.prefix(100))),
             ("toggle-room.txt", [toggleRoom]), ("toggle-elements.txt", toggleElements),
             ("join-room.txt", [joinRoom]), ("fanout-room.txt", [fanoutRoom]), ("create-room.txt", [createRoom]),
             ("roomy-token.txt", [d.auth.issueToken(userId: roomy)]), ("post-ids.txt", postIds),
@@ -102,6 +100,11 @@ struct BenchSeed: AsyncParsableCommand {
             try (lines.joined(separator: "\n") + "\n").write(toFile: "\(out)/\(name)", atomically: true, encoding: .utf8)
         }
         print("seeded \(users) users, rooms toggle/join/fanout/create, \(rooms) rooms for bench-roomy, \(posts) posts into \(server.databasePath); ids in \(out)/")
+    }
+
+    static func element(_ i: Int) -> Input {
+        Input(["type": "note", "content": .string("bench element \(i)"), "positionX": .double(Double(i % 10) * 160),
+               "positionY": .double(Double(i / 10) * 160), "width": 150, "height": 150])
     }
 
     /// Runs `body` for every index with at most 64 in flight; results in index order.

@@ -58,14 +58,21 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Seed demo users, rooms, elements, messages and posts when the database is empty, and print their tokens.")
     var demo = false
 
+    @Flag(help: "Test-target mode: unauthenticated POST /api/test/reset, POST /api/test/fixtures and GET /api/test/events (docs/test-mode.md). Refused with TOUCHSYNC_ENV=production.")
+    var testMode = false
+
     func run() async throws {
         var extra: [String: JSONValue] = [:]
         if let host { extra["server.host"] = .string(host) }
         if let port { extra["server.port"] = .int(Int64(port)) }
         if demo { extra["demo"] = true }
+        if testMode { extra["testMode"] = true }
         let config = try common.load(extra: extra)
         let server: TouchSyncServer
-        do { server = try TouchSyncServer(configuration: config) } catch { throw CleanExit.message("touchsync: \(error)") }
+        do { server = try TouchSyncServer(configuration: config) } catch {
+            FileHandle.standardError.write(Data("touchsync: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
         let demoMode = config.bool("demo")
         if demoMode { try await DemoSeeder.seedIfEmpty(server.domain) }
         let port = try server.start()

@@ -5,7 +5,10 @@ import TSSockets
 struct BenchEnv: Sendable {
     let host: String
     let port: Int
+    /// Tokens of the 1000 users (members of the toggle and join rooms).
     let tokens: [String]
+    /// Tokens of the fan-out room's 100 members (sockets of the fan-out and reconnect scenarios).
+    let memberTokens: [String]
     let ownerToken: String
     let files: [String: [String]]
     let serverPID: Int32?
@@ -18,12 +21,12 @@ struct BenchEnv: Sendable {
         let parts = rest.split(separator: ":")
         guard parts.count == 2, let port = Int(parts[1]) else { throw BenchError("--url must look like http://127.0.0.1:3000") }
         var files: [String: [String]] = [:]
-        for name in ["tokens", "toggle-room", "join-room", "fanout-room", "create-room"] {
+        for name in ["tokens", "member-tokens", "toggle-room", "join-room", "fanout-room", "create-room"] {
             let text = try String(contentsOfFile: "\(data)/\(name).txt", encoding: .utf8)
             files[name] = text.split(separator: "\n").map(String.init)
         }
         let tokens = files["tokens"]!
-        return BenchEnv(host: String(parts[0]), port: port, tokens: tokens, ownerToken: tokens[0], files: files,
+        return BenchEnv(host: String(parts[0]), port: port, tokens: tokens, memberTokens: files["member-tokens"]!, ownerToken: tokens[0], files: files,
                         serverPID: serverPID.map { Int32($0) }, loop: try EventLoop())
     }
 
@@ -98,8 +101,11 @@ final class SocketFleet: @unchecked Sendable {
     var idOffset: UInt64 = 0
     private let clock = SystemClock()
 
-    init(env: BenchEnv, count: Int, joinRoom: String?, window: Int = 256) {
+    let tokens: [String]
+
+    init(env: BenchEnv, count: Int, joinRoom: String?, tokens: [String], window: Int = 256) {
         self.env = env
+        self.tokens = tokens
         self.count = count
         self.joinRoom = joinRoom
         self.window = window
@@ -124,7 +130,7 @@ final class SocketFleet: @unchecked Sendable {
             inFlight += 1
             do {
                 let c = try SocketIOBenchClient.open(index: i, host: env.host, port: env.port,
-                                                     token: env.tokens[i % env.tokens.count], loop: env.loop)
+                                                     token: tokens[i % tokens.count], loop: env.loop)
                 c.onConnected = { [unowned self] c in
                     if let room = self.joinRoom {
                         c.emitWithAck("[\"room:join\",{\"roomId\":\"\(room)\"}]")
@@ -247,7 +253,7 @@ final class FanoutScenario: @unchecked Sendable {
 
     private func connectSockets() {
         rssBefore = env.serverRSS() ?? 0
-        fleet = SocketFleet(env: env, count: options.sockets, joinRoom: options.global ? nil : room)
+        fleet = SocketFleet(env: env, count: options.sockets, joinRoom: options.global ? nil : room, tokens: env.memberTokens)
         fleet.onEvent = { [unowned self] _, m in self.event(m) }
         let t0 = clock.now()
         fleet.onReady = { [unowned self] in
@@ -403,7 +409,7 @@ final class JoinScenario: @unchecked Sendable {
     }
 
     private func start() {
-        fleet = SocketFleet(env: env, count: sockets, joinRoom: nil)
+        fleet = SocketFleet(env: env, count: sockets, joinRoom: nil, tokens: env.tokens)
         started = Array(repeating: 0, count: sockets)
         fleet.onReady = { [unowned self] in
             for c in self.fleet.clients {
@@ -464,7 +470,7 @@ final class ReconnectScenario: @unchecked Sendable {
     }
 
     private func start() {
-        fleet = SocketFleet(env: env, count: sockets, joinRoom: env.one("fanout-room"), window: sockets)
+        fleet = SocketFleet(env: env, count: sockets, joinRoom: env.one("fanout-room"), tokens: env.memberTokens, window: sockets)
         fleet.onReady = { [unowned self] in
             print("\(self.sockets) sockets joined; dropping them all")
             self.env.loop.scheduleTask(in: 500_000_000) { self.storm() }

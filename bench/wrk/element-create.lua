@@ -1,4 +1,4 @@
--- POST /api/rooms/:roomId/elements (a note) in the create room, as a random user of 1000.
+-- POST /api/rooms/:roomId/elements (a note) in the create room, as a random one of its 100 members.
 package.path = "bench/wrk/?.lua;" .. package.path
 local c = require("common")
 local tokens, room
@@ -6,7 +6,7 @@ local body = '{"type":"note","content":"bench","positionX":10,"positionY":20,"wi
 
 function init(args)
   c.seed()
-  tokens = c.lines("tokens")
+  tokens = c.lines("member-tokens")
   room = c.lines("create-room")[1]
 end
 

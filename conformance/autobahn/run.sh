@@ -4,9 +4,9 @@
 #
 # Usage: conformance/autobahn/run.sh [CASES]          CASES: JSON list, default all of 1-7, 9, 10
 # Env:   AUTOBAHN_DIR   wstest install (default /tmp/autobahn; set up by
-#                       /work/shared/tools/autobahn-setup.sh if missing)
+#                       ../shared/tools/autobahn-setup.sh, beside the clone, if missing)
 #        SCRATCH        SwiftPM scratch path (default .build-autobahn)
-#        PORT           port for the server (default 9001)
+#        PORT           port for the server (default: a free one)
 #        SERVER_BIN     an already built conformance-server to use instead of building one
 #        REPORTS        report directory (default $SCRATCH/autobahn-reports)
 # Exit status: 0 when every case is OK / NON-STRICT / INFORMATIONAL and every close behaviour
@@ -16,13 +16,15 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 AUTOBAHN_DIR=${AUTOBAHN_DIR:-/tmp/autobahn}
 SCRATCH=${SCRATCH:-.build-autobahn}
-PORT=${PORT:-9001}
+PORT=${PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 CASES=${1:-'["1.*","2.*","3.*","4.*","5.*","6.*","7.*","9.*","10.*"]'}
 case $SCRATCH in /*) ;; *) SCRATCH=$ROOT/$SCRATCH ;; esac
 OUT=${REPORTS:-$SCRATCH/autobahn-reports}
 
 if [ ! -x "$AUTOBAHN_DIR/wstest" ]; then
-  /work/shared/tools/autobahn-setup.sh "$AUTOBAHN_DIR"
+  SETUP=$ROOT/../shared/tools/autobahn-setup.sh
+  [ -x "$SETUP" ] || { echo "autobahn: $SETUP not found (shared/ must be beside the clone)" >&2; exit 1; }
+  "$SETUP" "$AUTOBAHN_DIR"
 fi
 
 # Release build: the 9.x cases push 16 MiB messages through the codec.

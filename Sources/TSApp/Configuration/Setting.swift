@@ -57,9 +57,13 @@ public struct Setting: Sendable {
         Setting(path: "realtime.maxOutboundBytesPerSocket", kind: .int, defaultValue: 1_048_576, help: "Unsent bytes a socket may buffer; past it the slow consumer is disconnected."),
         Setting(path: "realtime.corsAllowedOrigins", kind: .stringList, defaultValue: ["*"], help: "Origins allowed on polling requests (CORS); [\"*\"] allows any."),
         Setting(path: "realtime.allowedOrigins", kind: .optionalStringList, defaultValue: nil, help: "Origins allowed to open a WebSocket; null allows any."),
+        Setting(path: "realtime.eventLogCapacity", kind: .int, defaultValue: 10_000,
+                help: "Emitted realtime events kept in memory for GET /api/test/events (test mode) and the inspector; older ones are evicted."),
         Setting(path: "log.level", kind: .string, defaultValue: "info", help: "trace, debug, info, notice, warning, error or critical."),
         Setting(path: "log.format", kind: .string, defaultValue: "text", help: "text (one line per event) or json."),
         Setting(path: "demo", kind: .bool, defaultValue: false, help: "Seed demo users, rooms, elements, messages and posts on start (if the database is empty)."),
+        Setting(path: "testMode", kind: .bool, defaultValue: false,
+                help: "Test-target mode: unauthenticated /api/test/reset, /api/test/fixtures and /api/test/events (docs/test-mode.md). Refused with TOUCHSYNC_ENV=production."),
     ]
 
     public static func named(_ path: String) -> Setting? { all.first { $0.path == path } }

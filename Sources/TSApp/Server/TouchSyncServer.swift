@@ -20,6 +20,14 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let http: HTTPServer
     public let logger: Logger
     public let databasePath: String
+    /// The realtime events emitted, newest `realtime.eventLogCapacity` kept (test mode, inspector).
+    public let eventLog: RealtimeEventLog
+    /// HTTP request counters and latency histograms (`/metrics`).
+    public let httpMetrics: HTTPMetrics
+    /// Whether the test-target routes are registered (`testMode`).
+    public let testMode: Bool
+    /// Every (method, pattern) the router serves, in match order (what `/openapi.json` documents).
+    public let registeredRoutes: [(method: HTTPMethod, pattern: String)]
 
     public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
                 clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
@@ -28,6 +36,11 @@ public final class TouchSyncServer: @unchecked Sendable {
         let logger = Logger(label: "touchsync")
         self.logger = logger
         let production = environment["TOUCHSYNC_ENV"] == "production"
+        testMode = configuration.bool("testMode")
+        if testMode && production {
+            throw ConfigurationError("test mode (--test-mode / testMode) is refused with TOUCHSYNC_ENV=production: "
+                                     + "it serves unauthenticated routes that delete all data. Unset TOUCHSYNC_ENV or turn test mode off.")
+        }
 
         // Storage: open, migrate.
         let path = configuration.string("database.path")
@@ -65,6 +78,8 @@ public final class TouchSyncServer: @unchecked Sendable {
         var sio = SocketIOConfiguration(engine: engine)
         sio.maxOutboundBytesPerSocket = configuration.int("realtime.maxOutboundBytesPerSocket")
         hub = try SocketIOServer(configuration: sio, clock: clock, logger: Logger(label: "touchsync.realtime"))
+        eventLog = RealtimeEventLog(capacity: configuration.int("realtime.eventLogCapacity"), clock: wallClock)
+        eventLog.observe(hub)
 
         let events = FanoutEventPublisher()
         let broadcaster = RealtimeBroadcaster(hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime"))
@@ -75,15 +90,26 @@ public final class TouchSyncServer: @unchecked Sendable {
             events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
+        let notificationsDelivered = NotificationCounter()
+        domain.notifications.onDelivered = { n in notificationsDelivered.add(n) }
+        let httpMetrics = HTTPMetrics()
+        self.httpMetrics = httpMetrics
 
         // Routes, frozen before serving.
         var router = RouterBuilder()
         APIRoutes(domain: domain).register(into: &router)
         OperationsRoutes(domain: domain, version: BuildInfo.version).register(into: &router)
-        let hub = self.hub
-        for method in [HTTPMethod.GET, .POST, .OPTIONS] {
-            router.add(method, "/socket.io/*") { request in await hub.handle(request) }
+        let httpBox = LateBound<HTTPServer>()
+        MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
+                      tcpConnections: { httpBox.value?.openConnections ?? 0 }).register(into: &router)
+        let openAPI = OpenAPIRoutes(version: BuildInfo.version)
+        openAPI.register(into: &router)
+        if testMode {
+            TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test")).register(into: &router)
+            logger.warning("test mode is on: /api/test/reset, /api/test/fixtures and /api/test/events need no token")
         }
+        let hub = self.hub
+        hub.mount(on: &router)
 
         var http = HTTPServerConfiguration()
         http.host = configuration.string("server.host")
@@ -100,8 +126,11 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.shutdownGracePeriod = UInt64(configuration.int("server.shutdownGraceSeconds")) * 1_000_000_000
         http.maxOutboundBytesPerConnection = configuration.int("server.maxOutboundBytesPerConnection")
         http.clock = clock
-        self.http = HTTPServer(configuration: http, responder: router.freeze(logger: Logger(label: "touchsync.http")),
-                               logger: Logger(label: "touchsync.http"))
+        let frozen = router.freeze(logger: Logger(label: "touchsync.http"))
+        registeredRoutes = frozen.registeredRoutes
+        openAPI.setRoutes(registeredRoutes)
+        self.http = HTTPServer(configuration: http, responder: frozen, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
+        httpBox.set(self.http)
     }
 
     /// Applies pending migrations; a changed, already-applied one stops the start naming the file.

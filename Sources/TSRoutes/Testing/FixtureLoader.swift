@@ -140,8 +140,8 @@ public struct FixtureLoader: Sendable {
                 return (path, Input(o))
             }
         }
-        func field<T>(_ path: String, _ body: () throws(DomainError) -> T) throws -> T {
-            do { return try body() } catch {
+        func field<T>(_ path: String, _ body: () throws -> T) throws -> T {
+            do { return try body() } catch let error as DomainError {
                 if case .validation(let f, let m) = error { throw DomainError.validation(field: "\(path).\(f)", message: m) }
                 throw error
             }
@@ -165,7 +165,7 @@ public struct FixtureLoader: Sendable {
         var usernames: Set<String> = []
         for (path, u) in try list("users") {
             let username = try field(path) { try u.string("username", maxLength: 32) }
-            try field(path) { () throws(DomainError) in try Self.validateUsername(username) }
+            try field(path) { try Self.validateUsername(username) }
             guard usernames.insert(username).inserted else { throw DomainError.validation(field: "\(path).username", message: "duplicate username \(username)") }
             let explicitRef = try optionalRef(path, u, &userRefs)
             let ref = explicitRef ?? username
@@ -184,7 +184,8 @@ public struct FixtureLoader: Sendable {
             guard let ref = try optionalRef(path, r, &roomRefs) else { throw DomainError.validation(field: "\(path).ref", message: "is required") }
             let createdBy = try reference(path, r, "createdBy", in: userRefs, kind: "user")
             var members: [String] = []
-            for (j, m) in (try field(path) { try r.optionalStringArray("members") } ?? []).enumerated() {
+            let memberRefs: [String] = try field(path) { try r.optionalStringArray("members") } ?? []
+            for (j, m) in memberRefs.enumerated() {
                 guard userRefs.contains(m) else { throw DomainError.validation(field: "\(path).members[\(j)]", message: "no user with ref \"\(m)\" in this document") }
                 members.append(m)
             }

@@ -1,0 +1,145 @@
+import TSHTTP
+import TSJSON
+
+/// Every route the server can register, documented (CONTRACT.md §2). A route registered in
+/// the router but missing here, or documented here but registered nowhere, fails
+/// `OpenAPITests` — add the entry next to the route.
+public enum OpenAPICatalog {
+    typealias S = OpenAPISchema
+    typealias Op = OpenAPIOperation
+    typealias Body = OpenAPIOperation.Body
+    typealias P = OpenAPIOperation.Parameter
+
+    static func data(_ status: Int, _ description: String, _ schema: JSONValue) -> Body { Body(status, description, schema: S.dataEnvelope(schema)) }
+    static func mobile(_ status: Int, _ description: String, _ schema: JSONValue) -> Body { Body(status, description, schema: S.mobileEnvelope(schema)) }
+
+    static let socketHeader = P(header: "X-Socket-Id", "The caller's Socket.IO socket id: that socket does not get the room event this request causes.",
+                                schema: ["type": "string", "maxLength": 64])
+    static let limit50 = P(query: "limit", "Page size, 1-100 (default 50).", schema: ["type": "integer", "minimum": 1, "maximum": 100])
+    static let before = P(query: "before", "Cursor: the id of the last item of the previous page.", schema: S.string)
+
+    public static let operations: [OpenAPIOperation] = [
+        // Auth and users
+        Op(.POST, "/api/auth/register", tag: "Auth", summary: "Create an account and get a token", security: .none,
+           request: S.ref("RegisterRequest"), responses: [data(201, "Registered", S.ref("Session"))], errors: [400, 409, 415]),
+        Op(.POST, "/api/auth/login", tag: "Auth", summary: "Log in", description: "Wrong credentials answer 401 with the same message whether the user exists or not.",
+           security: .none, request: S.ref("LoginRequest"), responses: [data(200, "Logged in", S.ref("Session"))], errors: [400, 401, 415]),
+        Op(.GET, "/api/auth/me", tag: "Auth", summary: "The caller", responses: [data(200, "The caller's public user", S.ref("User"))], errors: [401]),
+
+        // Rooms
+        Op(.POST, "/api/rooms", tag: "Rooms", summary: "Create a room (the creator is a member)",
+           description: "Without a name the room is named after its creation date and time, with nameSetBy null.",
+           request: S.ref("CreateRoomRequest"), requestRequired: false, responses: [data(201, "Created", S.ref("Room"))], errors: [400, 401, 415]),
+        Op(.GET, "/api/rooms/my-rooms", tag: "Rooms", summary: "The caller's rooms, most recently active first",
+           responses: [data(200, "Rooms with the caller's badges", S.array(S.ref("Room")))], errors: [401]),
+        Op(.GET, "/api/rooms/:roomId", tag: "Rooms", summary: "A room with its members and elements",
+           responses: [data(200, "The room", S.ref("RoomDetail"))], errors: [401, 403, 404]),
+        Op(.PATCH, "/api/rooms/:roomId", tag: "Rooms", summary: "Rename a room", description: "Emits room:updated.",
+           request: S.ref("RenameRoomRequest"), responses: [data(200, "The renamed room", S.ref("Room"))], parameters: [socketHeader],
+           errors: [400, 401, 403, 404, 415]),
+        Op(.POST, "/api/rooms/:roomId/members", tag: "Rooms", summary: "Add a member by userId or username",
+           request: S.ref("AddMemberRequest"), responses: [data(201, "Added", S.ref("MemberAdded"))], errors: [400, 401, 403, 404, 409, 415]),
+        Op(.DELETE, "/api/rooms/:roomId/members/me", tag: "Rooms", summary: "Leave a room",
+           responses: [data(200, "Left", S.ref("MemberLeft"))], errors: [401, 403, 404]),
+        Op(.POST, "/api/rooms/:roomId/seen", tag: "Rooms", summary: "Reset the caller's badges.elements",
+           responses: [data(200, "The room as the caller now sees it", S.ref("Room"))], errors: [401, 403, 404]),
+
+        // Elements
+        Op(.GET, "/api/rooms/:roomId/elements", tag: "Elements", summary: "A room's elements, oldest first",
+           responses: [data(200, "Elements", S.array(S.ref("Element")))], errors: [401, 403, 404]),
+        Op(.POST, "/api/rooms/:roomId/elements", tag: "Elements", summary: "Create an element",
+           description: "Emits element:created to the room and element:created:global.",
+           request: S.ref("CreateElementRequest"), responses: [data(201, "Created", S.ref("Element"))], parameters: [socketHeader],
+           errors: [400, 401, 403, 404, 415]),
+        Op(.DELETE, "/api/rooms/:roomId/elements", tag: "Elements", summary: "Clear the room",
+           description: "Emits room:cleared and room:cleared:global.",
+           responses: [data(200, "Elements deleted", S.ref("RoomCleared"))], parameters: [socketHeader], errors: [401, 403, 404]),
+        Op(.PATCH, "/api/rooms/:roomId/elements/:elementId", tag: "Elements", summary: "Update any subset of an element's mutable fields",
+           description: "Emits element:updated.", request: S.ref("UpdateElementRequest"),
+           responses: [data(200, "Updated", S.ref("Element"))], parameters: [socketHeader], errors: [400, 401, 403, 404, 415]),
+        Op(.DELETE, "/api/rooms/:roomId/elements/:elementId", tag: "Elements", summary: "Delete an element",
+           description: "Emits element:deleted and element:deleted:global.",
+           responses: [data(200, "Deleted", S.ref("ElementDeleted"))], parameters: [socketHeader], errors: [401, 403, 404]),
+
+        // Reactions
+        Op(.POST, "/api/rooms/:roomId/elements/:elementId/reactions/toggle", tag: "Reactions", summary: "Add or remove the caller's heart",
+           description: "Idempotent under concurrency. Emits element:reaction:added or element:reaction:removed (stats per recipient) and element:updated.",
+           responses: [data(200, "What the toggle did", S.ref("ToggleResult"))], parameters: [socketHeader], errors: [401, 403, 404]),
+        Op(.GET, "/api/rooms/:roomId/elements/:elementId/reactions", tag: "Reactions", summary: "An element's reactions, newest first",
+           responses: [data(200, "A page of reactions", S.ref("ReactionPage"))], parameters: [limit50, before], errors: [400, 401, 403, 404]),
+
+        // Messages
+        Op(.POST, "/api/rooms/:roomId/messages", tag: "Messages", summary: "Send a message", description: "Emits message:created.",
+           request: S.ref("SendMessageRequest"), responses: [data(201, "Sent", S.ref("Message"))], parameters: [socketHeader],
+           errors: [400, 401, 403, 404, 415]),
+        Op(.GET, "/api/rooms/:roomId/messages", tag: "Messages", summary: "A room's messages, newest first",
+           responses: [data(200, "A page of messages", S.array(S.ref("Message")))], parameters: [limit50, before], errors: [400, 401, 403, 404]),
+        Op(.POST, "/api/rooms/:roomId/messages/read", tag: "Messages", summary: "Reset the caller's badges.messages",
+           responses: [data(200, "The room as the caller now sees it", S.ref("Room"))], errors: [401, 403, 404]),
+
+        // Posts (seed 002, mobile envelope)
+        Op(.POST, "/api/mobile/posts", tag: "Posts", summary: "Create a post", envelope: .mobile, request: S.ref("CreatePostRequest"),
+           responses: [mobile(201, "Post created", S.ref("Post"))], errors: [400, 401, 415]),
+        Op(.POST, "/api/mobile/posts/:postId/like", tag: "Posts", summary: "Like a post (idempotent)", envelope: .mobile,
+           responses: [mobile(200, "Post liked", S.ref("PostInteractionState"))], errors: [401, 404]),
+        Op(.DELETE, "/api/mobile/posts/:postId/like", tag: "Posts", summary: "Unlike a post (idempotent)", envelope: .mobile,
+           responses: [mobile(200, "Post unliked", S.ref("PostInteractionState"))], errors: [401, 404]),
+        Op(.POST, "/api/mobile/posts/:postId/save", tag: "Posts", summary: "Save a post (idempotent)", envelope: .mobile,
+           responses: [mobile(200, "Post saved", S.ref("PostInteractionState"))], errors: [401, 404]),
+        Op(.DELETE, "/api/mobile/posts/:postId/save", tag: "Posts", summary: "Unsave a post (idempotent)", envelope: .mobile,
+           responses: [mobile(200, "Post unsaved", S.ref("PostInteractionState"))], errors: [401, 404]),
+        Op(.POST, "/api/mobile/posts/interaction-state", tag: "Posts", summary: "Like/save state of up to 50 posts (seed 002)",
+           description: "Answered from one SQL query. Duplicate ids are answered once; unknown ids are left out.",
+           envelope: .mobile, request: S.ref("InteractionStateRequest"),
+           responses: [Body(200, "Interaction states retrieved successfully", schema: S.ref("InteractionStateResponse"))], errors: [400, 401, 415]),
+
+        // Devices and notifications
+        Op(.POST, "/api/devices", tag: "Notifications", summary: "Register a push token", request: S.ref("RegisterDeviceRequest"),
+           responses: [data(201, "Registered", S.ref("Device"))], errors: [400, 401, 415]),
+        Op(.DELETE, "/api/devices/:token", tag: "Notifications", summary: "Unregister a push token",
+           responses: [data(200, "Unregistered", S.ref("DeviceDeleted"))], errors: [401, 404]),
+        Op(.GET, "/api/notifications", tag: "Notifications", summary: "The caller's notifications, newest first",
+           responses: [data(200, "Notifications", S.array(S.ref("Notification")))], parameters: [limit50], errors: [400, 401]),
+
+        // Operations
+        Op(.GET, "/health", tag: "Operations", summary: "Liveness and database check", security: .none, envelope: .none,
+           responses: [Body(200, "Healthy", schema: S.ref("Health")), Body(503, "The database does not answer", schema: S.ref("Health"))]),
+        Op(.GET, "/metrics", tag: "Operations", summary: "Prometheus metrics",
+           description: "Text exposition format 0.0.4. No auth: a local development backend.", security: .none, envelope: .none,
+           responses: [Body(200, "Metrics", schema: S.string, contentType: PrometheusText.contentType)]),
+        Op(.GET, "/openapi.json", tag: "Operations", summary: "This document", security: .none, envelope: .none,
+           responses: [Body(200, "OpenAPI 3.1", schema: ["type": "object"])]),
+
+        // Socket.IO (docs/realtime.md)
+        Op(.GET, "/socket.io/*", tag: "Realtime", summary: "Engine.IO v4 / Socket.IO v5: polling GET and WebSocket upgrade",
+           description: "Not a REST route: see docs/realtime.md for the events. Authenticate with the CONNECT auth {token}, ?token= or Authorization: Bearer.",
+           security: .none, envelope: .none, responses: [Body(200, "Engine.IO packets (polling)", schema: S.string, contentType: "text/plain"),
+                                                         Body(101, "Switching Protocols (WebSocket)", schema: nil)],
+           parameters: [P(query: "EIO", "Engine.IO protocol version (4).", schema: S.string),
+                        P(query: "transport", "polling or websocket.", schema: S.enumeration(["polling", "websocket"])),
+                        P(query: "sid", "The session id (after the handshake).", schema: S.string)]),
+        Op(.POST, "/socket.io/*", tag: "Realtime", summary: "Engine.IO v4: polling POST (client to server packets)", security: .none, envelope: .none,
+           responses: [Body(200, "ok", schema: S.string, contentType: "text/html")],
+           parameters: [P(query: "EIO", "Engine.IO protocol version (4).", schema: S.string),
+                        P(query: "transport", "polling.", schema: S.enumeration(["polling"])),
+                        P(query: "sid", "The session id.", schema: S.string)]),
+        Op(.OPTIONS, "/socket.io/*", tag: "Realtime", summary: "CORS preflight of the polling transport", security: .none, envelope: .none,
+           responses: [Body(204, "Preflight answered", schema: nil)]),
+
+        // Test-target mode (docs/test-mode.md); registered only with serve --test-mode.
+        Op(.POST, "/api/test/reset", tag: "Test mode", summary: "Empty all data and disconnect every socket",
+           description: "Only with --test-mode (404 otherwise). No auth: for local test targets only.", security: .none,
+           responses: [data(200, "Reset", S.ref("TestResetResult"))]),
+        Op(.POST, "/api/test/fixtures", tag: "Test mode", summary: "Load users, rooms, elements, reactions, messages, posts, likes and saves",
+           description: "Only with --test-mode. The document is checked before the first write (400 changes nothing).", security: .none,
+           request: S.ref("FixtureDocument"), responses: [data(201, "Loaded", S.ref("FixtureResult"))], errors: [400, 409, 415]),
+        Op(.GET, "/api/test/events", tag: "Test mode", summary: "The realtime events the server emitted, in order",
+           description: "Only with --test-mode. From a bounded ring buffer (realtime.eventLogCapacity).", security: .none,
+           responses: [data(200, "Events after `since`", S.ref("RealtimeEventPage"))],
+           parameters: [P(query: "since", "Only events with seq > since (default 0).", schema: ["type": "integer", "minimum": 0]),
+                        P(query: "limit", "At most this many (1-10000, default 1000).", schema: ["type": "integer", "minimum": 1, "maximum": 10_000]),
+                        P(query: "event", "Only this event name.", schema: S.string),
+                        P(query: "roomId", "Only events addressed to, or about, this room.", schema: S.string)],
+           errors: [400]),
+    ]
+}

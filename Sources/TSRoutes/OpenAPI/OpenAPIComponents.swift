@@ -1,0 +1,169 @@
+import TSDomain
+import TSJSON
+
+/// `components.schemas` of the OpenAPI document: every object of CONTRACT.md §1, the request
+/// bodies of §2, the envelopes and errors of §0, and the test-mode documents (docs/test-mode.md).
+enum OpenAPIComponents {
+    typealias S = OpenAPISchema
+
+    static let userProperties: [(String, JSONValue)] = [
+        ("id", S.id), ("username", S.string), ("firstName", S.nullable(S.string)), ("avatarUrl", S.nullable(S.string)),
+    ]
+
+    static let roomProperties: [(String, JSONValue)] = [
+        ("id", S.id), ("name", S.string), ("createdBy", S.id), ("createdAt", S.dateTime), ("updatedAt", S.dateTime),
+        ("isActive", S.boolean), ("nameSetBy", S.nullable(S.id)), ("nameSetByUser", S.nullable(S.ref("User"))),
+        ("elementCount", S.describe(S.integer, "Elements in the room now.")),
+        ("badges", S.ref("Badges")),
+        ("hasUnread", S.describe(S.boolean, "Either badge > 0.")),
+    ]
+
+    static let elementMutableProperties: [(String, JSONValue)] = [
+        ("type", S.ref("ElementType")),
+        ("positionX", S.number), ("positionY", S.number),
+        ("width", ["type": "number", "minimum": 0]), ("height", ["type": "number", "minimum": 0]),
+        ("content", S.nullable(S.string)), ("imageUrl", S.nullable(S.string)), ("audioUrl", S.nullable(S.string)),
+        ("videoUrl", S.nullable(S.string)), ("thumbnailUrl", S.nullable(S.string)), ("duration", S.nullable(["type": "number", "minimum": 0])),
+    ]
+
+    static let elementOptional: Set<String> = ["content", "imageUrl", "audioUrl", "videoUrl", "thumbnailUrl", "duration"]
+
+    static let statsProperties: [(String, JSONValue)] = [
+        ("totalReactions", S.integer), ("count", S.describe(S.integer, "Equals totalReactions.")), ("hasReacted", S.boolean),
+        ("userReaction", S.nullable(S.enumeration(["heart"]))), ("topReactors", S.array(S.ref("User"), maxItems: 3)),
+    ]
+
+    static var schemas: JSONObject {
+        var s = JSONObject()
+
+        // §0 envelopes and errors
+        s["Error"] = S.object([
+            ("error", S.object([("code", S.ref("ErrorCode")), ("message", S.string),
+                                ("field", S.describe(S.string, "The offending input field (400 only)."))], optional: ["field"])),
+        ], description: "Error envelope of every route under /api/ except /api/mobile/.")
+        s["MobileError"] = S.object([
+            ("success", S.constant(false)), ("message", S.string), ("error", S.string), ("code", S.ref("ErrorCode")),
+            ("field", S.string),
+        ], optional: ["field"], description: "Error envelope of /api/mobile/** (seed 002).")
+        s["ErrorCode"] = S.describe(S.string, "VALIDATION_ERROR, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, METHOD_NOT_ALLOWED, CONFLICT, "
+                                        + "PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, RATE_LIMITED, INTERNAL, SERVICE_UNAVAILABLE, ...")
+
+        // §1 objects
+        s["User"] = S.object(userProperties, description: "A user as other users see them.")
+        s["Session"] = S.object([("token", S.describe(S.string, "HS256 JWT: claims sub, iat, exp.")), ("user", S.ref("User"))])
+        s["Badges"] = S.object([
+            ("messages", S.describe(S.integer, "Messages by other users after the caller's read marker.")),
+            ("elements", S.describe(S.integer, "Elements created by other users after the caller last saw the room.")),
+        ])
+        s["Room"] = S.object(roomProperties, description: "A room as the caller sees it (badges are the caller's).")
+        s["RoomDetail"] = S.object(roomProperties + [("members", S.array(S.ref("User"))), ("elements", S.array(S.ref("Element")))])
+        s["ElementType"] = S.enumeration(ElementType.allCases.map(\.rawValue))
+        s["ElementReactions"] = S.object([
+            ("count", S.integer), ("hasReacted", S.boolean), ("userReaction", S.nullable(S.enumeration(["heart"]))),
+            ("topReactors", S.describe(S.array(S.ref("User"), maxItems: 3), "Most recent reactor first.")),
+        ], description: "The element's reaction summary for the requesting user.")
+        s["Element"] = S.object([("id", S.id), ("roomId", S.id)] + elementMutableProperties.prefix(5) + [("createdBy", S.id)]
+            + elementMutableProperties.dropFirst(5)
+            + [("createdAt", S.dateTime), ("updatedAt", S.dateTime),
+               ("reactions", S.describe(S.nullable(S.ref("ElementReactions")), "null while the element has no reactions."))])
+        s["Reaction"] = S.object([
+            ("id", S.id), ("elementId", S.id), ("userId", S.id), ("type", S.enumeration(["heart"])), ("createdAt", S.dateTime), ("user", S.ref("User")),
+        ])
+        s["ElementStats"] = S.object(statsProperties)
+        s["ToggleResult"] = S.object([
+            ("action", S.enumeration(["added", "removed"])),
+            ("reaction", S.describe(S.ref("Reaction"), "On removed, the reaction that was removed.")),
+            ("elementStats", S.ref("ElementStats")),
+        ])
+        s["ReactionPage"] = S.object([("reactions", S.array(S.ref("Reaction"))), ("total", S.integer), ("hasReacted", S.boolean)])
+        s["Message"] = S.object([("id", S.id), ("roomId", S.id), ("userId", S.id), ("text", S.string), ("createdAt", S.dateTime), ("user", S.ref("User"))])
+        s["Post"] = S.object([("id", S.id), ("authorId", S.id), ("content", S.string), ("imageUrl", S.nullable(S.string)),
+                              ("likeCount", S.integer), ("saveCount", S.integer), ("createdAt", S.dateTime)])
+        s["PostInteractionState"] = S.object([("postId", S.id), ("isLiked", S.boolean), ("isSaved", S.boolean),
+                                              ("likeCount", S.integer), ("saveCount", S.integer)])
+        s["InteractionStates"] = S.object([
+            ("interactions", S.describe(S.array(S.ref("PostInteractionState")), "In request order; duplicates once; unknown ids left out.")),
+            ("totalPosts", S.integer), ("totalLiked", S.integer), ("totalSaved", S.integer),
+        ], description: "The data of seed 002's interaction-state response.")
+        s["InteractionStateResponse"] = S.mobileEnvelope(S.ref("InteractionStates"))
+        s["Device"] = S.object([("token", S.string), ("platform", S.enumeration(["ios", "android"])), ("userId", S.id)])
+        s["Notification"] = S.object([
+            ("id", S.id), ("type", S.enumeration(["element_reaction", "element_created"])), ("roomId", S.nullable(S.id)),
+            ("elementId", S.nullable(S.id)), ("actorId", S.nullable(S.id)), ("createdAt", S.dateTime), ("deliveredAt", S.nullable(S.dateTime)),
+        ])
+        s["Health"] = S.object([("status", S.enumeration(["ok", "degraded"])), ("version", S.string), ("uptimeSeconds", S.integer),
+                                ("database", S.enumeration(["ok", "error"]))])
+
+        // Small results
+        s["MemberAdded"] = S.object([("roomId", S.id), ("user", S.ref("User"))])
+        s["MemberLeft"] = S.object([("roomId", S.id), ("userId", S.id)])
+        s["ElementDeleted"] = S.object([("id", S.id)])
+        s["RoomCleared"] = S.object([("roomId", S.id), ("deleted", S.integer)])
+        s["DeviceDeleted"] = S.object([("token", S.string)])
+
+        // §2 request bodies
+        s["RegisterRequest"] = S.object([
+            ("username", ["type": "string", "pattern": "^[a-z0-9_.]{3,32}$"]), ("password", ["type": "string", "minLength": 8]),
+            ("firstName", S.nullable(S.string)), ("avatarUrl", S.nullable(S.string)),
+        ], optional: ["firstName", "avatarUrl"])
+        s["LoginRequest"] = S.object([("username", S.string), ("password", S.string)])
+        s["CreateRoomRequest"] = S.object([("name", S.nullable(S.string)), ("memberIds", S.array(S.id, maxItems: 100))], optional: ["name", "memberIds"])
+        s["RenameRoomRequest"] = S.object([("name", ["type": "string", "minLength": 1, "maxLength": 200])])
+        s["AddMemberRequest"] = S.object([("userId", S.id), ("username", S.string)], optional: ["userId", "username"],
+                                         description: "Either userId or username.")
+        s["CreateElementRequest"] = S.object(elementMutableProperties, optional: elementOptional)
+        s["UpdateElementRequest"] = S.object(elementMutableProperties, optional: Set(elementMutableProperties.map(\.0)),
+                                             description: "Any subset of the mutable fields.")
+        s["SendMessageRequest"] = S.object([("text", ["type": "string", "minLength": 1])])
+        s["CreatePostRequest"] = S.object([("content", S.string), ("imageUrl", S.nullable(S.string))], optional: ["imageUrl"])
+        s["InteractionStateRequest"] = S.object([("postIds", ["type": "array", "items": S.string, "minItems": 1, "maxItems": 50])])
+        s["RegisterDeviceRequest"] = S.object([("token", S.string), ("platform", S.enumeration(["ios", "android"]))])
+
+        // Test-target mode (docs/test-mode.md)
+        s["TestResetResult"] = S.object([
+            ("tables", S.describe(S.array(S.string), "The emptied tables, in the order they were emptied.")),
+            ("disconnectedSockets", S.integer), ("durationMs", S.number),
+            ("lastEventSequence", S.describe(S.integer, "Pass as ?since= to /api/test/events to see only later events.")),
+        ])
+        let ref: JSONValue = S.describe(S.string, "A client-chosen key other objects of the document use to refer to this one.")
+        s["FixtureDocument"] = S.object([
+            ("users", S.array(S.object([("ref", ref), ("username", ["type": "string", "pattern": "^[a-z0-9_.]{3,32}$"]),
+                                        ("password", ["type": "string", "minLength": 8]), ("firstName", S.nullable(S.string)),
+                                        ("avatarUrl", S.nullable(S.string))], optional: ["ref", "firstName", "avatarUrl"]))),
+            ("rooms", S.array(S.object([("ref", ref), ("name", S.nullable(S.string)), ("createdBy", S.string),
+                                        ("members", S.array(S.string))], optional: ["name", "members"]))),
+            ("elements", S.array(S.object([("ref", ref), ("room", S.string), ("createdBy", S.string)] + elementMutableProperties,
+                                          optional: elementOptional.union(["ref", "positionX", "positionY", "width", "height"])))),
+            ("reactions", S.array(S.object([("element", S.string), ("user", S.string)]))),
+            ("messages", S.array(S.object([("ref", ref), ("room", S.string), ("user", S.string), ("text", S.string)], optional: ["ref"]))),
+            ("posts", S.array(S.object([("ref", ref), ("author", S.string), ("content", S.string), ("imageUrl", S.nullable(S.string))],
+                                       optional: ["ref", "imageUrl"]))),
+            ("likes", S.array(S.object([("post", S.string), ("user", S.string)]))),
+            ("saves", S.array(S.object([("post", S.string), ("user", S.string)]))),
+        ], optional: Set(FixtureLoader.kinds), open: true,
+           description: "Objects refer to each other by ref (users default to their username). See docs/test-mode.md.")
+        let idsByRef = S.map(S.id, description: "Ids by ref.")
+        s["FixtureResult"] = S.object([
+            ("users", S.map(S.object([("id", S.id), ("username", S.string), ("token", S.string)]), description: "Each user by ref, with a bearer token.")),
+            ("rooms", idsByRef), ("elements", idsByRef), ("messages", idsByRef), ("posts", idsByRef),
+            ("counts", S.map(S.integer, description: "Objects created, by kind.")),
+            ("lastEventSequence", S.integer),
+        ])
+        s["RealtimeEventTarget"] = S.object([
+            ("type", S.enumeration(["room", "user", "socket"])), ("name", S.string), ("roomId", S.id), ("userId", S.nullable(S.id)),
+            ("socketId", S.string),
+        ], optional: ["name", "roomId", "userId", "socketId"],
+           description: "room: a TouchSync room (name room:<id>); user: every socket of a user (name user:<id>); socket: one socket.")
+        s["RealtimeEvent"] = S.object([
+            ("seq", S.integer), ("event", S.string), ("payload", S.describe(["type": "object"], "The first (only) argument: see docs/realtime.md.")),
+            ("args", S.array(["type": "object"])), ("target", S.ref("RealtimeEventTarget")),
+            ("except", S.describe(S.nullable(S.string), "The originating socket, skipped by a room emit.")),
+            ("recipients", S.describe(S.integer, "Sockets the event was handed to.")), ("timestampMs", S.integer),
+        ])
+        s["RealtimeEventPage"] = S.object([
+            ("events", S.array(S.ref("RealtimeEvent"))), ("lastSequence", S.integer),
+            ("missed", S.describe(S.integer, "Events after `since` already evicted from the ring buffer.")), ("capacity", S.integer),
+        ])
+        return s
+    }
+}

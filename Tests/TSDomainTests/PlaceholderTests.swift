@@ -1,2 +1,0 @@
-import XCTest
-final class TSDomainTestsPlaceholder: XCTestCase { func testPlaceholder() { XCTAssertTrue(true) } }

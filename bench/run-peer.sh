@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# bench/run-peer.sh start|stop — the python-socketio reference peer (bench/peer/peer.py) pinned to
+# CPU $SERVER_CPU on port $PEER_PORT (3901); its data dir is bench/.data-peer. Then e.g.:
+#   BENCH_DATA=bench/.data-peer URL=http://127.0.0.1:3901 PEER_PID=$(cat bench/.data-peer/peer.pid) bench/run-realtime.sh fanout
+source "$(dirname "$0")/lib.sh"
+PEER_PORT="${PEER_PORT:-3901}"
+data=bench/.data-peer
+pidfile="$data/peer.pid"
+if [[ -f "$pidfile" ]]; then kill "$(cat "$pidfile")" 2>/dev/null || true; rm -f "$pidfile"; sleep 0.5; fi
+[[ "${1:-start}" == stop ]] && exit 0
+if [[ ! -x bench/.venv/bin/python ]]; then
+  python3 -m venv bench/.venv
+  bench/.venv/bin/pip install -q -r bench/peer/requirements.txt
+fi
+mkdir -p "$data"
+ulimit -n 20000 2>/dev/null || true
+taskset -c "$SERVER_CPU" bench/.venv/bin/python bench/peer/peer.py --port "$PEER_PORT" --data "$data" >"$data/peer.log" 2>&1 &
+echo $! >"$pidfile"
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PEER_PORT/health" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$PEER_PORT/health" >/dev/null || { echo "peer did not start; see $data/peer.log" >&2; exit 1; }
+echo "python-socketio peer pid $(cat "$pidfile") on http://127.0.0.1:$PEER_PORT (CPU $SERVER_CPU), data $data"

@@ -102,6 +102,14 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
+/// A start-up failure: the message goes to standard error and the process exits 1.
+enum Fatal {
+    static func fail(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("touchsync: \(message)\n".utf8))
+        return ExitCode.failure
+    }
+}
+
 /// Keeps signal sources alive for the life of the process.
 enum SignalSources {
     nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []  // touched only from `Serve.run` before serving
@@ -119,7 +127,7 @@ struct Migrate: AsyncParsableCommand {
             let server = try TouchSyncServer(configuration: config)
             print("database \(server.databasePath) is up to date")
             server.db.close()
-        } catch { throw CleanExit.message("touchsync: \(error)") }
+        } catch { throw Fatal.fail("\(error)") }
     }
 }
 
@@ -140,7 +148,7 @@ struct Token: AsyncParsableCommand {
         let server = try TouchSyncServer(configuration: config)
         defer { server.db.close() }
         guard let userId = try server.domain.auth.userId(forUsername: username) else {
-            throw CleanExit.message("touchsync: no user named \(username) in \(server.databasePath)")
+            throw Fatal.fail("no user named \(username) in \(server.databasePath)")
         }
         print(server.domain.auth.issueToken(userId: userId, lifetimeSeconds: lifetime))
     }

@@ -1,7 +1,10 @@
+import TSDomain
 import TSHTTP
 
 /// HTTP request counters and latency histograms by route pattern, method and status; an
 /// `HTTPServerObserver`, so it is called on event-loop threads (one short lock per request).
+/// Also keeps a per-second ring of the last `recentCapacity` seconds (request count, errors,
+/// latency sum and max) for the inspector's rate/latency chart.
 public final class HTTPMetrics: HTTPServerObserver, Sendable {
     /// Upper bounds (seconds) of the latency histogram buckets (Prometheus defaults, plus 1 ms).
     public static let bucketBounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -27,20 +30,45 @@ public final class HTTPMetrics: HTTPServerObserver, Sendable {
         var sum: Double = 0
     }
 
+    /// One second of traffic (Unix second `second`), for the inspector chart.
+    public struct SecondSample: Sendable, Equatable {
+        public var second: Int64
+        public var requests: Int
+        /// Responses with status >= 500.
+        public var serverErrors: Int
+        /// Responses with status 400..<500.
+        public var clientErrors: Int
+        public var latencySumNanoseconds: UInt64
+        public var latencyMaxNanoseconds: UInt64
+    }
+
+    /// Seconds the per-second ring covers (10 minutes).
+    public static let recentCapacity = 600
+    /// Requests whose route pattern starts with this prefix are left out of the per-second ring
+    /// (the inspector's own polling would otherwise dominate its chart); they still count in `/metrics`.
+    public static let recentExcludedPrefix = "/inspector"
+
     struct State {
         var requests: [RequestKey: UInt64] = [:]
         var latency: [RouteKey: Histogram] = [:]
         var openConnections = 0
         var connectionsTotal: UInt64 = 0
+        /// Slot `second % recentCapacity`; a slot whose `second` is stale counts as empty.
+        var recent = [SecondSample](repeating: SecondSample(second: -1, requests: 0, serverErrors: 0, clientErrors: 0,
+                                                            latencySumNanoseconds: 0, latencyMaxNanoseconds: 0),
+                                    count: HTTPMetrics.recentCapacity)
     }
 
     private let state = LockedBox(State())
+    private let clock: any WallClock
 
-    public init() {}
+    /// `clock` stamps the per-second ring (injected by tests).
+    public init(clock: any WallClock = SystemWallClock()) { self.clock = clock }
 
     public func requestFinished(method: HTTPMethod, routePattern: String?, status: Int, durationNanoseconds: UInt64) {
         let seconds = Double(durationNanoseconds) / 1e9
         let m = "\(method)"
+        let now: Int64? = routePattern?.hasPrefix(Self.recentExcludedPrefix) == true ? nil : clock.nowSeconds()
         state.withLock { s in
             var route = routePattern ?? "unmatched"
             if s.latency[RouteKey(method: m, route: route)] == nil && s.latency.count >= Self.maxSeries { route = "other" }
@@ -50,11 +78,36 @@ public final class HTTPMetrics: HTTPServerObserver, Sendable {
             h.count += 1
             h.sum += seconds
             s.latency[RouteKey(method: m, route: route)] = h
+
+            guard let now else { return }
+            let i = Int(now % Int64(Self.recentCapacity))
+            if s.recent[i].second != now {
+                s.recent[i] = SecondSample(second: now, requests: 0, serverErrors: 0, clientErrors: 0, latencySumNanoseconds: 0, latencyMaxNanoseconds: 0)
+            }
+            s.recent[i].requests += 1
+            if status >= 500 { s.recent[i].serverErrors += 1 } else if status >= 400 { s.recent[i].clientErrors += 1 }
+            s.recent[i].latencySumNanoseconds &+= durationNanoseconds
+            s.recent[i].latencyMaxNanoseconds = max(s.recent[i].latencyMaxNanoseconds, durationNanoseconds)
         }
     }
 
     public func connectionOpened() { state.withLock { $0.openConnections += 1; $0.connectionsTotal += 1 } }
     public func connectionClosed() { state.withLock { $0.openConnections -= 1 } }
+
+    /// The last `seconds` seconds (at most `recentCapacity`), oldest first, ending with the current
+    /// second; seconds without requests are present with zero counts.
+    public func recent(seconds: Int) -> [SecondSample] {
+        let n = min(max(1, seconds), Self.recentCapacity)
+        let now = clock.nowSeconds()
+        return state.withLock { s in
+            (0..<n).map { k in
+                let second = now - Int64(n - 1 - k)
+                let slot = s.recent[Int(second % Int64(Self.recentCapacity))]
+                return slot.second == second ? slot
+                    : SecondSample(second: second, requests: 0, serverErrors: 0, clientErrors: 0, latencySumNanoseconds: 0, latencyMaxNanoseconds: 0)
+            }
+        }
+    }
 
     /// Writes this registry's families.
     func render(into out: inout PrometheusText) {

@@ -17,6 +17,10 @@ public enum OpenAPICatalog {
                                 schema: ["type": "string", "maxLength": 64])
     static let limit50 = P(query: "limit", "Page size, 1-100 (default 50).", schema: ["type": "integer", "minimum": 1, "maximum": 100])
     static let before = P(query: "before", "Cursor: the id of the last item of the previous page.", schema: S.string)
+    static let engineError = Body(400, "Engine.IO error (unknown transport or sid, bad handshake method, bad request)", schema: S.ref("EngineIOError"))
+    static let engineQuery = [P(query: "EIO", "Engine.IO protocol version (4).", schema: S.string),
+                              P(query: "transport", "polling or websocket.", schema: S.enumeration(["polling", "websocket"])),
+                              P(query: "sid", "The session id (after the handshake).", schema: S.string)]
 
     public static let operations: [OpenAPIOperation] = [
         // Auth and users
@@ -110,22 +114,20 @@ public enum OpenAPICatalog {
         Op(.GET, "/openapi.json", tag: "Operations", summary: "This document", security: .none, envelope: .none,
            responses: [Body(200, "OpenAPI 3.1", schema: ["type": "object"])]),
 
-        // Socket.IO (docs/realtime.md)
+        // Socket.IO (docs/realtime.md): the Engine.IO transport answers every method on its path.
         Op(.GET, "/socket.io/*", tag: "Realtime", summary: "Engine.IO v4 / Socket.IO v5: polling GET and WebSocket upgrade",
            description: "Not a REST route: see docs/realtime.md for the events. Authenticate with the CONNECT auth {token}, ?token= or Authorization: Bearer.",
-           security: .none, envelope: .none, responses: [Body(200, "Engine.IO packets (polling)", schema: S.string, contentType: "text/plain"),
-                                                         Body(101, "Switching Protocols (WebSocket)", schema: nil)],
-           parameters: [P(query: "EIO", "Engine.IO protocol version (4).", schema: S.string),
-                        P(query: "transport", "polling or websocket.", schema: S.enumeration(["polling", "websocket"])),
-                        P(query: "sid", "The session id (after the handshake).", schema: S.string)]),
+           security: .none, envelope: .none, responses: [Body(200, "Engine.IO packets (polling)", schema: S.string, contentType: "text/plain; charset=UTF-8"),
+                                                         Body(101, "Switching Protocols (WebSocket)", schema: nil), engineError],
+           parameters: engineQuery),
         Op(.POST, "/socket.io/*", tag: "Realtime", summary: "Engine.IO v4: polling POST (client to server packets)", security: .none, envelope: .none,
-           responses: [Body(200, "ok", schema: S.string, contentType: "text/html")],
-           parameters: [P(query: "EIO", "Engine.IO protocol version (4).", schema: S.string),
-                        P(query: "transport", "polling.", schema: S.enumeration(["polling"])),
-                        P(query: "sid", "The session id.", schema: S.string)]),
+           responses: [Body(200, "ok", schema: S.string, contentType: "text/html"), engineError], parameters: engineQuery),
         Op(.OPTIONS, "/socket.io/*", tag: "Realtime", summary: "CORS preflight of the polling transport", security: .none, envelope: .none,
            responses: [Body(204, "Preflight answered", schema: nil)]),
-
+    ] + ["PUT", "DELETE", "PATCH", "HEAD"].map { m in
+        Op(HTTPMethod(rawValue: m), "/socket.io/*", tag: "Realtime", summary: "Not an Engine.IO method: answered 400 like the reference server",
+           security: .none, envelope: .none, responses: [engineError])
+    } + [
         // Test-target mode (docs/test-mode.md); registered only with serve --test-mode.
         Op(.POST, "/api/test/reset", tag: "Test mode", summary: "Empty all data and disconnect every socket",
            description: "Only with --test-mode (404 otherwise). No auth: for local test targets only.", security: .none,

@@ -48,6 +48,9 @@ enum OpenAPIComponents {
         s["ErrorCode"] = S.describe(S.string, "VALIDATION_ERROR, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, METHOD_NOT_ALLOWED, CONFLICT, "
                                         + "PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, RATE_LIMITED, INTERNAL, SERVICE_UNAVAILABLE, ...")
 
+        s["EngineIOError"] = S.object([("code", S.integer), ("message", S.string)],
+                                      description: "Error of the Engine.IO transport, as the reference server sends it (code 0-5).")
+
         // §1 objects
         s["User"] = S.object(userProperties, description: "A user as other users see them.")
         s["Session"] = S.object([("token", S.describe(S.string, "HS256 JWT: claims sub, iat, exp.")), ("user", S.ref("User"))])

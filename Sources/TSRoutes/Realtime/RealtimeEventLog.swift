@@ -113,6 +113,25 @@ public final class RealtimeEventLog: Sendable {
         }
     }
 
+    /// The newest `limit` events named `event` / concerning room `roomId` (when given), oldest
+    /// first: where a tail view (the inspector) starts before it follows with `events(since:)`.
+    /// `missed` is always 0.
+    public func latest(limit: Int, event: String? = nil, roomId: String? = nil) -> Page {
+        state.withLock { s in
+            var out: [Entry] = []
+            let start = (s.head - s.count + capacity) % capacity
+            var i = s.count - 1
+            while i >= 0 && out.count < limit {
+                defer { i -= 1 }
+                guard let e = s.ring[(start + i) % capacity] else { continue }
+                if let event, e.event != event { continue }
+                if let roomId, !Self.concerns(e, roomId: roomId) { continue }
+                out.append(e)
+            }
+            return Page(entries: out.reversed(), lastSequence: s.lastSequence, missed: 0)
+        }
+    }
+
     /// Forgets every recorded event; sequence numbers keep growing.
     public func clear() {
         state.withLock { s in

@@ -62,7 +62,7 @@ def server():
     env.update({
         "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
         "TOUCHSYNC_JWT_SECRET": "conformance-secret-0123456789abcdef",
-        "TOUCHSYNC_REALTIME_MAX_OUTBOUND_BYTES_PER_SOCKET": "65536",
+        "TOUCHSYNC_REALTIME_MAX_OUTBOUND_BYTES_PER_SOCKET": "262144",
         "TOUCHSYNC_LOG_LEVEL": "info",
     })
     proc = subprocess.Popen([binary, "serve", "--port", "0", "--database", os.path.join(tmp, "db.sqlite")],

@@ -160,6 +160,24 @@ public final class SocketIOServer: @unchecked Sendable {
         return delivered
     }
 
+    /// Sends event to the given sockets with the packet encoded once per namespace: for payloads
+    /// that differ by recipient, sent as one group per variant. `room`/`except` only label the
+    /// emit record. Returns the number of recipients.
+    @discardableResult
+    public func emit(_ event: String, _ args: [JSONValue], toSockets ids: [String], room: String, except exceptSocketID: String? = nil) -> Int {
+        let targets: [SocketIOSocket] = hub.withLock { h in ids.compactMap { h.sockets[$0] } }
+        var byNamespace: [String: [EngineIOSession]] = [:]
+        for t in targets { byNamespace[t.namespace, default: []].append(t.session) }
+        var delivered = 0
+        for (ns, sessions) in byNamespace {
+            let packets = Self.preEncode(SocketIOPacketCodec.event(event, args, namespace: ns, attachments: []))
+            delivered += EngineIOServer.broadcast(packets, to: sessions)
+        }
+        countEmit(delivered: delivered, dropped: targets.count - delivered)
+        observe(SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: delivered))
+        return delivered
+    }
+
     /// Sends event to one socket (no-op for an unknown id).
     public func emit(_ event: String, _ args: [JSONValue], toSocket id: String) {
         let s = socket(id: id)

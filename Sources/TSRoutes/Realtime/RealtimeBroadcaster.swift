@@ -41,9 +41,9 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             if element.reactions == nil {
                 hub.emit(event.name, [.object(["element": element.json])], toRoom: room, except: except)
             } else {
-                try perViewer(room: room, except: except, elementId: element.id) { reacted in
+                try emitPerViewer(event.name, room: room, except: except, elementId: element.id) { reacted in
                     [.object(["element": element.viewed(hasReacted: reacted).json])]
-                }.forEach { hub.emit(event.name, $0.args, toSocket: $0.socket) }
+                }
             }
         case .elementDeleted(let elementId):
             hub.emit(event.name, [.object(["elementId": .string(elementId), "roomId": .string(event.roomId)])], toRoom: room, except: except)
@@ -54,45 +54,52 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             hub.emit(event.name, [payload], toRoom: room, except: except)
             try global("room:cleared:global", payload.objectValue!, roomId: event.roomId)
         case .roomUpdated:
+            // Badges are the recipient's own: one payload (encoded once) per user.
             guard let domain else { return }
-            var cache: [String: JSONValue] = [:]
+            var byUser: [String: [String]] = [:]
             for socket in hub.sockets(inRoom: room) where socket.id != except {
-                guard let uid = socket.userID else { continue }
-                if cache[uid] == nil, let r = try domain.rooms.room(roomId: event.roomId, viewer: uid) { cache[uid] = r.json }
-                if let json = cache[uid] { hub.emit(event.name, [.object(["room": json])], toSocket: socket.id) }
+                if let uid = socket.userID { byUser[uid, default: []].append(socket.id) }
+            }
+            for (uid, sockets) in byUser {
+                guard let r = try domain.rooms.room(roomId: event.roomId, viewer: uid) else { continue }
+                hub.emit(event.name, [.object(["room": r.json])], toSockets: sockets, room: room, except: except)
             }
         case .messageCreated(let message):
             hub.emit(event.name, [.object(["message": message.json])], toRoom: room, except: except)
         case .reactionAdded(let elementId, let reaction, let stats):
-            try perViewer(room: room, except: except, elementId: elementId) { reacted in
+            try emitPerViewer(event.name, room: room, except: except, elementId: elementId) { reacted in
                 [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "reaction": reaction.json,
                           "stats": stats.viewed(hasReacted: reacted).json])]
-            }.forEach { hub.emit(event.name, $0.args, toSocket: $0.socket) }
+            }
         case .reactionRemoved(let elementId, let userId, let stats):
-            try perViewer(room: room, except: except, elementId: elementId) { reacted in
+            try emitPerViewer(event.name, room: room, except: except, elementId: elementId) { reacted in
                 [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "userId": .string(userId),
                           "stats": stats.viewed(hasReacted: reacted).json])]
-            }.forEach { hub.emit(event.name, $0.args, toSocket: $0.socket) }
+            }
         }
     }
 
-    /// The recipients of a room event with their own `hasReacted`, payloads built once per variant.
-    private func perViewer(room: String, except: String?, elementId: String,
-                           _ build: (Bool) -> [JSONValue]) throws -> [(socket: String, args: [JSONValue])] {
+    /// Sends a room event whose payload depends on whether each recipient has reacted to the
+    /// element: one group per variant, each encoded once.
+    private func emitPerViewer(_ name: String, room: String, except: String?, elementId: String, _ build: (Bool) -> [JSONValue]) throws {
         let sockets = hub.sockets(inRoom: room).filter { $0.id != except }
-        guard !sockets.isEmpty, let domain else { return [] }
+        guard !sockets.isEmpty, let domain else { return }
         let users = Array(Set(sockets.compactMap(\.userID)))
         let reacted = try domain.elements.reactedUsers(elementId: elementId, among: users)
-        let yes = build(true)
-        let no = build(false)
-        return sockets.map { s in (s.id, s.userID.map(reacted.contains) == true ? yes : no) }
+        var yes: [String] = []
+        var no: [String] = []
+        for s in sockets {
+            if let uid = s.userID, reacted.contains(uid) { yes.append(s.id) } else { no.append(s.id) }
+        }
+        if !yes.isEmpty { hub.emit(name, build(true), toSockets: yes, room: room, except: except) }
+        if !no.isEmpty { hub.emit(name, build(false), toSockets: no, room: room, except: except) }
     }
 
     /// A global event (seed 003) to every member's sockets, or to every socket.
     private func global(_ name: String, _ payload: JSONObject, roomId: String) throws {
         switch configuration.globalEvents {
         case .all:
-            for socket in hub.connectedSockets { hub.emit(name, [.object(payload)], toSocket: socket.id) }
+            hub.emit(name, [.object(payload)], toSockets: hub.connectedSockets.map(\.id), room: "*", except: nil)
         case .members:
             guard let domain else { return }
             for member in try domain.rooms.memberIds(roomId: roomId) {

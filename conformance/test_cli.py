@@ -126,3 +126,32 @@ def test_answered_writes_survive_kill_9():
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+def test_websocket_origin_allow_list():
+    """`realtime.allowedOrigins` refuses a browser WebSocket from another origin (403); CORS on polling
+    follows `realtime.corsAllowedOrigins`."""
+    import websocket
+    tmp = tempfile.mkdtemp()
+    proc, base = start(os.path.join(tmp, "db.sqlite"), {"TOUCHSYNC_REALTIME_ALLOWED_ORIGINS": "https://good.example",
+                                                         "TOUCHSYNC_REALTIME_CORS_ALLOWED_ORIGINS": "https://good.example"})
+    try:
+        url = base.replace("http", "ws") + "/socket.io/?EIO=4&transport=websocket"
+        ok = websocket.create_connection(url, origin="https://good.example", timeout=5)
+        assert ok.recv().startswith("0{")
+        ok.close()
+        native = websocket.create_connection(url, suppress_origin=True, timeout=5)
+        assert native.recv().startswith("0{"), "a native client sends no Origin and is allowed"
+        native.close()
+        try:
+            websocket.create_connection(url, origin="https://evil.example", timeout=5)
+            assert False, "a foreign origin must be refused"
+        except websocket.WebSocketBadStatusException as e:
+            assert e.status_code == 403
+        r = requests.get(base + "/socket.io/?EIO=4&transport=polling", headers={"Origin": "https://good.example"})
+        assert r.headers.get("Access-Control-Allow-Origin") == "https://good.example"
+        r = requests.get(base + "/socket.io/?EIO=4&transport=polling", headers={"Origin": "https://evil.example"})
+        assert "Access-Control-Allow-Origin" not in r.headers
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)

@@ -19,6 +19,9 @@ public struct EngineIOConfiguration: Sendable {
     /// Origins allowed by CORS on polling responses. `["*"]` reflects any origin (with
     /// credentials); empty sends no CORS headers.
     public var allowedOrigins: [String] = ["*"]
+    /// Origins allowed to open the WebSocket transport (RFC 6455 §4.2.1 / §10.2: 403 otherwise);
+    /// nil allows any, and a request without `Origin` (a native client) is always allowed.
+    public var webSocketAllowedOrigins: [String]? = nil
     /// Mount path, with leading and trailing slash (`/socket.io/`).
     public var path: String = "/socket.io/"
     /// Allow the `websocket` transport (and the upgrade to it).

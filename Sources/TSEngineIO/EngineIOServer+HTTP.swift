@@ -93,7 +93,9 @@ extension EngineIOServer {
 
     /// WebSocket limits derived from `maxPayload` (a message is one packet: type digit + data).
     var webSocketConfiguration: WebSocketConfiguration {
-        WebSocketConfiguration(maxFrameSize: configuration.maxPayload + 16, maxMessageSize: configuration.maxPayload + 16)
+        var ws = WebSocketConfiguration(maxFrameSize: configuration.maxPayload + 16, maxMessageSize: configuration.maxPayload + 16)
+        ws.allowedOrigins = configuration.webSocketAllowedOrigins
+        return ws
     }
 
     func pollingResponse(_ body: [UInt8], origin: String?) -> HTTPResponse {

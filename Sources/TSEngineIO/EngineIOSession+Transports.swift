@@ -1,3 +1,4 @@
+import TSCrypto
 import TSWebSocket
 
 /// Engine.IO v4 error answers (`{"code":N,"message":"..."}` with HTTP 400, as the reference
@@ -31,7 +32,7 @@ enum EngineWebSocketFraming {
 
     /// Converts a polling-queue segment to the frame that carries the same packet.
     static func frame(forSegment seg: [UInt8]) -> [UInt8] {
-        if seg.first == EnginePacketCodec.asciiB, let raw = Base64.decode(seg.dropFirst()) { return binaryFrame(raw) }
+        if seg.first == EnginePacketCodec.asciiB, let raw = Base64.decode(bytes: seg.dropFirst()) { return binaryFrame(raw) }
         return textFrame(seg)
     }
 }

@@ -1,3 +1,4 @@
+import TSCrypto
 /// Pure encoder/decoder of Engine.IO v4 packets and polling payloads (Engine.IO v4 protocol,
 /// "Packet encoding" and "Payload encoding"). No I/O; bytes in, values out.
 public enum EnginePacketCodec {
@@ -12,7 +13,7 @@ public enum EnginePacketCodec {
     public static func decodeText(_ bytes: ArraySlice<UInt8>, allowBase64Binary: Bool = false) throws(EngineDecodeError) -> EnginePacket {
         guard let first = bytes.first else { throw .empty }
         if allowBase64Binary && first == asciiB {
-            guard let raw = Base64.decode(bytes.dropFirst()) else { throw .invalidBase64 }
+            guard let raw = Base64.decode(bytes: bytes.dropFirst()) else { throw .invalidBase64 }
             return .binary(raw)
         }
         guard first >= 0x30, first <= 0x36, let type = EnginePacketType(rawValue: first &- 0x30) else {

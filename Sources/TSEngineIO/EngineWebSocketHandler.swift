@@ -21,6 +21,6 @@ final class EngineWebSocketHandler: WebSocketDelegate, @unchecked Sendable {
     }
 
     func webSocketDidClose(_ ws: WebSocketConnection, code: UInt16?, reason: String) {
-        session.webSocketDidClose(ws, slowConsumer: reason == CloseReason.slowConsumer.description)
+        session.webSocketDidClose(ws, slowConsumer: ws.transportCloseReason == .slowConsumer)
     }
 }

@@ -75,6 +75,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         engine.pingTimeout = configuration.int("realtime.pingTimeoutMs")
         engine.maxPayload = configuration.int("realtime.maxPayload")
         engine.allowedOrigins = configuration.stringList("realtime.corsAllowedOrigins") ?? ["*"]
+        engine.webSocketAllowedOrigins = configuration.stringList("realtime.allowedOrigins")
         var sio = SocketIOConfiguration(engine: engine)
         sio.maxOutboundBytesPerSocket = configuration.int("realtime.maxOutboundBytesPerSocket")
         hub = try SocketIOServer(configuration: sio, clock: clock, logger: Logger(label: "touchsync.realtime"))
@@ -104,6 +105,8 @@ public final class TouchSyncServer: @unchecked Sendable {
                       tcpConnections: { httpBox.value?.openConnections ?? 0 }).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
+        Self.registerInspector(into: &router, configuration: configuration, production: production, domain: domain, hub: hub,
+                               eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
             TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test")).register(into: &router)
             logger.warning("test mode is on: /api/test/reset, /api/test/fixtures and /api/test/events need no token")

@@ -96,17 +96,19 @@ public struct RealtimeHandlers: Sendable {
         }
     }
 
+    /// `room:join`: member check, join, one `elements:batch` to this socket, then mark the room's
+    /// elements seen. The batch needs only a read, so it goes out before the marker's commit.
     private func join(_ socket: SocketIOSocket, _ input: Input) async throws -> JSONValue {
         let roomId = try input.string("roomId", maxLength: 64)
         guard let uid = socket.userID else { throw DomainError.unauthorized("unauthorized") }
-        _ = try await domain.rooms.markSeen(roomId: roomId, actor: uid)  // also the member check (403/404)
+        let elements = try domain.elements.list(roomId: roomId, viewer: uid)  // 404 / 403 for non-members
         socket.join(RealtimeConfiguration.roomChannel(roomId))
-        let elements = try domain.elements.list(roomId: roomId, viewer: uid)
         let jsons = elements.map(\.json)
         socket.emit("elements:batch", [.object(["roomId": .string(roomId), "elements": .array(jsons)])])
         if configuration.legacyJoinEvents {
             for e in jsons { socket.emit("element:created", [.object(["element": e])]) }
         }
+        _ = try await domain.rooms.markSeen(roomId: roomId, actor: uid)
         return .object(["roomId": .string(roomId), "elementCount": .int(Int64(elements.count))])
     }
 

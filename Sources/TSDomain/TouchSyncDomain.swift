@@ -9,11 +9,18 @@ public struct DomainConfiguration: Sendable {
     public var passwordIterations: Int
     /// Lifetime of tokens issued by register/login (config `auth.tokenLifetimeSeconds`).
     public var tokenLifetimeSeconds: Int64
+    /// Failed logins per username or client address before 429 (config `auth.maxFailedLogins`; 0 turns it off).
+    public var maxFailedLogins: Int
+    /// The window of `maxFailedLogins` (config `auth.failedLoginWindowSeconds`).
+    public var failedLoginWindowSeconds: Int64
 
-    public init(jwtSecret: [UInt8], passwordIterations: Int = 210_000, tokenLifetimeSeconds: Int64 = 30 * 24 * 3600) {
+    public init(jwtSecret: [UInt8], passwordIterations: Int = 210_000, tokenLifetimeSeconds: Int64 = 30 * 24 * 3600,
+                maxFailedLogins: Int = 10, failedLoginWindowSeconds: Int64 = 300) {
         self.jwtSecret = jwtSecret
         self.passwordIterations = passwordIterations
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
+        self.maxFailedLogins = maxFailedLogins
+        self.failedLoginWindowSeconds = failedLoginWindowSeconds
     }
 }
 
@@ -38,7 +45,9 @@ public final class TouchSyncDomain: Sendable {
         self.clock = clock
         self.events = events
         notifications = NotificationWorker(db: db, clock: clock, delivery: delivery ?? LogNotificationDelivery(logger: logger), logger: logger)
-        auth = AuthService(db: db, clock: clock, configuration: configuration)
+        auth = AuthService(db: db, clock: clock, configuration: configuration,
+                           throttle: ThrottleBox(LoginThrottle(maxFailures: configuration.maxFailedLogins,
+                                                               windowSeconds: configuration.failedLoginWindowSeconds)))
         rooms = RoomService(db: db, clock: clock, events: events)
         elements = ElementService(db: db, clock: clock, events: events, notifier: notifications)
         reactions = ReactionService(db: db, clock: clock, events: events, notifier: notifications)

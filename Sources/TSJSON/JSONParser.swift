@@ -6,21 +6,26 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 }
 
 /// A strict RFC 8259 parser over UTF-8 bytes: a pure function from bytes to a `JSONValue`.
-/// Nesting deeper than `maxDepth` is refused rather than recursed into.
+/// Nesting deeper than `maxDepth` is refused rather than recursed into. RFC 8259 §4 leaves
+/// duplicate object keys to the receiver: by default the last one wins; `rejectDuplicateKeys`
+/// refuses the document instead (for signed headers, where a parser differential matters).
 public struct JSONParser {
     public static let defaultMaxDepth = 256
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var i = 0
     private let maxDepth: Int
+    private let rejectDuplicateKeys: Bool
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    private init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, rejectDuplicateKeys: Bool) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.rejectDuplicateKeys = rejectDuplicateKeys
     }
 
-    public static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
-        var p = JSONParser(buffer, maxDepth: maxDepth)
+    public static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth,
+                             rejectDuplicateKeys: Bool = false) throws(JSONParseError) -> JSONValue {
+        var p = JSONParser(buffer, maxDepth: maxDepth, rejectDuplicateKeys: rejectDuplicateKeys)
         p.skipWhitespace()
         let v = try p.parseValue(depth: 0)
         p.skipWhitespace()
@@ -70,7 +75,9 @@ public struct JSONParser {
         while true {
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected object key") }
+            let keyOffset = i
             let key = try parseString()
+            if rejectDuplicateKeys && obj[key] != nil { throw JSONParseError(offset: keyOffset, reason: "duplicate key") }
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
@@ -223,25 +230,29 @@ public struct JSONParser {
 }
 
 extension JSONValue {
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) throws(JSONParseError) -> JSONValue {
-        let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buf in
-            do throws(JSONParseError) { return .success(try JSONParser.parse(buf, maxDepth: maxDepth)) } catch { return .failure(error) }
-        }
-        return try result.get()
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth,
+                             rejectDuplicateKeys: Bool = false) throws(JSONParseError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { parseResult($0, maxDepth, rejectDuplicateKeys) }.get()
     }
 
-    public static func parse(_ string: String, maxDepth: Int = JSONParser.defaultMaxDepth) throws(JSONParseError) -> JSONValue {
+    public static func parse(_ string: String, maxDepth: Int = JSONParser.defaultMaxDepth,
+                             rejectDuplicateKeys: Bool = false) throws(JSONParseError) -> JSONValue {
         var s = string
-        let result: Result<JSONValue, JSONParseError> = s.withUTF8 { buf in
-            do throws(JSONParseError) { return .success(try JSONParser.parse(buf, maxDepth: maxDepth)) } catch { return .failure(error) }
-        }
-        return try result.get()
+        return try s.withUTF8 { parseResult($0, maxDepth, rejectDuplicateKeys) }.get()
     }
 
-    public static func parse(_ bytes: ArraySlice<UInt8>, maxDepth: Int = JSONParser.defaultMaxDepth) throws(JSONParseError) -> JSONValue {
-        let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buf in
-            do throws(JSONParseError) { return .success(try JSONParser.parse(buf, maxDepth: maxDepth)) } catch { return .failure(error) }
+    public static func parse(_ bytes: ArraySlice<UInt8>, maxDepth: Int = JSONParser.defaultMaxDepth,
+                             rejectDuplicateKeys: Bool = false) throws(JSONParseError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { parseResult($0, maxDepth, rejectDuplicateKeys) }.get()
+    }
+
+    /// The parse as a `Result`, so it can leave a `withUnsafeBufferPointer` closure typed.
+    private static func parseResult(_ buffer: UnsafeBufferPointer<UInt8>, _ maxDepth: Int,
+                                    _ rejectDuplicateKeys: Bool) -> Result<JSONValue, JSONParseError> {
+        do throws(JSONParseError) {
+            return .success(try JSONParser.parse(buffer, maxDepth: maxDepth, rejectDuplicateKeys: rejectDuplicateKeys))
+        } catch {
+            return .failure(error)
         }
-        return try result.get()
     }
 }

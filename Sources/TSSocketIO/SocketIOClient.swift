@@ -57,20 +57,15 @@ final class SocketIOClient: @unchecked Sendable {
     // MARK: inbound (network threads)
 
     /// Decodes a text message. Returns false when the packet was invalid (caller closes).
-    func receive(text: String) -> Bool {
-        let r: Result<SocketIOPacket?, SocketIODecodeError> = lock.withLock {
-            do throws(SocketIODecodeError) { return .success(try state.reassembler.receive(text: text)) } catch { return .failure(error) }
-        }
-        switch r {
-        case .failure: return false
-        case .success(nil): return true
-        case .success(let p?): return dispatch(p)
-        }
-    }
+    func receive(text: String) -> Bool { reassemble { r throws(SocketIODecodeError) in try r.receive(text: text) } }
 
-    func receive(binary: [UInt8]) -> Bool {
+    /// Decodes a binary message (an attachment). Returns false when it was invalid (caller closes).
+    func receive(binary: [UInt8]) -> Bool { reassemble { r throws(SocketIODecodeError) in try r.receive(binary: binary) } }
+
+    /// Runs one reassembler step under the lock and dispatches the packet it completes, if any.
+    private func reassemble(_ step: (inout SocketIOBinaryReassembler) throws(SocketIODecodeError) -> SocketIOPacket?) -> Bool {
         let r: Result<SocketIOPacket?, SocketIODecodeError> = lock.withLock {
-            do throws(SocketIODecodeError) { return .success(try state.reassembler.receive(binary: binary)) } catch { return .failure(error) }
+            do throws(SocketIODecodeError) { return .success(try step(&state.reassembler)) } catch { return .failure(error) }
         }
         switch r {
         case .failure: return false

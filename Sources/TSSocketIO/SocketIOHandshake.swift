@@ -1,29 +1,27 @@
+import TSEngineIO
 import TSJSON
 
 /// What the server knows about a namespace connection request: the Engine.IO handshake
 /// request (query, headers such as `Authorization`, peer) and the CONNECT packet's auth payload.
 public struct SocketIOHandshake: Sendable {
     public let namespace: String
-    public let query: [String: String]
-    public let headers: [(name: String, value: String)]
-    public let remoteAddress: String?
+    /// The HTTP request that opened the Engine.IO session.
+    public let request: EngineHandshakeInfo
     /// The CONNECT packet's payload (`40{"token":"…"}`), nil when none was sent.
     public let auth: JSONValue?
 
-    public init(namespace: String, query: [String: String], headers: [(name: String, value: String)],
-                remoteAddress: String?, auth: JSONValue?) {
+    public init(namespace: String, request: EngineHandshakeInfo, auth: JSONValue?) {
         self.namespace = namespace
-        self.query = query
-        self.headers = headers
-        self.remoteAddress = remoteAddress
+        self.request = request
         self.auth = auth
     }
 
+    public var query: [String: String] { request.query }
+    public var headers: [(name: String, value: String)] { request.headers }
+    public var remoteAddress: String? { request.remoteAddress }
+
     /// First header with this name (case-insensitive).
-    public func header(_ name: String) -> String? {
-        let lower = name.lowercased()
-        return headers.first { $0.name.lowercased() == lower }?.value
-    }
+    public func header(_ name: String) -> String? { request.header(name) }
 }
 
 /// The authenticator's verdict on a namespace CONNECT.

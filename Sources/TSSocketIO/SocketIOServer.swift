@@ -241,9 +241,7 @@ public final class SocketIOServer: @unchecked Sendable {
             return
         }
         if client.socket(namespace: ns) != nil { return }
-        let info = session.handshake
-        let handshake = SocketIOHandshake(namespace: ns, query: info.query, headers: info.headers,
-                                          remoteAddress: info.remoteAddress, auth: p.data)
+        let handshake = SocketIOHandshake(namespace: ns, request: session.handshake, auth: p.data)
         let result: SocketIOAuthResult
         if let auth = handlers.withLock({ $0.authenticator }) {
             result = await auth(handshake, p.data)

@@ -30,16 +30,14 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     /// before `webSocketDidClose` when the TCP end is what closed the WebSocket. Loop only.
     public private(set) var transportCloseReason: CloseReason?
 
-    private var decoder: WebSocketFrameDecoder
-    private var machine: WebSocketStateMachine
+    private var inbound: WebSocketInbound
     private var closeTimer: ScheduledTaskHandle?
     private var closeReported = false
 
     init(connection: Connection, configuration: WebSocketConfiguration) {
         self.connection = connection
         self.configuration = configuration
-        self.decoder = WebSocketFrameDecoder(maxFrameSize: configuration.maxFrameSize)
-        self.machine = WebSocketStateMachine(configuration: configuration)
+        self.inbound = WebSocketInbound(configuration: configuration)
     }
 
     public var connectionID: UInt64 { connection.id }
@@ -50,7 +48,7 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     public var outboundBufferedBytes: Int { connection.outboundBufferedBytes }
 
     /// True while messages can be sent (no Close sent or received yet). Loop only.
-    public var isOpen: Bool { machine.state == .open }
+    public var isOpen: Bool { inbound.machine.state == .open }
 
     // MARK: Sending (thread-safe)
 
@@ -69,7 +67,7 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     /// Dropped silently once closing (§5.5.1: no data after our Close).
     public func sendFrameBytes(_ bytes: [UInt8]) {
         loop.executeOrRun { [self] in
-            guard machine.state == .open else { return }
+            guard inbound.machine.state == .open else { return }
             connection.write(bytes)
         }
     }
@@ -84,11 +82,11 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     /// `configuration.closeTimeout` for the peer's Close before dropping TCP. Idempotent.
     public func close(code: UInt16 = WebSocketCloseCode.normalClosure, reason: String = "") {
         loop.executeOrRun { [self] in
-            guard case .sendClose(let code, let reason) = machine.close(code: code, reason: reason) else { return }
+            guard case .sendClose(let code, let reason) = inbound.machine.close(code: code, reason: reason) else { return }
             connection.write(WebSocketFrameEncoder.encodeClose(code: code, reason: reason))
             closeTimer = loop.scheduleTask(in: configuration.closeTimeoutNanoseconds) { [self] in
                 // Runs on the loop.
-                if machine.closeTimeoutElapsed() { connection.close(.timeout) }
+                if inbound.machine.closeTimeoutElapsed() { connection.close(.timeout) }
             }
         }
     }
@@ -115,7 +113,7 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
         connection.handler = self
         onUpgrade(self)
         if !leftover.isEmpty {
-            decoder.append(leftover)
+            inbound.append(leftover)
             processInbound()
         }
     }
@@ -123,8 +121,8 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     // MARK: ConnectionHandler (loop)
 
     public func connectionDidRead(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
-        guard machine.state != .closed else { return }
-        decoder.append(bytes)
+        guard inbound.machine.state != .closed else { return }
+        inbound.append(bytes)
         processInbound()
     }
 
@@ -132,8 +130,8 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
         transportCloseReason = reason
         closeTimer?.cancel()
         closeTimer = nil
-        let hadHandshake = machine.state == .closed && machine.closeCode != nil
-        machine.connectionClosed()
+        let hadHandshake = inbound.machine.state == .closed && inbound.machine.closeCode != nil
+        inbound.machine.connectionClosed()
         reportClose(tcpReason: hadHandshake ? nil : reason)
     }
 
@@ -144,23 +142,7 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     // MARK: Private (loop)
 
     private func processInbound() {
-        while machine.state != .closed {
-            let action: WebSocketStateMachine.Action
-            do {
-                if let frame = try decoder.nextFrame() {
-                    action = machine.receive(frame)
-                } else {
-                    // Incomplete frame: let the machine fail fast on an invalid UTF-8 prefix.
-                    guard let header = try decoder.partialFrameHeader(),
-                          let offset = machine.partialPayloadOffset(for: header) else { return }
-                    perform(machine.receivePartialPayload(decoder.partialPayload(header, from: offset), of: header))
-                    return
-                }
-            } catch {
-                action = machine.decodingFailed(error)
-            }
-            perform(action)
-        }
+        while let action = inbound.nextAction() { perform(action) }
     }
 
     private func perform(_ action: WebSocketStateMachine.Action) {
@@ -189,8 +171,8 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     private func reportClose(tcpReason: CloseReason?) {
         guard !closeReported else { return }
         closeReported = true
-        let code = machine.closeCode
-        let reason = tcpReason.map { $0.description } ?? machine.closeReason
+        let code = inbound.machine.closeCode
+        let reason = tcpReason.map { $0.description } ?? inbound.machine.closeReason
         let delegate = self.delegate
         self.delegate = nil
         delegate?.webSocketDidClose(self, code: code, reason: reason)

@@ -61,12 +61,16 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Test-target mode: unauthenticated POST /api/test/reset, POST /api/test/fixtures and GET /api/test/events (docs/test-mode.md). Refused with TOUCHSYNC_ENV=production.")
     var testMode = false
 
+    @Flag(name: .customLong("no-inspector"), help: "Do not serve the live inspector at /inspector (setting inspector.enabled).")
+    var noInspector = false
+
     func run() async throws {
         var extra: [String: JSONValue] = [:]
         if let host { extra["server.host"] = .string(host) }
         if let port { extra["server.port"] = .int(Int64(port)) }
         if demo { extra["demo"] = true }
         if testMode { extra["testMode"] = true }
+        if noInspector { extra["inspector.enabled"] = false }
         let config = try common.load(extra: extra)
         let server: TouchSyncServer
         do { server = try TouchSyncServer(configuration: config) } catch {

@@ -1,6 +1,7 @@
 import Foundation
 import TSCrypto
 import TSJSON
+import TSTestSupport
 import XCTest
 
 /// Register, login, me and token rejection over real HTTP (CONTRACT.md §0 Auth, §2).
@@ -71,6 +72,23 @@ final class AuthAPITests: XCTestCase {
         XCTAssertEqual(wrong.status, 401)
         XCTAssertEqual(unknown.status, 401)
         XCTAssertEqual(try wrong.decode(ErrorEnvelope.self).error.message, try unknown.decode(ErrorEnvelope.self).error.message)
+    }
+
+    func testRepeatedFailedLoginsAre429WithRetryAfter() async throws {
+        await live.stop()
+        live = try LiveServer(overrides: ["auth.maxFailedLogins": 3, "auth.failedLoginWindowSeconds": 120])
+        api = APIClient(base: live.base)
+        _ = try await api.register("victim")
+        for _ in 0..<3 {
+            let r = try await api.post("/api/auth/login", ["username": "victim", "password": "guess-guess"])
+            XCTAssertEqual(r.status, 401)
+        }
+        let limited = try await api.post("/api/auth/login", ["username": "victim", "password": "password-123"])
+        XCTAssertEqual(limited.status, 429, "even the right password waits once the limit is hit")
+        XCTAssertEqual(try limited.decode(ErrorEnvelope.self).error.code, "RATE_LIMITED")
+        let retry = Int(limited.header("Retry-After") ?? "")
+        XCTAssertNotNil(retry)
+        XCTAssertTrue((1...120).contains(retry ?? 0))
     }
 
     func testBadTokensAre401() async throws {

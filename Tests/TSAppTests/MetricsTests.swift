@@ -1,5 +1,6 @@
 import Foundation
 import TSJSON
+import TSTestSupport
 import XCTest
 
 /// `GET /metrics` (issue 5 item 4): Prometheus text format with requests by route and status,
@@ -121,5 +122,23 @@ final class MetricsTests: XCTestCase {
         XCTAssertGreaterThan(s[Sample(name: "touchsync_db_write_jobs_total", labels: ["outcome": "committed"])] ?? 0, 0)
         XCTAssertNotNil(s[Sample(name: "touchsync_db_last_transaction_seconds", labels: [:])])
         XCTAssertEqual(s.first { $0.key.name == "touchsync_build_info" }?.value, 1)
+    }
+
+    func testWebSocketSocketsAreCountedByTransport() async throws {
+        let data = try await api.post("/api/test/fixtures", ["users": [["username": "alice", "password": "alice-password"]]]).json["data"] ?? .null
+        let token = try XCTUnwrap(data["users"]?["alice"]?["token"]?.stringValue)
+        // Engine.IO v4 straight over WebSocket: open packet, then the Socket.IO CONNECT with auth.
+        let ws = try RawWebSocketClient(port: live.port)
+        try ws.handshake(path: "/socket.io/?EIO=4&transport=websocket")
+        XCTAssertEqual(ws.status, 101)
+        guard case .text(let open) = ws.receive(), open.hasPrefix("0{") else { return XCTFail("no Engine.IO open packet") }
+        ws.send("40" + JSONValue.object(["token": .string(token)]).serializedString())
+        guard case .text(let connected) = ws.receive(), connected.hasPrefix("40{") else { return XCTFail("no Socket.IO CONNECT answer") }
+
+        let s = try await scrape().samples
+        XCTAssertEqual(s[Sample(name: "touchsync_sockets_connected", labels: ["transport": "websocket"])], 1)
+        XCTAssertEqual(s[Sample(name: "touchsync_sockets_connected", labels: ["transport": "polling"])], 0)
+        XCTAssertGreaterThanOrEqual(s[Sample(name: "touchsync_tcp_connections_open", labels: [:])] ?? 0, 2, "the WebSocket and this scrape")
+        withExtendedLifetime(ws) {}  // closed by deinit
     }
 }

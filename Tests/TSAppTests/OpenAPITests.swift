@@ -56,14 +56,21 @@ final class OpenAPITests: XCTestCase {
 
     /// The whole document through `openapi-spec-validator` (pip), when it is installed.
     func testDocumentPassesOpenAPISpecValidator() throws {
-        let python = ["/usr/bin/python3", "/usr/local/bin/python3", "/root/.pyenv/shims/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let python else { throw XCTSkip("python3 not found") }
-        let probe = try run(python, ["-c", "import openapi_spec_validator"])
-        guard probe.status == 0 else { throw XCTSkip("openapi-spec-validator is not installed (pip install openapi-spec-validator)") }
+        // python3 as found on PATH (a pyenv or venv one included).
+        let python = "/usr/bin/env"
+        let probe = try run(python, ["python3", "-c", "import openapi_spec_validator"])
+        guard probe.status == 0 else {
+            // scripts/test installs it into .venv and requires it; elsewhere the check is optional.
+            if ProcessInfo.processInfo.environment["TOUCHSYNC_REQUIRE_OPENAPI_VALIDATOR"] == "1" {
+                XCTFail("openapi-spec-validator is required (scripts/test installs it into .venv) but python3 cannot import it")
+                return
+            }
+            throw XCTSkip("openapi-spec-validator is not installed (pip install openapi-spec-validator)")
+        }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("touchsync-openapi-\(UUID().uuidString).json")
         try Data(document.serialized()).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try run(python, ["-c", "import json,sys\nfrom openapi_spec_validator import validate\nvalidate(json.load(open(sys.argv[1])))\nprint('valid')",
+        let result = try run(python, ["python3", "-c", "import json,sys\nfrom openapi_spec_validator import validate\nvalidate(json.load(open(sys.argv[1])))\nprint('valid')",
                                       file.path])
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertTrue(result.output.contains("valid"), result.output)
@@ -203,6 +210,12 @@ final class OpenAPITests: XCTestCase {
         check(try await api.get("/api/notifications", token: alice), "GET", "/api/notifications")
 
         check(try await api.get("/api/test/events?since=0&limit=50"), "GET", "/api/test/events")
+
+        // Parameterless GET routes added by other features (the inspector): their live answer too.
+        for op in OpenAPICatalog.operations where op.method == .GET && op.pathParameters.isEmpty && !covered.contains("GET \(op.pattern)")
+            && !op.pattern.hasPrefix("/socket.io") && live.server.registeredRoutes.contains(where: { $0.method == .GET && $0.pattern == op.pattern }) {
+            check(try await api.get(op.pattern), "GET", op.pattern)
+        }
 
         // Every documented JSON route was exercised (the Socket.IO transport is tested elsewhere).
         let documented = Set(OpenAPICatalog.operations.filter { !$0.pattern.hasPrefix("/socket.io") }.map { "\($0.method) \($0.pattern)" })

@@ -44,6 +44,21 @@ final class JSONValueTests: XCTestCase {
         XCTAssertNoThrow(try JSONValue.parse(deep, maxDepth: 400))
     }
 
+    func testDuplicateKeysLastWinsUnlessRejected() throws {
+        let text = #"{"alg":"none","x":{"k":1,"k":2},"alg":"HS256"}"#
+        let lenient = try JSONValue.parse(text)
+        XCTAssertEqual(lenient["alg"], .string("HS256"))
+        XCTAssertEqual(lenient["x"]?["k"], .int(2))
+        XCTAssertEqual(lenient.objectValue?.keys, ["alg", "x"])
+        XCTAssertThrowsError(try JSONValue.parse(text, rejectDuplicateKeys: true)) {
+            XCTAssertEqual(($0 as? JSONParseError)?.reason, "duplicate key")
+            XCTAssertEqual(($0 as? JSONParseError)?.offset, 25)  // the inner second "k", the first repeat
+        }
+        XCTAssertThrowsError(try JSONValue.parse(Array(#"[{"a":1,"b":2,"a":3}]"#.utf8), rejectDuplicateKeys: true))
+        // Same key in sibling objects is not a duplicate.
+        XCTAssertEqual(try JSONValue.parse(#"[{"a":1},{"a":2}]"#, rejectDuplicateKeys: true).arrayValue?.count, 2)
+    }
+
     func testAccessorsAndOptionals() {
         XCTAssertEqual(JSONValue.double(3).intValue, 3)
         XCTAssertNil(JSONValue.double(3.5).intValue)

@@ -87,7 +87,9 @@ public final class TouchSyncServer: @unchecked Sendable {
         events.add(broadcaster)
         domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(
             jwtSecret: secret, passwordIterations: configuration.int("auth.passwordIterations"),
-            tokenLifetimeSeconds: Int64(configuration.int("auth.tokenLifetimeSeconds"))),
+            tokenLifetimeSeconds: Int64(configuration.int("auth.tokenLifetimeSeconds")),
+            maxFailedLogins: configuration.int("auth.maxFailedLogins"),
+            failedLoginWindowSeconds: Int64(configuration.int("auth.failedLoginWindowSeconds"))),
             events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()

@@ -3,11 +3,21 @@ import TSCrypto
 import TSStorage
 import TSJSON
 
+/// The login throttle behind a lock, shared by every copy of `AuthService`.
+final class ThrottleBox: @unchecked Sendable {
+    // Invariant: `value` is only touched while holding `lock`.
+    private let lock = Lock()
+    private var value: LoginThrottle
+    init(_ value: LoginThrottle) { self.value = value }
+    func withLock<T>(_ body: (inout LoginThrottle) -> T) -> T { lock.withLock { body(&value) } }
+}
+
 /// Register, login, token issue and verification (CONTRACT.md §0 Auth, §2 "Auth and users").
 public struct AuthService: Sendable {
     let db: Database
     let clock: any WallClock
     let configuration: DomainConfiguration
+    let throttle: ThrottleBox
 
     /// Password hashing is deliberately slow; it runs here, off the request threads.
     private static let hashQueue = DispatchQueue(label: "touchsync.password-hash", attributes: .concurrent)
@@ -44,9 +54,29 @@ public struct AuthService: Sendable {
         }
     }
 
-    public func login(_ input: Input) async throws -> Session {
+    /// Raised when a username or client address has failed too often (429 with `Retry-After`).
+    public struct Throttled: Error, Sendable { public let retryAfterSeconds: Int64 }
+
+    public func login(_ input: Input, clientAddress: String = "") async throws -> Session {
         let username = try input.string("username", maxLength: 64)
         let password = try input.string("password", maxLength: 1024)
+        let keys = ["user:" + username, "addr:" + clientAddress]
+        let now = clock.nowSeconds()
+        if let wait = throttle.withLock({ t in keys.compactMap { t.retryAfter($0, now: now) }.max() }) {
+            throw Throttled(retryAfterSeconds: wait)
+        }
+        do {
+            let session = try await verifiedLogin(username: username, password: password)
+            // Only the username's count is cleared: a success of one account must not reset an address's count.
+            throttle.withLock { t in t.recordSuccess(keys[0]) }
+            return session
+        } catch let e as DomainError {
+            throttle.withLock { t in keys.forEach { t.recordFailure($0, now: now) } }
+            throw e
+        }
+    }
+
+    private func verifiedLogin(username: String, password: String) async throws -> Session {
         let row = try db.read { c in
             try c.first("SELECT id, username, first_name, avatar_url, password_hash FROM users WHERE username = ?", [.text(username)]) {
                 (Readers.user($0, at: 0), $0.string(4))

@@ -67,7 +67,7 @@ public enum OpenAPICatalog {
 
         // Reactions
         Op(.POST, "/api/rooms/:roomId/elements/:elementId/reactions/toggle", tag: "Reactions", summary: "Add or remove the caller's heart",
-           description: "Idempotent under concurrency. Emits element:reaction:added or element:reaction:removed (stats per recipient) and element:updated.",
+           description: "Idempotent under concurrency. Emits element:reaction:added or element:reaction:removed (stats per recipient).",
            responses: [data(200, "What the toggle did", S.ref("ToggleResult"))], parameters: [socketHeader], errors: [401, 403, 404]),
         Op(.GET, "/api/rooms/:roomId/elements/:elementId/reactions", tag: "Reactions", summary: "An element's reactions, newest first",
            responses: [data(200, "A page of reactions", S.ref("ReactionPage"))], parameters: [limit50, before], errors: [400, 401, 403, 404]),
@@ -143,5 +143,5 @@ public enum OpenAPICatalog {
                         P(query: "event", "Only this event name.", schema: S.string),
                         P(query: "roomId", "Only events addressed to, or about, this room.", schema: S.string)],
            errors: [400]),
-    ]
+    ] + InspectorRoutes.openAPIOperations  // the live inspector (Sources/TSRoutes/Inspector), unless --no-inspector
 }

@@ -32,13 +32,17 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
     public let message: String
     public let field: String?
     public let envelope: Envelope
+    /// Sent as `Retry-After` (429).
+    public let retryAfterSeconds: Int64?
 
-    public init(status: Int, code: String, message: String, field: String? = nil, envelope: Envelope = .standard) {
+    public init(status: Int, code: String, message: String, field: String? = nil, envelope: Envelope = .standard,
+                retryAfterSeconds: Int64? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.field = field
         self.envelope = envelope
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     public init(_ error: DomainError, envelope: Envelope) {
@@ -46,13 +50,19 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
     }
 
     public func response(for request: HTTPRequest?) -> HTTPResponse {
-        .json(envelope.errorBody(code: code, message: message, field: field), status: status)
+        var response = HTTPResponse.json(envelope.errorBody(code: code, message: message, field: field), status: status)
+        if let retryAfterSeconds { response.headers.replaceOrAdd("Retry-After", String(retryAfterSeconds)) }
+        return response
     }
 
     /// Maps anything a handler threw onto the contract: domain errors keep their status, HTTP
     /// errors (415, 413, …) keep theirs, the rest propagate (the server answers 500 without detail).
     static func wrap(_ error: any Error, envelope: Envelope) -> any Error {
         if let d = error as? DomainError { return APIError(d, envelope: envelope) }
+        if let t = error as? AuthService.Throttled {
+            return APIError(status: 429, code: "RATE_LIMITED", message: "Too many failed logins; retry in \(t.retryAfterSeconds) s",
+                            envelope: envelope, retryAfterSeconds: t.retryAfterSeconds)
+        }
         if let h = error as? HTTPError, envelope == .mobile {
             return APIError(status: h.status, code: h.code, message: h.message, envelope: .mobile)
         }

@@ -12,6 +12,13 @@ public struct APIRoutes: Sendable {
         authenticator = Authenticator(auth: domain.auth)
     }
 
+    /// The client's IP without its port (`127.0.0.1:5123` → `127.0.0.1`; `[::1]:5123` → `[::1]`).
+    static func clientAddress(_ remote: String) -> String {
+        guard let colon = remote.lastIndex(of: ":"), !remote.hasSuffix("]") else { return remote }
+        let host = remote[..<colon]
+        return host.contains(":") && !host.hasPrefix("[") ? remote : String(host)
+    }
+
     public func register(into router: inout RouterBuilder) {
         let d = domain
         let a = authenticator
@@ -21,7 +28,7 @@ public struct APIRoutes: Sendable {
             Reply.data(try await d.auth.register(Input(value: req.jsonBody())).json, status: 201)
         })
         router.post("/api/auth/login", Authenticator.open { req in
-            Reply.data(try await d.auth.login(Input(value: req.jsonBody())).json)
+            Reply.data(try await d.auth.login(Input(value: req.jsonBody()), clientAddress: Self.clientAddress(req.remoteAddress)).json)
         })
         router.get("/api/auth/me", a.wrap { ctx in Reply.data(ctx.user.json) })
 

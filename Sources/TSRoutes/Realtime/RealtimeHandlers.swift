@@ -104,9 +104,10 @@ public struct RealtimeHandlers: Sendable {
         let elements = try domain.elements.list(roomId: roomId, viewer: uid)  // 404 / 403 for non-members
         socket.join(RealtimeConfiguration.roomChannel(roomId))
         let jsons = elements.map(\.json)
-        socket.emit("elements:batch", [.object(["roomId": .string(roomId), "elements": .array(jsons)])])
+        // Through the hub (not socket.emit) so the emit is recorded for /api/test/events and the inspector.
+        hub.emit("elements:batch", [.object(["roomId": .string(roomId), "elements": .array(jsons)])], toSocket: socket.id)
         if configuration.legacyJoinEvents {
-            for e in jsons { socket.emit("element:created", [.object(["element": e])]) }
+            for e in jsons { hub.emit("element:created", [.object(["element": e])], toSocket: socket.id) }
         }
         _ = try await domain.rooms.markSeen(roomId: roomId, actor: uid)
         return .object(["roomId": .string(roomId), "elementCount": .int(Int64(elements.count))])

@@ -41,11 +41,11 @@ public struct TestRoutes: Sendable {
             hub.disconnectAll(reason: "test reset")
             let tables = try await DatabaseReset.run(domain.db)
             log.clear()
-            let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+            let ms = (Double(DispatchTime.now().uptimeNanoseconds - started) / 1e3).rounded() / 1e3
             logger.info("test reset: \(tables.count) tables emptied, \(sockets) sockets disconnected in \(ms) ms")
             return Reply.data(.object([
                 "tables": .array(tables.map { .string($0) }), "disconnectedSockets": .int(Int64(sockets)),
-                "durationMs": .double((ms * 1000).rounded() / 1000), "lastEventSequence": .int(log.lastSequence),
+                "durationMs": .double(ms), "lastEventSequence": .int(log.lastSequence),
             ]))
         })
 

@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // TouchSync server. The target graph is the architecture, lowest layer first:
-//   CSQLite, CCrypto (system C libraries) -> TSJSON, TSCrypto, TSStorage
+//   CSQLite, CCrypto (system C libraries) -> TSJSON -> TSCrypto; TSStorage
 //   TSSockets -> TSHTTP -> TSWebSocket -> TSEngineIO -> TSSocketIO (realtime transport stack)
 //   TSStorage + TSCrypto -> TSDomain -> TSRoutes (REST + realtime bindings) -> TSApp -> touchsync
 // A lower layer never imports a higher one.
@@ -26,7 +26,7 @@ let package = Package(
 
         // Foundation-free building blocks.
         .target(name: "TSJSON", swiftSettings: strict),
-        .target(name: "TSCrypto", dependencies: ["CCrypto"], swiftSettings: strict),
+        .target(name: "TSCrypto", dependencies: ["CCrypto", "TSJSON"], swiftSettings: strict),
         .target(name: "TSStorage", dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
 
         // Transport stack.
@@ -44,15 +44,16 @@ let package = Package(
         .executableTarget(name: "touchsync-bench", dependencies: ["TSSockets", "TSJSON", "TSCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "bench/touchsync-bench", swiftSettings: strict),
         .executableTarget(name: "conformance-server", dependencies: ["TSSocketIO", "TSEngineIO", "TSWebSocket", "TSHTTP", "TSJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], path: "Sources/conformance-server", swiftSettings: strict),
 
-        // Tests, one target per layer.
+        // Tests, one target per layer, and the raw TCP/HTTP/WebSocket clients the live tests share.
+        .target(name: "TSTestSupport", path: "Tests/TSTestSupport", swiftSettings: strict),
         .testTarget(name: "TSJSONTests", dependencies: ["TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSCryptoTests", dependencies: ["TSCrypto"], swiftSettings: strict),
         .testTarget(name: "TSStorageTests", dependencies: ["TSStorage"], swiftSettings: strict),
         .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON"], swiftSettings: strict),
-        .testTarget(name: "TSWebSocketTests", dependencies: ["TSWebSocket", "TSHTTP", "TSSockets"], swiftSettings: strict),
-        .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON"], swiftSettings: strict),
-        .testTarget(name: "TSSocketIOTests", dependencies: ["TSSocketIO", "TSEngineIO", "TSJSON"], swiftSettings: strict),
+        .testTarget(name: "TSWebSocketTests", dependencies: ["TSWebSocket", "TSHTTP", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
+        .testTarget(name: "TSSocketIOTests", dependencies: ["TSSocketIO", "TSEngineIO", "TSJSON", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSDomainTests", dependencies: ["TSDomain", "TSStorage", "TSCrypto", "TSJSON"], swiftSettings: strict),
-        .testTarget(name: "TSAppTests", dependencies: ["TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto"], swiftSettings: strict),
+        .testTarget(name: "TSAppTests", dependencies: ["TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
     ]
 )

@@ -32,7 +32,7 @@ rm -f "$db" "$db-wal" "$db-shm" "$db.jwtsecret"
 export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
 export TOUCHSYNC_SERVER_MAX_CONNECTIONS="${MAX_CONNECTIONS:-20000}"
 export TOUCHSYNC_SERVER_EVENT_LOOPS="${EVENT_LOOPS:-0}"
-"$BIN/touchsync" bench-seed --database "$db" --out "$BENCH_DATA" --log-level warning
+"$BIN/touchsync" bench-seed --database "$db" --out "$BENCH_DATA" --log-level warning 2>"$BENCH_DATA/seed.log"
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 log="$BENCH_DATA/server.log"
 taskset -c "$SERVER_CPU" "$BIN/touchsync" serve --port "$BENCH_PORT" --database "$db" --log-level "${LOG_LEVEL:-warning}" >"$log" 2>&1 &

@@ -155,3 +155,99 @@ def test_websocket_origin_allow_list():
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+def start_collecting(args, env=None, until=None, timeout=60):
+    """Starts `touchsync serve --port 0 …args`, pumps its output into a list on a thread, and waits
+    for the listening line (and then for `until(lines)` if given)."""
+    import threading
+    e = dict(os.environ)
+    e.update(BASE_ENV)
+    e.update(env or {})
+    proc = subprocess.Popen([BIN, "serve", "--port", "0", *args], cwd=ROOT, env=e,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+
+    def pump():
+        for l in proc.stdout:
+            lines.append(l)
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.time() + timeout
+    base = None
+    while time.time() < deadline and proc.poll() is None:
+        for l in list(lines):
+            m = re.search(r"TouchSync .* listening on (http://127\.0\.0\.1:\d+)", l)
+            if m:
+                base = m.group(1)
+        if base and (until is None or until(lines)):
+            return proc, base, lines
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("server did not start:\n" + "".join(lines))
+
+
+def test_demo_start_prints_what_a_person_needs_and_the_tokens_work():
+    """Issue 2 item 5 / issue 5 item 1: `serve --demo` prints the URL, the Socket.IO URL and the
+    database path, and for each demo user a ready Authorization line and a curl example whose token
+    works; `touchsync token USERNAME` works against the same database."""
+    tmp = tempfile.mkdtemp()
+    db = os.path.join(tmp, "demo.sqlite")
+    proc, base, lines = start_collecting(["--demo", "--database", db],
+                                         until=lambda ls: sum("curl " in l for l in ls) >= 3)
+    try:
+        text = "".join(lines)
+        listening = next(l for l in lines if "listening on" in l)
+        assert base + "/socket.io/" in listening and db in listening, listening
+        bearer = re.findall(r"Authorization: Bearer ([A-Za-z0-9_.-]+)", text)
+        curls = [l for l in lines if "curl " in l]
+        assert len(bearer) >= 3 and len(curls) >= 3, text
+        seen = set()
+        for token in bearer:
+            me = requests.get(base + "/api/auth/me", headers={"Authorization": "Bearer " + token})
+            assert me.status_code == 200, me.text
+            seen.add(me.json()["data"]["username"])
+        assert len(seen) == 3, seen
+        for l in curls:
+            assert base in l and "Authorization: Bearer " in l, l
+        # The curl line's URL answers with the demo data for that user.
+        url = re.search(r"(http://127\.0\.0\.1:\d+\S*)", curls[0]).group(1)
+        token = re.search(r"Bearer ([A-Za-z0-9_.-]+)", curls[0]).group(1)
+        rooms = requests.get(url, headers={"Authorization": "Bearer " + token})
+        assert rooms.status_code == 200 and len(rooms.json()["data"]) >= 1, rooms.text
+
+        # `touchsync token` against the same (running) database.
+        name = sorted(seen)[0]
+        tok = run("token", name, "--database", db)
+        assert tok.returncode == 0, tok.stderr
+        me = requests.get(base + "/api/auth/me", headers={"Authorization": "Bearer " + tok.stdout.strip().splitlines()[-1]})
+        assert me.status_code == 200 and me.json()["data"]["username"] == name
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=15) == 0
+
+
+def test_log_format_json_writes_one_json_object_per_line():
+    """Issue 5 item 7: `--log-format json` for machines; the request line is one of them."""
+    import json
+    tmp = tempfile.mkdtemp()
+    proc, base, lines = start_collecting(["--log-format", "json", "--database", os.path.join(tmp, "db.sqlite")],
+                                         env={"TOUCHSYNC_LOG_LEVEL": "info"})
+    try:
+        r = requests.get(base + "/health")
+        assert r.status_code == 200
+        req_id = r.headers["X-Request-Id"]
+        deadline = time.time() + 5
+        while time.time() < deadline and not any(req_id in l for l in lines):
+            time.sleep(0.05)
+        access = [l for l in lines if req_id in l]
+        assert len(access) == 1, lines
+        record = json.loads(access[0])
+        assert {"ts", "level", "msg"} <= set(record), record
+        assert "GET /health 200" in record["msg"], record
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    logs = [l for l in lines if l.startswith("{")]
+    assert len(logs) >= 2, "the start-up and request lines are JSON"
+    for l in logs:
+        json.loads(l)

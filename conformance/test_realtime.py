@@ -2,6 +2,7 @@
 settings: HTTP long-polling, then the upgrade to WebSocket) and websocket-client
 (raw Engine.IO/Socket.IO frames). CONTRACT.md §3."""
 import json
+import re
 import socket
 import threading
 import time
@@ -298,3 +299,94 @@ def test_slow_consumer_is_dropped_while_others_keep_receiving(server, clients):
     assert closed, f"the slow consumer's connection was closed (it read {received}/{n} events)"
     assert received < n, f"the slow consumer was dropped before receiving all events ({received}/{n})"
     assert any("slow" in l.lower() for l in server.log_lines), "the drop is logged"
+
+
+def test_every_socket_element_carries_reactions_for_its_recipient(server, clients):
+    """Issue 3: every element carries `reactions` for the caller (null while it has none), in
+    socket payloads too: the join batch, element:created/updated and the element:update ack."""
+    a = server.register("alice")
+    b = server.register("bob")
+    room = server.room(a, [b])
+    hearted = server.element(a, room, content="hearted")
+    plain = server.element(a, room, content="plain")
+    r = requests.post(server.url(f"/api/rooms/{room}/elements/{hearted['id']}/reactions/toggle"), headers=server.auth(b))
+    assert r.status_code == 200 and r.json()["data"]["action"] == "added"
+
+    ca = clients().connect(server, auth={"token": a["token"]})
+    ca.client.call("room:join", {"roomId": room}, timeout=5)
+    cb = clients().connect(server, auth={"token": b["token"]})
+    cb.client.call("room:join", {"roomId": room}, timeout=5)
+
+    def by_id(batch):
+        return {e["id"]: e for e in batch[0]["elements"]}
+    a_batch = by_id(ca.wait_for("elements:batch"))
+    b_batch = by_id(cb.wait_for("elements:batch"))
+    for batch in (a_batch, b_batch):
+        assert "reactions" in batch[plain["id"]] and batch[plain["id"]]["reactions"] is None, "null, not omitted"
+        assert batch[hearted["id"]]["reactions"]["count"] == 1
+        assert [u["id"] for u in batch[hearted["id"]]["reactions"]["topReactors"]] == [b["id"]]
+    assert a_batch[hearted["id"]]["reactions"]["hasReacted"] is False and a_batch[hearted["id"]]["reactions"]["userReaction"] is None
+    assert b_batch[hearted["id"]]["reactions"]["hasReacted"] is True and b_batch[hearted["id"]]["reactions"]["userReaction"] == "heart"
+
+    # A moves the hearted element over the socket: A's ack is A's view, B's broadcast is B's view.
+    ack = ca.client.call("element:update", {"roomId": room, "elementId": hearted["id"], "positionX": 42}, timeout=5)
+    assert ack["element"]["positionX"] == 42
+    assert ack["element"]["reactions"]["count"] == 1 and ack["element"]["reactions"]["hasReacted"] is False
+    upd = cb.wait_for("element:updated")
+    assert upd and upd[0]["element"]["id"] == hearted["id"]
+    assert upd[0]["element"]["reactions"]["hasReacted"] is True and upd[0]["element"]["reactions"]["userReaction"] == "heart"
+
+    # Over REST (no X-Socket-Id), A's socket gets the update too, with A's own view.
+    r = requests.patch(server.url(f"/api/rooms/{room}/elements/{hearted['id']}"), json={"positionY": 7}, headers=server.auth(b))
+    assert r.status_code == 200 and r.json()["data"]["reactions"]["hasReacted"] is True
+    upd = ca.wait_for("element:updated")
+    assert upd and upd[0]["element"]["positionY"] == 7 and upd[0]["element"]["reactions"]["hasReacted"] is False
+
+    # A new element has `reactions: null` in the broadcast as well.
+    created = server.element(a, room, content="new")
+    got = cb.wait_for("element:created")
+    assert got and got[0]["element"]["id"] == created["id"]
+    assert "reactions" in got[0]["element"] and got[0]["element"]["reactions"] is None
+
+
+def _lines_after(server, start, predicate, timeout=5.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        found = [l for l in list(server.log_lines)[start:] if predicate(l)]
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
+
+
+def test_log_has_one_line_per_request_and_socket_connect_disconnect_with_reason(server, clients):
+    """Issue 5 item 7: one line per request (method, path with ids, status, duration, request id,
+    user id); one per socket connect and disconnect, with the reason."""
+    a = server.register("logger")
+    room = server.room(a)
+    start = len(server.log_lines)
+    r = requests.get(server.url(f"/api/rooms/{room}"), headers=server.auth(a))
+    assert r.status_code == 200
+    req_id = r.headers["X-Request-Id"]
+    lines = _lines_after(server, start, lambda l: req_id in l)
+    assert len(lines) == 1, f"exactly one line for request {req_id}: {lines}"
+    line = lines[0]
+    assert f"GET /api/rooms/{room} 200 " in line, line
+    assert re.search(r" \d+(\.\d+)?ms ", line), "the duration: " + line
+    assert f"user={a['id']}" in line, line
+
+    # An unauthenticated failure names no user, and still gets its line and status.
+    r = requests.get(server.url("/api/rooms/no-such-room"))
+    assert r.status_code == 401
+    lines = _lines_after(server, start, lambda l: r.headers["X-Request-Id"] in l)
+    assert len(lines) == 1 and "GET /api/rooms/no-such-room 401 " in lines[0] and "user=-" in lines[0], lines
+
+    c = clients(["websocket"]).connect(server, auth={"token": a["token"]})
+    sid = c.client.get_sid()
+    connected = _lines_after(server, start, lambda l: "socket connected" in l and sid in l)
+    assert len(connected) == 1 and f"user={a['id']}" in connected[0] and "transport=websocket" in connected[0], connected
+    c.close()
+    gone = _lines_after(server, start, lambda l: "socket disconnected" in l and sid in l)
+    assert len(gone) == 1 and f"user={a['id']}" in gone[0], gone
+    reason = re.search(r"reason=(\S.*)$", gone[0].strip())
+    assert reason and reason.group(1).strip(), "the disconnect names its reason: " + gone[0]

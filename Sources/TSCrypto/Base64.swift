@@ -1,7 +1,13 @@
-/// Base64 (RFC 4648 §4): standard alphabet, `=` padding.
+/// Base64 (RFC 4648 §4): standard alphabet, `=` padding. Also the encoding of binary packets
+/// in Engine.IO v4 polling payloads (`b` + base64).
 public enum Base64 {
     public static func encode(_ bytes: [UInt8]) -> String {
         Base64Codec.encode(bytes, alphabet: Base64Codec.standard, pad: true)
+    }
+
+    /// Appends the encoding of `bytes` to `out` (no intermediate String).
+    public static func encode(_ bytes: [UInt8], into out: inout [UInt8]) {
+        Base64Codec.encode(bytes, alphabet: Base64Codec.standard, pad: true, into: &out)
     }
 
     public static func encode(_ string: String) -> String { encode(Array(string.utf8)) }
@@ -10,6 +16,11 @@ public enum Base64 {
     /// characters outside the alphabet, unused trailing bits must be zero (RFC 4648 §3.5).
     public static func decode(_ string: String) -> [UInt8]? {
         Base64Codec.decode(Array(string.utf8), alphabet: .standard, padding: .required)
+    }
+
+    /// `decode(_:)` over ASCII bytes (e.g. a slice of a request body).
+    public static func decode<C: BidirectionalCollection>(bytes: C) -> [UInt8]? where C.Element == UInt8 {
+        Base64Codec.decode(bytes, alphabet: .standard, padding: .required)
     }
 }
 
@@ -40,7 +51,12 @@ enum Base64Codec {
 
     static func encode(_ bytes: [UInt8], alphabet table: [UInt8], pad: Bool) -> String {
         var out = [UInt8]()
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        encode(bytes, alphabet: table, pad: pad, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func encode(_ bytes: [UInt8], alphabet table: [UInt8], pad: Bool, into out: inout [UInt8]) {
+        out.reserveCapacity(out.count + (bytes.count + 2) / 3 * 4)
         var i = 0
         while i + 3 <= bytes.count {
             let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
@@ -63,7 +79,6 @@ enum Base64Codec {
             out.append(table[Int(n >> 6 & 63)])
             if pad { out.append(UInt8(ascii: "=")) }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     @inline(__always)
@@ -80,7 +95,7 @@ enum Base64Codec {
         }
     }
 
-    static func decode(_ input: [UInt8], alphabet: Alphabet, padding: Padding) -> [UInt8]? {
+    static func decode<C: BidirectionalCollection>(_ input: C, alphabet: Alphabet, padding: Padding) -> [UInt8]? where C.Element == UInt8 {
         var chars = input[...]
         switch padding {
         case .required:

@@ -1,3 +1,5 @@
+import TSJSON
+
 /// JSON Web Tokens (RFC 7519) in JWS compact serialization (RFC 7515 §7.1), HS256 only
 /// (RFC 7518 §3.2). CONTRACT §0: any other `alg`, including `none`, is rejected.
 public enum JWT {
@@ -6,14 +8,15 @@ public enum JWT {
     /// Default tolerance for `iat` slightly in the future (clock skew between hosts).
     public static let defaultClockSkewSeconds: Int64 = 60
 
+    /// Header and payload nest no deeper than this (they are flat objects).
+    static let maximumJSONDepth = 16
+
     static let headerSegment = Base64URL.encode(#"{"alg":"HS256","typ":"JWT"}"#)
 
     /// Signs `claims` with HMAC-SHA256 under `secret`.
     public static func sign(claims: JWTClaims, secret: [UInt8]) -> String {
-        var payload = #"{"sub":"#
-        MiniJSON.appendQuoted(claims.sub, to: &payload)
-        payload += #","iat":\#(claims.iat),"exp":\#(claims.exp)}"#
-        let signingInput = headerSegment + "." + Base64URL.encode(payload)
+        let payload: JSONValue = ["sub": .string(claims.sub), "iat": .int(claims.iat), "exp": .int(claims.exp)]
+        let signingInput = headerSegment + "." + Base64URL.encode(payload.serialized())
         let signature = HMAC.sha256(key: secret, message: Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
     }
@@ -33,7 +36,7 @@ public enum JWT {
 
         // Header.
         guard let headerBytes = Base64URL.decode(bytes: parts[0]) else { throw .malformed("header is not base64url") }
-        guard case .object(let header)? = try? MiniJSON.parse(headerBytes) else { throw .malformed("header is not a JSON object") }
+        guard case .object(let header)? = try? parseJSON(headerBytes) else { throw .malformed("header is not a JSON object") }
         guard case .string(let alg)? = header["alg"] else { throw .unsupportedAlgorithm("(missing)") }
         guard alg == "HS256" else { throw .unsupportedAlgorithm(alg) }
         if let typ = header["typ"] {
@@ -50,13 +53,28 @@ public enum JWT {
 
         // Payload.
         guard let payloadBytes = Base64URL.decode(bytes: parts[1]) else { throw .malformed("payload is not base64url") }
-        guard case .object(let payload)? = try? MiniJSON.parse(payloadBytes) else { throw .malformed("payload is not a JSON object") }
+        guard case .object(let payload)? = try? parseJSON(payloadBytes) else { throw .malformed("payload is not a JSON object") }
         guard case .string(let sub)? = payload["sub"], !sub.isEmpty else { throw .invalidClaims("sub") }
-        guard let iat = payload["iat"]?.numericDate else { throw .invalidClaims("iat") }
-        guard let exp = payload["exp"]?.numericDate else { throw .invalidClaims("exp") }
+        guard let iat = payload["iat"].flatMap(numericDate) else { throw .invalidClaims("iat") }
+        guard let exp = payload["exp"].flatMap(numericDate) else { throw .invalidClaims("exp") }
 
         guard now < exp else { throw .expired }
         guard iat <= exp, iat <= now &+ clockSkewSeconds else { throw .issuedInFuture }
         return JWTClaims(sub: sub, iat: iat, exp: exp)
+    }
+
+    /// Strict JSON with duplicate keys refused (RFC 7515 §5.2 step 4 allows it, and it removes
+    /// any parser-differential games with `alg`).
+    static func parseJSON(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+        try JSONValue.parse(bytes, maxDepth: maximumJSONDepth, rejectDuplicateKeys: true)
+    }
+
+    /// RFC 7519 §2 NumericDate: an integer, or a JSON number with an integral value.
+    static func numericDate(_ value: JSONValue) -> Int64? {
+        switch value {
+        case .int(let v): return v
+        case .double(let d) where d.rounded() == d && abs(d) < 9.0e15: return Int64(d)
+        default: return nil
+        }
     }
 }

@@ -4,7 +4,8 @@ import TSSockets
 /// Serves HTTP/1.1 on one connection (RFC 9112 §9): parses requests, runs the responder for one
 /// request at a time, writes responses in request order, and enforces the timeouts.
 // @unchecked Sendable: all mutable state is confined to `connection.loop`. The only cross-thread
-// step is the handler Task, which hands its response back with `loop.execute`.
+// step is the handler Task, which hands its response back with `loop.executeOrRun` (inline when
+// the task already runs on the loop, see `EventLoopTaskExecutor`).
 final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     let connection: Connection
     let context: HTTPServerContext
@@ -134,9 +135,18 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         let responder = context.responder
         let loop = connection.loop
         let frozen = request
-        Task {
-            let response = await responder.respond(to: frozen)
-            loop.execute { self.finish(request: frozen, response: response, start: start) }
+        if context.configuration.handlersOnEventLoop {
+            // Runs on this loop: a handler that does not suspend completes in this iteration and
+            // `finish` runs inline; one that awaits resumes here when its work is done.
+            Task(executorPreference: registry.executor) {
+                let response = await responder.respond(to: frozen)
+                loop.executeOrRun { self.finish(request: frozen, response: response, start: start) }
+            }
+        } else {
+            Task {
+                let response = await responder.respond(to: frozen)
+                loop.execute { self.finish(request: frozen, response: response, start: start) }
+            }
         }
     }
 

@@ -5,8 +5,9 @@ import TSSockets
 ///
 /// Per connection: keep-alive, pipelining (one response at a time, in request order),
 /// `Expect: 100-continue`, HEAD, header-read and idle timeouts, an access log line per request.
-/// Handlers run as `Task`s; responses are written back on the connection's loop, head and body in
-/// one send.
+/// Handlers run as `Task`s — by default preferring the connection's event loop as their executor
+/// (`handlersOnEventLoop`), so a handler that does not suspend runs inline on the loop thread;
+/// responses are written back on the connection's loop, head and body in one send.
 // @unchecked Sendable: `group`, `listener`, `registries` and `ownsGroup` are written in `start()`
 // before any connection exists and under `lifecycle`'s lock; they are only read afterwards.
 public final class HTTPServer: @unchecked Sendable {
@@ -149,11 +150,16 @@ final class HTTPServerContext: Sendable {
 // or a ConnectionHandler callback, which run on the loop).
 final class HTTPLoopRegistry: @unchecked Sendable {
     let loop: EventLoop
+    /// Runs request handlers on `loop` (when `HTTPServerConfiguration.handlersOnEventLoop`).
+    let executor: EventLoopTaskExecutor
     var handlers: [UInt64: HTTPConnectionHandler] = [:]
     var upgraded: [UInt64: WeakConnection] = [:]
     var draining = false
 
-    init(loop: EventLoop) { self.loop = loop }
+    init(loop: EventLoop) {
+        self.loop = loop
+        self.executor = EventLoopTaskExecutor(loop: loop)
+    }
 
     func beginDraining() {
         draining = true

@@ -30,6 +30,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var shutdownGracePeriod: UInt64 = 10_000_000_000
     /// Pending outbound bytes per connection before it is closed as a slow consumer.
     public var maxOutboundBytesPerConnection: Int = 4 * 1024 * 1024
+    /// Run request handlers on the event loop that read the request (a task executor preference,
+    /// `EventLoopTaskExecutor`) instead of the global concurrency pool: no thread hop per request,
+    /// and a handler that never suspends finishes within the loop iteration. Handlers must then
+    /// not block for long (they delay the other connections of their loop). Default on.
+    public var handlersOnEventLoop: Bool = true
     /// listen(2) backlog.
     public var listenBacklog: Int32 = 1024
     /// Clock for timeouts and durations.

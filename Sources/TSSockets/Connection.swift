@@ -4,10 +4,13 @@ import Glibc
 
 /// A non-blocking TCP connection owned by one `EventLoop`.
 ///
-/// Reads are delivered to `handler`; writes go through an outbound buffer that is flushed as the
-/// kernel accepts data. EPOLLOUT interest is only registered while data is pending. When pending
-/// bytes exceed `maxOutboundBytes` the connection is closed with `.slowConsumer`: a write never
-/// blocks and the buffer never grows without bound.
+/// Reads are delivered to `handler`; writes go through an outbound buffer. Writes are coalesced:
+/// `write` only appends, and the loop flushes every written-to connection once at the end of its
+/// iteration (after events, timers and tasks), so several messages produced in one iteration —
+/// e.g. two broadcasts to the same socket, or pipelined responses — leave in one send(2). What the
+/// kernel does not take stays buffered with EPOLLOUT interest, registered only while data is
+/// pending. When pending bytes exceed `maxOutboundBytes` the connection is closed with
+/// `.slowConsumer`: a write never blocks and the buffer never grows without bound.
 // @unchecked Sendable: every mutable property except `openFlag` is only accessed on `loop`'s thread
 // (the loop-confined methods assert `loop.inEventLoop`; the thread-safe ones, `send` and `close`,
 // hop to the loop first). `openFlag` is guarded by its own lock so `isOpen` can be read anywhere.
@@ -40,6 +43,10 @@ public final class Connection: @unchecked Sendable {
     private var registered = false
     private var readingPaused = false
     private var writeInterest = false
+    /// The events currently registered with epoll (to skip redundant epoll_ctl calls).
+    private var registeredEvents: UInt32 = 0
+    /// True while this connection is in its loop's end-of-iteration flush list.
+    var flushScheduled = false
     private var outbound: [UInt8] = []
     private var outboundStart = 0
     private var lingerTimer: ScheduledTaskHandle?
@@ -65,39 +72,21 @@ public final class Connection: @unchecked Sendable {
     func activate() throws {
         assert(loop.inEventLoop)
         registration = try loop.register(fd: socket.fd, events: Epoll.IN, self)
+        registeredEvents = Epoll.IN
         registered = true
     }
 
     // MARK: writing
 
-    /// Appends `bytes` to the outbound buffer and flushes what the kernel takes. Loop only.
+    /// Appends `bytes` to the outbound buffer; the loop sends it at the end of the current
+    /// iteration, together with anything else written to this connection meanwhile. Loop only.
     /// Ignored once the connection is closing.
     public func write(_ bytes: [UInt8]) {
         assert(loop.inEventLoop, "Connection.write must be called on the connection's loop")
         guard state == .open, !bytes.isEmpty else { return }
         if outboundBufferedBytes == 0 {
-            let sent: Int
-            do {
-                sent = try bytes.withUnsafeBytes { buf -> Int in
-                    switch try socket.send(buf) {
-                    case .bytes(let n): return n
-                    case .wouldBlock: return 0
-                    }
-                }
-            } catch let error as SocketError {
-                closeNow(.error(error))
-                return
-            } catch {
-                closeNow(.local("\(error)"))
-                return
-            }
-            if sent == bytes.count { return }
-            if sent == 0 {
-                outbound = bytes
-            } else {
-                outbound.removeAll(keepingCapacity: true)
-                outbound.append(contentsOf: bytes[sent...])
-            }
+            // Share the caller's storage (copy-on-write): a broadcast frame is not copied per socket.
+            outbound = bytes
             outboundStart = 0
         } else {
             outbound.append(contentsOf: bytes)
@@ -106,7 +95,17 @@ public final class Connection: @unchecked Sendable {
             closeNow(.slowConsumer)
             return
         }
-        updateInterest()
+        if !writeInterest && !flushScheduled {
+            flushScheduled = true
+            loop.scheduleFlush(self)
+        }
+    }
+
+    /// Called by the loop at the end of an iteration for connections written to in it.
+    func flushScheduledWrites() {
+        flushScheduled = false
+        guard state == .open || state == .flushingThenClose, !writeInterest else { return }
+        flush()
     }
 
     /// Thread-safe `write`: hops to the loop if needed.
@@ -119,6 +118,7 @@ public final class Connection: @unchecked Sendable {
     }
 
     private func flush() {
+        let wasWaiting = writeInterest
         while outboundBufferedBytes > 0 {
             let result: WriteResult
             do {
@@ -139,14 +139,17 @@ public final class Connection: @unchecked Sendable {
                     outbound.removeSubrange(0..<outboundStart)
                     outboundStart = 0
                 }
+                updateInterest()  // wait for EPOLLOUT
                 return
             }
         }
-        outbound.removeAll(keepingCapacity: outbound.capacity <= 64 * 1024)
+        // Release the buffer: it is usually shared broadcast storage, and idle sockets should not
+        // keep capacity (memory per idle socket).
+        outbound = []
         outboundStart = 0
-        updateInterest()
+        if writeInterest { updateInterest() }
         switch state {
-        case .open: handler.connectionWritabilityChanged(self)
+        case .open: if wasWaiting { handler.connectionWritabilityChanged(self) }
         case .flushingThenClose: startLinger()
         default: break
         }
@@ -178,6 +181,8 @@ public final class Connection: @unchecked Sendable {
         let wantWrite = outboundBufferedBytes > 0
         if wantWrite { events |= Epoll.OUT }
         writeInterest = wantWrite
+        if events == registeredEvents { return }
+        registeredEvents = events
         do {
             try loop.modify(fd: socket.fd, registration: registration, events: events)
         } catch let error as SocketError {
@@ -241,7 +246,8 @@ public final class Connection: @unchecked Sendable {
         closeReason = reason
         openFlag.withLock { $0 = false }
         state = .flushingThenClose
-        if outboundBufferedBytes == 0 { startLinger() } else { updateInterest() }
+        // Pending bytes go out with the scheduled flush (or on EPOLLOUT), then the linger starts.
+        if outboundBufferedBytes == 0 { startLinger() } else if !flushScheduled { updateInterest() }
     }
 
     private func startLinger() {

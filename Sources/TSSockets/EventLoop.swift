@@ -44,6 +44,8 @@ public final class EventLoop: @unchecked Sendable {
     // Loop thread only.
     private var registrations: [UInt64: EventLoopSelectable] = [:]
     private var nextRegistrationID: UInt64 = 1
+    /// Connections written to during the current iteration, flushed at its end (loop thread only).
+    private var flushList: [Connection] = []
     /// Shared read buffer for connections on this loop (loop thread only).
     let readBuffer: UnsafeMutableRawBufferPointer
     private let finished = Lock()
@@ -183,6 +185,23 @@ public final class EventLoop: @unchecked Sendable {
         registrations[registration] = nil
     }
 
+    /// Queues `connection` for the end-of-iteration flush. Loop only.
+    func scheduleFlush(_ connection: Connection) {
+        assert(inEventLoop)
+        flushList.append(connection)
+    }
+
+    private func runFlushes() {
+        // A flush can run handler code that writes again (e.g. writability callbacks); those
+        // connections join the list and are flushed in the same pass.
+        var i = 0
+        while i < flushList.count {
+            flushList[i].flushScheduledWrites()
+            i += 1
+        }
+        flushList.removeAll(keepingCapacity: flushList.count <= 4096)
+    }
+
     // MARK: the loop
 
     private func run() {
@@ -220,9 +239,11 @@ public final class EventLoop: @unchecked Sendable {
             }
             runExpiredTimers()
             runPendingTasks()
+            runFlushes()
         }
         // Drain tasks so closures (and whatever they retain) are released on the loop.
         runPendingTasks()
+        runFlushes()
         Glibc.close(epfd)
         Glibc.close(wakeFD)
         registrations.removeAll()

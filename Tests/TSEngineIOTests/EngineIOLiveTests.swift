@@ -2,6 +2,7 @@ import Logging
 import TSHTTP
 import TSJSON
 import TSSockets
+import TSTestSupport
 import XCTest
 @testable import TSEngineIO
 
@@ -50,7 +51,7 @@ final class EngineIOLiveTests: XCTestCase {
     override func tearDown() {
         engine?.closeAll()
         let h = http
-        let done = TestNet.async { () -> Bool in
+        let done = TestFuture.run { () -> Bool in
             let sem = DispatchSemaphore(value: 0)
             Task { await h?.shutdown(); sem.signal() }
             sem.wait()
@@ -59,9 +60,24 @@ final class EngineIOLiveTests: XCTestCase {
         _ = done.wait(timeout: 15)
     }
 
-    func get(_ q: String) -> TestHTTPResponse { TestNet.request(port: port, "GET", "/engine.io/?\(q)") }
-    func post(_ q: String, _ body: String) -> TestHTTPResponse {
-        TestNet.request(port: port, "POST", "/engine.io/?\(q)", body: Array(body.utf8))
+    func get(_ q: String) -> RawHTTP.Response { RawHTTP.request(port: port, "GET", "/engine.io/?\(q)") }
+    func post(_ q: String, _ body: String) -> RawHTTP.Response {
+        RawHTTP.request(port: port, "POST", "/engine.io/?\(q)", body: Array(body.utf8))
+    }
+
+    /// A websocket session with its open packet consumed.
+    func openWebSocket() throws -> RawWebSocketClient {
+        let ws = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket")
+        _ = ws.receive()
+        return ws
+    }
+
+    /// A GET poll for `sid` on another thread, given 50 ms to reach the server.
+    func pollInBackground(_ sid: String) -> TestFuture<RawHTTP.Response> {
+        let p = port
+        let poll = TestFuture.run { RawHTTP.request(port: p, "GET", "/engine.io/?EIO=4&transport=polling&sid=\(sid)") }
+        usleep(50_000)
+        return poll
     }
 
     func openPolling() throws -> String {
@@ -91,7 +107,7 @@ final class EngineIOLiveTests: XCTestCase {
 
     func testWebSocketHandshakeFields() throws {
         try start()
-        let ws = TestWebSocket(port: port, target: "/engine.io/?EIO=4&transport=websocket")
+        let ws = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket")
         XCTAssertEqual(ws.status, 101)
         guard case .text(let open) = ws.receive() else { return XCTFail("no open packet") }
         XCTAssertTrue(open.hasPrefix("0"))
@@ -103,7 +119,7 @@ final class EngineIOLiveTests: XCTestCase {
 
     func testHandshakeErrors() throws {
         try start()
-        func check(_ r: TestHTTPResponse, code: Int, _ line: UInt = #line) {
+        func check(_ r: RawHTTP.Response, code: Int, _ line: UInt = #line) {
             XCTAssertEqual(r.status, 400, line: line)
             XCTAssertEqual(r.headers["content-type"], "application/json", line: line)
             let v = try? JSONValue.parse(r.body)
@@ -117,7 +133,7 @@ final class EngineIOLiveTests: XCTestCase {
         check(get("EIO=4&transport=abc"), code: 0)
         check(get("EIO=4&transport=polling&sid=nope"), code: 1)
         check(post("EIO=4&transport=polling", "4x"), code: 2)
-        check(TestNet.request(port: port, "PUT", "/engine.io/?EIO=4&transport=polling"), code: 2)
+        check(RawHTTP.request(port: port, "PUT", "/engine.io/?EIO=4&transport=polling"), code: 2)
         check(get("EIO=4&transport=websocket"), code: 3)  // websocket transport without an upgrade
         XCTAssertEqual(get("EIO=4&transport=polling&sid=nope").text, "{\"code\":1,\"message\":\"Session ID unknown\"}")
     }
@@ -139,8 +155,7 @@ final class EngineIOLiveTests: XCTestCase {
 
     func testWebSocketEchoTextAndBinary() throws {
         try start()
-        let ws = TestWebSocket(port: port, target: "/engine.io/?EIO=4&transport=websocket")
-        _ = ws.receive()
+        let ws = try openWebSocket()
         ws.send("4hello")
         XCTAssertEqual(ws.receive(), .text("4hello"))
         ws.send(binary: [1, 2, 3, 4])
@@ -154,8 +169,7 @@ final class EngineIOLiveTests: XCTestCase {
         XCTAssertEqual(get("EIO=4&transport=polling&sid=\(sid)").status, 400)
         XCTAssertEqual(recorder.reason(sid), EngineCloseReason.parseError)
 
-        let ws = TestWebSocket(port: port, target: "/engine.io/?EIO=4&transport=websocket")
-        _ = ws.receive()
+        let ws = try openWebSocket()
         ws.send("abc")
         XCTAssertEqual(ws.receive(), .close)
     }
@@ -163,9 +177,7 @@ final class EngineIOLiveTests: XCTestCase {
     func testDuplicatePollClosesSession() throws {
         try start()
         let sid = try openPolling()
-        let p = port
-        let first = TestNet.async { TestNet.request(port: p, "GET", "/engine.io/?EIO=4&transport=polling&sid=\(sid)") }
-        usleep(50_000)
+        let first = pollInBackground(sid)
         let second = get("EIO=4&transport=polling&sid=\(sid)&t=burst")
         XCTAssertEqual(second.status, 400)
         let r = first.wait()
@@ -209,8 +221,7 @@ final class EngineIOLiveTests: XCTestCase {
 
     func testWebSocketPingPongAndTimeout() throws {
         try start()
-        let ws = TestWebSocket(port: port, target: "/engine.io/?EIO=4&transport=websocket")
-        _ = ws.receive()
+        let ws = try openWebSocket()
         for _ in 0..<2 {
             XCTAssertEqual(ws.receive(timeout: 1), .text("2"))
             ws.send("3")
@@ -225,9 +236,7 @@ final class EngineIOLiveTests: XCTestCase {
     func testForcedCloseOverPolling() throws {
         try start()
         let sid = try openPolling()
-        let p = port
-        let poll = TestNet.async { TestNet.request(port: p, "GET", "/engine.io/?EIO=4&transport=polling&sid=\(sid)") }
-        usleep(50_000)
+        let poll = pollInBackground(sid)
         XCTAssertEqual(post("EIO=4&transport=polling&sid=\(sid)", "1").status, 200)
         XCTAssertEqual(poll.wait()?.text, "6")
         XCTAssertEqual(get("EIO=4&transport=polling&sid=\(sid)").status, 400)
@@ -236,8 +245,7 @@ final class EngineIOLiveTests: XCTestCase {
 
     func testForcedCloseOverWebSocket() throws {
         try start()
-        let ws = TestWebSocket(port: port, target: "/engine.io/?EIO=4&transport=websocket")
-        _ = ws.receive()
+        let ws = try openWebSocket()
         ws.send("1")
         XCTAssertEqual(ws.receive(), .close)
     }
@@ -245,9 +253,7 @@ final class EngineIOLiveTests: XCTestCase {
     func testServerCloseAnswersPendingPollWithClosePacket() throws {
         try start()
         let sid = try openPolling()
-        let p = port
-        let poll = TestNet.async { TestNet.request(port: p, "GET", "/engine.io/?EIO=4&transport=polling&sid=\(sid)") }
-        usleep(50_000)
+        let poll = pollInBackground(sid)
         engine.session(id: sid)?.close()
         XCTAssertEqual(poll.wait()?.text, "1")
     }
@@ -257,7 +263,7 @@ final class EngineIOLiveTests: XCTestCase {
     func testUpgradeFromPollingToWebSocket() throws {
         try start()
         let sid = try openPolling()
-        let ws = TestWebSocket(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
+        let ws = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
         XCTAssertEqual(ws.status, 101)
         ws.send("2probe")
         XCTAssertEqual(ws.receive(), .text("3probe"))
@@ -269,7 +275,7 @@ final class EngineIOLiveTests: XCTestCase {
         // After the upgrade: polling with that sid and a second websocket are refused.
         XCTAssertEqual(get("EIO=4&transport=polling&sid=\(sid)").status, 400)
         XCTAssertEqual(post("EIO=4&transport=polling&sid=\(sid)", "4x").status, 400)
-        let second = TestWebSocket(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
+        let second = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
         XCTAssertEqual(second.status, 400)
         ws.send("4still")
         XCTAssertEqual(ws.receive(), .text("4still"))
@@ -278,10 +284,8 @@ final class EngineIOLiveTests: XCTestCase {
     func testProbeAnswersPendingPollWithNoop() throws {
         try start()
         let sid = try openPolling()
-        let p = port
-        let poll = TestNet.async { TestNet.request(port: p, "GET", "/engine.io/?EIO=4&transport=polling&sid=\(sid)") }
-        usleep(50_000)
-        let ws = TestWebSocket(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
+        let poll = pollInBackground(sid)
+        let ws = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
         ws.send("2probe")
         XCTAssertEqual(ws.receive(), .text("3probe"))
         XCTAssertEqual(poll.wait()?.text, "6")
@@ -295,13 +299,13 @@ final class EngineIOLiveTests: XCTestCase {
 
     func testCORSAllowList() throws {
         try start { $0.allowedOrigins = ["https://app.example"] }
-        let ok = TestNet.request(port: port, "GET", "/engine.io/?EIO=4&transport=polling", headers: ["Origin": "https://app.example"])
+        let ok = RawHTTP.request(port: port, "GET", "/engine.io/?EIO=4&transport=polling", headers: ["Origin": "https://app.example"])
         XCTAssertEqual(ok.headers["access-control-allow-origin"], "https://app.example")
         XCTAssertEqual(ok.headers["access-control-allow-credentials"], "true")
-        let evil = TestNet.request(port: port, "GET", "/engine.io/?EIO=4&transport=polling", headers: ["Origin": "https://evil.example"])
+        let evil = RawHTTP.request(port: port, "GET", "/engine.io/?EIO=4&transport=polling", headers: ["Origin": "https://evil.example"])
         XCTAssertEqual(evil.status, 200)
         XCTAssertNil(evil.headers["access-control-allow-origin"])
-        let pre = TestNet.request(port: port, "OPTIONS", "/engine.io/?EIO=4&transport=polling", headers: ["Origin": "https://app.example"])
+        let pre = RawHTTP.request(port: port, "OPTIONS", "/engine.io/?EIO=4&transport=polling", headers: ["Origin": "https://app.example"])
         XCTAssertEqual(pre.status, 204)
         XCTAssertEqual(pre.headers["access-control-allow-origin"], "https://app.example")
         XCTAssertNotNil(pre.headers["access-control-allow-methods"])

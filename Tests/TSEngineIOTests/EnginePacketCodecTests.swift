@@ -1,3 +1,4 @@
+import TSCrypto
 import XCTest
 @testable import TSEngineIO
 
@@ -60,11 +61,11 @@ final class EnginePacketCodecTests: XCTestCase {
     func testBase64RoundTrips() {
         for n in 0..<10 {
             let data = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) }
-            XCTAssertEqual(Base64.decode(Array(Base64.encode(data).utf8)), data)
+            XCTAssertEqual(Base64.decode(bytes: Array(Base64.encode(data).utf8)), data)
         }
         XCTAssertEqual(Base64.encode([0xFB, 0xFF]), "+/8=")
-        XCTAssertNil(Base64.decode(Array("A=A=".utf8)))
-        XCTAssertNil(Base64.decode(Array("A".utf8)))
+        XCTAssertNil(Base64.decode(bytes: Array("A=A=".utf8)))
+        XCTAssertNil(Base64.decode(bytes: Array("A".utf8)))
     }
 
     func testPollingQueueBoundsBufferedBytes() {

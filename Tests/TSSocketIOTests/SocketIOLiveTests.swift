@@ -3,6 +3,7 @@ import TSEngineIO
 import TSHTTP
 import TSJSON
 import TSSockets
+import TSTestSupport
 import XCTest
 @testable import TSSocketIO
 
@@ -40,7 +41,7 @@ final class SocketIOLiveTests: XCTestCase {
     override func tearDown() {
         io?.disconnectAll(reason: "test end")
         let h = http
-        _ = TestNet.async { () -> Bool in
+        _ = TestFuture.run { () -> Bool in
             let sem = DispatchSemaphore(value: 0)
             Task { await h?.shutdown(); sem.signal() }
             sem.wait()
@@ -49,8 +50,8 @@ final class SocketIOLiveTests: XCTestCase {
     }
 
     /// An Engine.IO websocket session (open packet consumed).
-    func engineSocket(receiveBuffer: Int32? = nil) -> TestWebSocket {
-        let ws = TestWebSocket(port: port, target: "/socket.io/?EIO=4&transport=websocket", receiveBuffer: receiveBuffer)
+    func engineSocket(receiveBuffer: Int32? = nil) throws -> RawWebSocketClient {
+        let ws = try RawWebSocketClient(port: port, target: "/socket.io/?EIO=4&transport=websocket", receiveBuffer: receiveBuffer)
         XCTAssertEqual(ws.status, 101)
         guard case .text(let open) = ws.receive() else { XCTFail("no open packet"); return ws }
         XCTAssertTrue(open.hasPrefix("0{"))
@@ -59,7 +60,7 @@ final class SocketIOLiveTests: XCTestCase {
 
     /// Connects to `/` and consumes the CONNECT reply and the `auth` event; returns the sid.
     @discardableResult
-    func connectMain(_ ws: TestWebSocket) throws -> String {
+    func connectMain(_ ws: RawWebSocketClient) throws -> String {
         ws.send("40")
         guard case .text(let reply) = ws.receive() else { XCTFail("no connect reply"); return "" }
         XCTAssertTrue(reply.hasPrefix("40"), reply)
@@ -72,7 +73,7 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testConnectToMainNamespace() throws {
         try start()
-        let ws = engineSocket()
+        let ws = try engineSocket()
         ws.send("40")
         guard case .text(let reply) = ws.receive() else { return XCTFail() }
         XCTAssertTrue(reply.hasPrefix("40{"))
@@ -85,7 +86,7 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testConnectWithAuthPayloadAndCustomNamespace() throws {
         try start()
-        let ws = engineSocket()
+        let ws = try engineSocket()
         ws.send("40{\"token\":\"123\"}")
         guard case .text(let r1) = ws.receive() else { return XCTFail() }
         XCTAssertTrue(r1.hasPrefix("40{\"sid\":"))
@@ -96,13 +97,13 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertTrue(r2.hasPrefix("40/custom,{\"sid\":"), r2)
         XCTAssertEqual(ws.receive(), .text("42/custom,[\"auth\",{}]"))
 
-        let ws2 = engineSocket()
+        let ws2 = try engineSocket()
         ws2.send("40/custom,{\"token\":\"abc\"}")
         guard case .text(let r3) = ws2.receive() else { return XCTFail() }
         XCTAssertTrue(r3.hasPrefix("40/custom,"))
         XCTAssertEqual(ws2.receive(), .text("42/custom,[\"auth\",{\"token\":\"abc\"}]"))
 
-        let ws3 = engineSocket()
+        let ws3 = try engineSocket()
         ws3.send("40/,{\"token\":\"x\"}")  // main namespace named explicitly
         guard case .text(let r4) = ws3.receive() else { return XCTFail() }
         XCTAssertTrue(r4.hasPrefix("40{\"sid\":"))
@@ -111,7 +112,7 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testUnknownNamespaceIsRefused() throws {
         try start()
-        let ws = engineSocket()
+        let ws = try engineSocket()
         ws.send("40/random")
         XCTAssertEqual(ws.receive(), .text("44/random,{\"message\":\"Invalid namespace\"}"))
     }
@@ -123,11 +124,11 @@ final class SocketIOLiveTests: XCTestCase {
                 ?? handshake.header("Authorization").map { String($0.dropFirst("Bearer ".count)) }
             return token == "good" ? .accept(userID: "u1", data: ["role": "admin"]) : .reject(message: "unauthorized")
         }
-        let bad = engineSocket()
+        let bad = try engineSocket()
         bad.send("40{\"token\":\"bad\"}")
         XCTAssertEqual(bad.receive(), .text("44{\"message\":\"unauthorized\"}"))
 
-        let viaQuery = TestWebSocket(port: port, target: "/socket.io/?EIO=4&transport=websocket&token=good")
+        let viaQuery = try RawWebSocketClient(port: port, target: "/socket.io/?EIO=4&transport=websocket&token=good")
         _ = viaQuery.receive()
         viaQuery.send("40")
         guard case .text(let r) = viaQuery.receive() else { return XCTFail() }
@@ -137,7 +138,7 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(socket.data, ["role": "admin"])
         XCTAssertEqual(socket.rooms, [sid])
 
-        let viaPayload = engineSocket()
+        let viaPayload = try engineSocket()
         viaPayload.send("40{\"token\":\"good\"}")
         guard case .text(let r2) = viaPayload.receive() else { return XCTFail() }
         XCTAssertTrue(r2.hasPrefix("40{"))
@@ -147,7 +148,7 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testEventAckAndBinaryRoundTrips() throws {
         try start()
-        let ws = engineSocket()
+        let ws = try engineSocket()
         try connectMain(ws)
         ws.send("42[\"message\",1,\"2\",{\"3\":[true]}]")
         XCTAssertEqual(ws.receive(), .text("42[\"message-back\",1,\"2\",{\"3\":[true]}]"))
@@ -171,22 +172,22 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testPollingEventRoundTrip() throws {
         try start()
-        let open = TestNet.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling")
+        let open = RawHTTP.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling")
         let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
         let q = "/socket.io/?EIO=4&transport=polling&sid=\(sid)"
-        XCTAssertEqual(TestNet.request(port: port, "POST", q, body: Array("40".utf8)).text, "ok")
-        let connected = TestNet.request(port: port, "GET", q).text.split(separator: "\u{1e}").map(String.init)
+        XCTAssertEqual(RawHTTP.request(port: port, "POST", q, body: Array("40".utf8)).text, "ok")
+        let connected = RawHTTP.request(port: port, "GET", q).text.split(separator: "\u{1e}").map(String.init)
         XCTAssertEqual(connected.count, 2)
         XCTAssertTrue(connected[0].hasPrefix("40{\"sid\":"))
         XCTAssertEqual(connected[1], "42[\"auth\",{}]")
-        XCTAssertEqual(TestNet.request(port: port, "POST", q, body: Array("42[\"message\",\"hi\"]".utf8)).text, "ok")
-        XCTAssertEqual(TestNet.request(port: port, "GET", q).text, "42[\"message-back\",\"hi\"]")
+        XCTAssertEqual(RawHTTP.request(port: port, "POST", q, body: Array("42[\"message\",\"hi\"]".utf8)).text, "ok")
+        XCTAssertEqual(RawHTTP.request(port: port, "GET", q).text, "42[\"message-back\",\"hi\"]")
         XCTAssertEqual(io.stats.pollingSockets, 1)
     }
 
     func testServerEmitWithAck() async throws {
         try start()
-        let ws = engineSocket()
+        let ws = try engineSocket()
         let sid = try connectMain(ws)
         let socket = try XCTUnwrap(io.socket(id: sid))
         let pending = Task { await socket.emitWithAck("question", ["q"], timeout: 2) }
@@ -203,7 +204,7 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testConnectTimeoutClosesIdleConnection() throws {
         try start { $0.connectTimeout = 0.2 }
-        let ws = engineSocket()
+        let ws = try engineSocket()
         XCTAssertEqual(ws.receive(timeout: 2), .close)  // no CONNECT within connectTimeout
     }
 
@@ -211,15 +212,15 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testMalformedPacketsCloseOnlyThatSession() throws {
         try start()
-        let healthy = engineSocket()
+        let healthy = try engineSocket()
         try connectMain(healthy)
         for bad in ["4abc", "42{}", "42abc[\"message-with-ack\",1]", "42[]", "42[1]"] {
-            let ws = engineSocket()
+            let ws = try engineSocket()
             try connectMain(ws)
             ws.send(bad)
             XCTAssertEqual(ws.receive(), .close, bad)
         }
-        let early = engineSocket()
+        let early = try engineSocket()
         early.send("4abc")  // before any CONNECT
         XCTAssertEqual(early.receive(), .close)
         healthy.send("42[\"message\",\"still here\"]")
@@ -228,7 +229,7 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testNamespaceDisconnect() throws {
         try start()
-        let ws = engineSocket()
+        let ws = try engineSocket()
         try connectMain(ws)
         ws.send("40/custom")
         guard case .text(let r) = ws.receive() else { return XCTFail() }
@@ -243,7 +244,7 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testServerSideDisconnect() throws {
         try start()
-        let ws = engineSocket()
+        let ws = try engineSocket()
         let sid = try connectMain(ws)
         io.socket(id: sid)?.disconnect()
         XCTAssertEqual(ws.receive(), .text("41"))
@@ -255,21 +256,21 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testBroadcastToRoomExceptOneSocket() throws {
         try start()
-        var clients: [(TestWebSocket, String)] = []
+        var clients: [(RawWebSocketClient, String)] = []
         for _ in 0..<3 {
-            let ws = engineSocket()
+            let ws = try engineSocket()
             let sid = try connectMain(ws)
             ws.send("421[\"join\",\"room1\"]")
             XCTAssertEqual(ws.receive(), .text("431[\"joined\"]"))
             clients.append((ws, sid))
         }
         // A polling member too.
-        let open = TestNet.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling")
+        let open = RawHTTP.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling")
         let esid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
         let q = "/socket.io/?EIO=4&transport=polling&sid=\(esid)"
-        _ = TestNet.request(port: port, "POST", q, body: Array("40".utf8))
-        _ = TestNet.request(port: port, "GET", q)
-        _ = TestNet.request(port: port, "POST", q, body: Array("42[\"join\",\"room1\"]".utf8))
+        _ = RawHTTP.request(port: port, "POST", q, body: Array("40".utf8))
+        _ = RawHTTP.request(port: port, "GET", q)
+        _ = RawHTTP.request(port: port, "POST", q, body: Array("42[\"join\",\"room1\"]".utf8))
         usleep(100_000)
         XCTAssertEqual(io.sockets(inRoom: "room1").count, 4)
 
@@ -280,7 +281,7 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(clients[1].0.receive(), .text("42[\"element:created\",{\"id\":\"e1\"}]"))
         XCTAssertEqual(clients[2].0.receive(), .text("42[\"element:created\",{\"id\":\"e1\"}]"))
         XCTAssertEqual(clients[0].0.receive(timeout: 0.3), .timeout)
-        XCTAssertEqual(TestNet.request(port: port, "GET", q).text, "42[\"element:created\",{\"id\":\"e1\"}]")
+        XCTAssertEqual(RawHTTP.request(port: port, "GET", q).text, "42[\"element:created\",{\"id\":\"e1\"}]")
         XCTAssertEqual(records.current.first?.recipients, 3)
         XCTAssertEqual(records.current.first?.target, .room("room1"))
         XCTAssertEqual(records.current.first?.except, clients[0].1)
@@ -294,17 +295,17 @@ final class SocketIOLiveTests: XCTestCase {
 
     func testSlowConsumerIsDisconnectedWhileOthersKeepReceiving() throws {
         try start { $0.maxOutboundBytesPerSocket = 64 * 1024 }
-        let slow = engineSocket(receiveBuffer: 4096)
+        let slow = try engineSocket(receiveBuffer: 4096)
         let slowSid = try connectMain(slow)
         slow.send("421[\"join\",\"r\"]")
         XCTAssertEqual(slow.receive(), .text("431[\"joined\"]"))
-        let fast = engineSocket()
+        let fast = try engineSocket()
         try connectMain(fast)
         fast.send("421[\"join\",\"r\"]")
         XCTAssertEqual(fast.receive(), .text("431[\"joined\"]"))
 
         let big = String(repeating: "x", count: 32 * 1024)
-        let fastReader = TestNet.async { () -> Int in
+        let fastReader = TestFuture.run { () -> Int in
             var got = 0
             while case .text(let t) = fast.receiveSkippingPings(timeout: 3), t.hasPrefix("42[\"big\"") { got += 1 }
             return got

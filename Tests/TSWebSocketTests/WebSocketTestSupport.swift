@@ -1,5 +1,23 @@
+import TSTestSupport
 import XCTest
 @testable import TSWebSocket
+
+/// The shared raw client (its own frame codec, independent of this module's), speaking this
+/// module's frame types.
+extension RawWebSocketClient {
+    struct MaskedServerFrame: Error {}
+
+    func sendFrame(_ opcode: WebSocketOpcode, _ payload: [UInt8], fin: Bool = true, rsv: UInt8 = 0, masked: Bool = true) {
+        sendFrame(opcode: opcode.rawValue, payload, fin: fin, rsv: rsv, masked: masked)
+    }
+
+    /// The next frame from the server, or nil on EOF/timeout; throws if the server masked it (§5.1).
+    func readFrame() throws -> WebSocketFrame? {
+        guard let f = nextFrame() else { return nil }
+        guard f.maskingKey == nil else { throw MaskedServerFrame() }
+        return WebSocketFrame(fin: f.fin, rsv: f.rsv, opcode: WebSocketOpcode(rawValue: f.opcode), payload: f.payload)
+    }
+}
 
 /// The masking key of RFC 6455 §5.7's examples.
 let rfcKey: (UInt8, UInt8, UInt8, UInt8) = (0x37, 0xFA, 0x21, 0x3D)
@@ -19,16 +37,16 @@ func closePayload(_ code: UInt16, _ reason: [UInt8] = []) -> [UInt8] {
     [UInt8(code >> 8), UInt8(code & 0xFF)] + reason
 }
 
-/// Runs bytes through decoder + state machine exactly as `WebSocketConnection` does: every
-/// decoded frame goes to the machine; a decoder error becomes `decodingFailed`. Feeding stops
-/// after the first action that ends the connection.
+/// Feeds bytes, `chunk` at a time, through the connection's own receive path
+/// (`WebSocketInbound`) and collects the actions other than `.none`. Feeding stops after the
+/// first action that ends the connection.
 struct Pipeline {
-    var decoder: WebSocketFrameDecoder
-    var machine: WebSocketStateMachine
+    var inbound: WebSocketInbound
+    var machine: WebSocketStateMachine { inbound.machine }
 
     init(maxFrameSize: Int = 1_048_576, maxMessageSize: Int = 1_048_576) {
-        decoder = WebSocketFrameDecoder(maxFrameSize: maxFrameSize)
-        machine = WebSocketStateMachine(maxMessageSize: maxMessageSize)
+        inbound = WebSocketInbound(decoder: WebSocketFrameDecoder(maxFrameSize: maxFrameSize),
+                                   machine: WebSocketStateMachine(maxMessageSize: maxMessageSize))
     }
 
     mutating func feed(_ bytes: [UInt8], chunk: Int = Int.max) -> [WebSocketStateMachine.Action] {
@@ -36,25 +54,10 @@ struct Pipeline {
         var offset = 0
         while offset < bytes.count {
             let end = min(bytes.count, offset + chunk)
-            decoder.append(Array(bytes[offset..<end]))
+            inbound.append(Array(bytes[offset..<end]))
             offset = end
-            while true {
-                let action: WebSocketStateMachine.Action
-                do {
-                    if let frame = try decoder.nextFrame() {
-                        action = machine.receive(frame)
-                    } else {
-                        guard let header = try decoder.partialFrameHeader(),
-                              let from = machine.partialPayloadOffset(for: header) else { break }
-                        action = machine.receivePartialPayload(decoder.partialPayload(header, from: from), of: header)
-                        if action != .none { actions.append(action) }
-                        break
-                    }
-                } catch {
-                    action = machine.decodingFailed(error)
-                }
+            while let action = inbound.nextAction() {
                 if action != .none { actions.append(action) }
-                if machine.state == .closed { return actions }
             }
             if machine.state == .closed { return actions }
         }

@@ -225,7 +225,7 @@ final class FanoutScenario: @unchecked Sendable {
         self.env = env
         self.options = options
         prefix = Array((options.global ? "42[\"element:created:global\"," : "42[\"element:created\",").utf8)
-        idKey = Array((options.global ? "\"elementId\":\"" : "\"id\":\"").utf8)
+        idKey = Array((options.global ? "\"elementId\":" : "\"id\":").utf8)
     }
 
     func run() -> [String: Double] {
@@ -283,7 +283,7 @@ final class FanoutScenario: @unchecked Sendable {
         let body = "{\"type\":\"note\",\"content\":\"fanout\",\"positionX\":10,\"positionY\":20,\"width\":100,\"height\":80}"
         c.request("POST", "/api/rooms/\(room)/elements", token: env.ownerToken, body: body) { status, body in
             let now = self.clock.now()
-            if status == 201, let h = Bytes.idHash(body, key: Array("\"id\":\"".utf8)) {
+            if status == 201, let h = Bytes.idHash(body, key: Array("\"id\":".utf8)) {
                 if self.measuring {
                     self.sendTimes[h] = scheduled
                     self.restLatencies.append(now &- scheduled)

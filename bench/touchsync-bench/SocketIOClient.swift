@@ -222,9 +222,12 @@ enum Bytes {
         return h
     }
 
-    /// The hash of the 36-byte UUID after `key` (e.g. `"id":"`), or nil.
+    /// The hash of the 36-byte UUID string value after `key` (e.g. `"id":`, spaces allowed
+    /// before the value's quote), or nil.
     static func idHash(_ m: UnsafeRawBufferPointer, key: [UInt8]) -> UInt64? {
-        guard let at = find(m, key), at + 36 <= m.count else { return nil }
-        return hash(m, at: at, count: 36)
+        guard var at = find(m, key) else { return nil }
+        while at < m.count && m[at] == 32 { at += 1 }
+        guard at < m.count, m[at] == 34, at + 37 <= m.count else { return nil }
+        return hash(m, at: at + 1, count: 36)
     }
 }

@@ -7,7 +7,9 @@ local body = '{"type":"note","content":"bench","positionX":10,"positionY":20,"wi
 function init(args)
   c.seed()
   tokens = c.lines("member-tokens")
-  room = c.lines("create-room")[1]
+  -- CREATE_ROOM overrides the room (e.g. a one-member room, to separate per-member costs).
+  room = os.getenv("CREATE_ROOM") or c.lines("create-room")[1]
+  if os.getenv("CREATE_ROOM") then tokens = { c.lines("tokens")[1] } end  -- its creator, user 0
 end
 
 function request()

@@ -28,12 +28,8 @@ public struct InspectorAccess: Sendable {
 
     func check(_ request: HTTPRequest, allowQueryToken: Bool) -> Decision {
         if let adminToken {
-            var presented: String?
-            if let auth = request.header("Authorization"), auth.count > 7, auth.prefix(7).lowercased() == "bearer " {
-                presented = String(auth.dropFirst(7)).trimmingSpaces()
-            } else if allowQueryToken {
-                presented = request.queryItems["token"]
-            }
+            var presented = Authenticator.bearerToken(request.header("Authorization"))
+            if presented == nil && allowQueryToken { presented = request.queryItems["token"] }
             guard let presented, Self.constantTimeEqual(presented, adminToken) else { return .unauthorized }
             return .allowed
         }
@@ -58,14 +54,5 @@ public struct InspectorAccess: Sendable {
         var diff: UInt8 = 0
         for i in 0..<x.count { diff |= x[i] ^ y[i] }
         return diff == 0
-    }
-}
-
-extension String {
-    fileprivate func trimmingSpaces() -> String {
-        var s = Substring(self)
-        while s.first == " " { s = s.dropFirst() }
-        while s.last == " " { s = s.dropLast() }
-        return String(s)
     }
 }

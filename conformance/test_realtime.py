@@ -299,6 +299,10 @@ def test_slow_consumer_is_dropped_while_others_keep_receiving(server, clients):
     assert closed, f"the slow consumer's connection was closed (it read {received}/{n} events)"
     assert received < n, f"the slow consumer was dropped before receiving all events ({received}/{n})"
     assert any("slow" in l.lower() for l in server.log_lines), "the drop is logged"
+    # Issue 5 item 4: /metrics counts the slow consumer it disconnected.
+    metrics = requests.get(server.url("/metrics")).text
+    m = re.search(r"^touchsync_realtime_slow_consumers_disconnected_total (\S+)$", metrics, re.M)
+    assert m and float(m.group(1)) >= 1, "slow consumers disconnected are counted in /metrics"
 
 
 def test_every_socket_element_carries_reactions_for_its_recipient(server, clients):

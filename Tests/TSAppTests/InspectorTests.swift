@@ -50,7 +50,7 @@ final class InspectorTests: XCTestCase {
         }
         // Server strings are rendered as text, never parsed as HTML.
         XCTAssertFalse(html.contains("innerHTML"))
-        for endpoint in ["overview", "sockets", "rooms", "events?", "requests?seconds=", "demo"] {
+        for endpoint in ["snapshot?", "events?", "demo"] {
             XCTAssertTrue(html.contains("api(\"\(endpoint)"), "the page polls \(endpoint)")
         }
     }
@@ -133,6 +133,13 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(live.server.httpMetrics.recent(seconds: 120).reduce(0) { $0 + $1.requests }, ring, "the inspector's own requests are not counted")
         try await expectStatus(api, "/inspector/api/requests?seconds=601", 400)
 
+        // The page's one-request poll carries the same answers.
+        let snapshot = try await api.get("/inspector/api/snapshot?since=\(before)&seconds=60")
+        try await checkSchema(snapshot, "/inspector/api/snapshot")
+        XCTAssertEqual(snapshot.json["sockets"]?["total"], 1)
+        XCTAssertEqual(snapshot.json["rooms"]?["rooms"]?[0]?["id"]?.stringValue, room)
+        XCTAssertEqual(snapshot.json["requests"]?["seconds"]?.arrayValue?.count, 60)
+        XCTAssertEqual(snapshot.json["events"]?["events"]?.arrayValue?.first?["seq"]?.intValue, before + 1)
         let overview = try await api.get("/inspector/api/overview")
         try await checkSchema(overview, "/inspector/api/overview")
         XCTAssertEqual(overview.json["sockets"]?["polling"], 1)
@@ -143,7 +150,7 @@ final class InspectorTests: XCTestCase {
         let demo = try await api.get("/inspector/api/demo")
         try await checkSchema(demo, "/inspector/api/demo")
         XCTAssertEqual(demo.json, ["demo": false, "users": []])
-        for path in ["sockets", "rooms", "events", "overview"] {
+        for path in ["sockets", "rooms", "events", "overview", "snapshot"] {
             let body = String(decoding: try await api.get("/inspector/api/" + path).body, as: UTF8.self)
             XCTAssertFalse(body.contains(alice.token) || body.contains(bob.token), "\(path) leaks a token")
         }

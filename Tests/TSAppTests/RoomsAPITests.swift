@@ -63,6 +63,39 @@ final class RoomsAPITests: XCTestCase {
         }
         let create = try await api.post("/api/rooms/\(room.id)/elements", element(), token: stranger.token)
         XCTAssertEqual(create.status, 403)
+
+        // Every route that changes a room is refused to a non-member (403, nothing changes), and
+        // answers 404 for a room that does not exist.
+        let elementId = try await api.post("/api/rooms/\(room.id)/elements", element(), token: a.token).decode(DataEnvelope<ElementDTO>.self).data.id
+        func changes(_ roomId: String) -> [(String, String, JSONValue?)] {
+            [("PATCH", "/api/rooms/\(roomId)", ["name": "hijacked"]),
+             ("POST", "/api/rooms/\(roomId)/members", ["username": "stranger"]),
+             ("PATCH", "/api/rooms/\(roomId)/elements/\(elementId)", ["positionX": 99]),
+             ("POST", "/api/rooms/\(roomId)/elements/\(elementId)/reactions/toggle", nil),
+             ("GET", "/api/rooms/\(roomId)/elements/\(elementId)/reactions", nil),
+             ("POST", "/api/rooms/\(roomId)/messages", ["text": "hi"]),
+             ("POST", "/api/rooms/\(roomId)/messages/read", nil),
+             ("DELETE", "/api/rooms/\(roomId)/elements/\(elementId)", nil),
+             ("DELETE", "/api/rooms/\(roomId)/elements", nil)]
+        }
+        for (method, path, body) in changes(room.id) {
+            let r = try await api.send(method, path, json: body, token: stranger.token)
+            XCTAssertEqual(r.status, 403, "\(method) \(path)")
+            XCTAssertEqual(try r.decode(ErrorEnvelope.self).error.code, "FORBIDDEN", "\(method) \(path)")
+        }
+        for (method, path, body) in changes("no-such-room") {
+            let r = try await api.send(method, path, json: body, token: stranger.token)
+            XCTAssertEqual(r.status, 404, "\(method) \(path)")
+        }
+        let untouched = try await api.get("/api/rooms/\(room.id)", token: a.token).decode(DataEnvelope<RoomDetailDTO>.self).data
+        XCTAssertEqual(untouched.name, room.name)
+        XCTAssertEqual(untouched.members.map(\.id), [a.id])
+        XCTAssertEqual(untouched.elements.map(\.id), [elementId])
+        XCTAssertEqual(untouched.elements.first?.positionX, 10)
+        XCTAssertNil(untouched.elements.first?.reactions)
+        let messages = try await api.get("/api/rooms/\(room.id)/messages", token: a.token).decode(DataEnvelope<[MessageDTO]>.self).data
+        XCTAssertEqual(messages.count, 0)
+
         let missing = try await api.get("/api/rooms/00000000-0000-0000-0000-000000000000", token: a.token)
         XCTAssertEqual(missing.status, 404)
         XCTAssertEqual(try missing.decode(ErrorEnvelope.self).error.code, "NOT_FOUND")

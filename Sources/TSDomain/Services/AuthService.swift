@@ -1,3 +1,4 @@
+import TSSync
 import Dispatch
 import TSCrypto
 import TSStorage

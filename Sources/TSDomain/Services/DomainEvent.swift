@@ -1,3 +1,4 @@
+import TSSync
 import TSJSON
 
 /// A change that the realtime layer broadcasts (CONTRACT.md §3). Published once the write is

@@ -13,6 +13,9 @@ enum InspectorPage {
         "Content-Security-Policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     ]
 
+    /// The page as UTF-8, encoded once.
+    static let bytes = Array(html.utf8)
+
     static let html = #"""
 <!doctype html>
 <html lang="en">
@@ -273,25 +276,30 @@ svg text { font-family: system-ui, sans-serif; font-size: 10px; fill: var(--mute
     const list = $("event-names");
     if (list.children.length !== state.eventNames.size) list.replaceChildren(...[...state.eventNames].sort().map((n) => el("option", { value: n })));
   }
-  async function pollEvents() {
-    const q = filters(), key = q.toString();
-    if (key !== state.filterKey || state.lastSeq === null) {
-      state.filterKey = key; q.set("limit", "200");
-      const d = await api("events?" + q);
-      if (filters().toString() !== key) return;  // the filter changed while loading
+  // Applies one events page: a fresh tail (`reset`) or the events after state.lastSeq.
+  function applyEvents(d, reset, key) {
+    for (const e of d.events) state.eventNames.add(e.event);
+    if (reset) {
+      state.filterKey = key;
       state.events = d.events; state.lastSeq = d.lastSequence;
-      for (const e of d.events) state.eventNames.add(e.event);
-      $("events-note").textContent = key ? "filtered" : "";
+      $("events-note").textContent = state.filterKey ? "filtered" : "";
       renderEvents(null, 0);
       return;
     }
-    q.set("since", state.lastSeq); q.set("limit", "500");
-    const d = await api("events?" + q);
-    if (filters().toString() !== key) return;
     state.lastSeq = d.events.length ? d.events[d.events.length - 1].seq : Math.max(state.lastSeq, d.lastSequence);
-    for (const e of d.events) state.eventNames.add(e.event);
     state.events = state.events.concat(d.events).slice(-MAX_EVENTS);
     renderEvents(d.events, d.missed);
+  }
+  // The query for the next events page: the newest 200 after a filter change, else what follows lastSeq.
+  function eventsQuery() {
+    const q = filters(), key = q.toString(), reset = key !== state.filterKey || state.lastSeq === null;
+    if (reset) q.set("limit", "200"); else { q.set("since", state.lastSeq); q.set("limit", "500"); }
+    return { q, key, reset };
+  }
+  async function pollEvents() {
+    const { q, key, reset } = eventsQuery();
+    const d = await api("events?" + q);
+    if (filters().toString() === key) applyEvents(d, reset, key);
   }
 
   // --- requests chart -------------------------------------------------------------------
@@ -374,9 +382,12 @@ svg text { font-family: system-ui, sans-serif; font-size: 10px; fill: var(--mute
     if (busy || state.paused) return;
     busy = true;
     try {
-      const [o, s, r, q] = await Promise.all([api("overview"), api("sockets"), api("rooms"), api("requests?seconds=300")]);
-      renderOverview(o); renderRooms(r); renderSockets(s); renderRequests(q);
-      await pollEvents();
+      // One request a second: everything but the demo users (loaded once).
+      const { q, key, reset } = eventsQuery();
+      q.set("seconds", "300");
+      const d = await api("snapshot?" + q);
+      renderOverview(d.overview); renderRooms(d.rooms); renderSockets(d.sockets); renderRequests(d.requests);
+      if (filters().toString() === key) applyEvents(d.events, reset, key);
       setBanner(""); $("live-dot").className = "dot"; $("live-text").textContent = "live";
       state.ok = true;
       if (!state.loadedOnce) { state.loadedOnce = true; document.body.setAttribute("data-ready", "1"); }

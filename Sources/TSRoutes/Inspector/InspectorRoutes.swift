@@ -16,6 +16,7 @@ import TSStorage
 /// | `events?since=&limit=&event=&roomId=` | the emitted realtime events (`RealtimeEventLog`) with payloads |
 /// | `requests?seconds=` | requests and latency per second over the last minutes (`HTTPMetrics.recent`) |
 /// | `demo` | in demo mode, each demo user with a fresh token; otherwise an empty list |
+/// | `snapshot?since=&event=&roomId=&seconds=` | all but `demo` in one answer: what the page polls each second |
 ///
 /// Access is decided by `InspectorAccess`. No route here ever returns a user's token except
 /// the demo users' in demo mode.
@@ -64,7 +65,7 @@ public struct InspectorRoutes: Sendable {
         let routes = self
         let page: HTTPHandler = { request in
             routes.guarded(request, allowQueryToken: true) {
-                HTTPResponse.bytes(Array(InspectorPage.html.utf8), contentType: "text/html; charset=utf-8", headers: InspectorPage.headers)
+                HTTPResponse.bytes(InspectorPage.bytes, contentType: "text/html; charset=utf-8", headers: InspectorPage.headers)
             }
         }
         router.get("/inspector", page)
@@ -75,6 +76,7 @@ public struct InspectorRoutes: Sendable {
             ("events", { r in try routes.events(r) }),
             ("requests", { r in routes.requests(seconds: try Self.intParameter(r, "seconds", default: 300, range: 1...HTTPMetrics.recentCapacity)) }),
             ("demo", { _ in routes.demo() }),
+            ("snapshot", { r in try routes.snapshot(r) }),
         ]
         for (name, answer) in api {
             // Authenticator.open renders a DomainError (a bad query parameter) as a 400 error envelope.
@@ -236,6 +238,15 @@ public struct InspectorRoutes: Sendable {
                     "maxLatencyMs": .double((Double(s.latencyMaxNanoseconds) / 1e3).rounded() / 1000),
                 ])
             }),
+        ])
+    }
+
+    /// One poll of the page: overview, sockets, rooms, requests and the events (as `events`).
+    func snapshot(_ request: HTTPRequest) throws -> JSONValue {
+        .object([
+            "overview": overview(), "sockets": try sockets(), "rooms": try rooms(limit: 100),
+            "requests": requests(seconds: try Self.intParameter(request, "seconds", default: 300, range: 1...HTTPMetrics.recentCapacity)),
+            "events": try events(request),
         ])
     }
 

@@ -1,3 +1,4 @@
+import TSSync
 import TSDomain
 import TSHTTP
 
@@ -59,7 +60,7 @@ public final class HTTPMetrics: HTTPServerObserver, Sendable {
                                     count: HTTPMetrics.recentCapacity)
     }
 
-    private let state = LockedBox(State())
+    private let state = LockedValue(State())
     private let clock: any WallClock
 
     /// `clock` stamps the per-second ring (injected by tests).

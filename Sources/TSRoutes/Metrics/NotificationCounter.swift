@@ -1,6 +1,8 @@
+import TSSync
+
 /// Notifications delivered so far (fed by `NotificationWorker.onDelivered`).
 public final class NotificationCounter: Sendable {
-    private let box = LockedBox<UInt64>(0)
+    private let box = LockedValue<UInt64>(0)
 
     public init() {}
 

@@ -1,3 +1,4 @@
+import TSSync
 import TSHTTP
 import TSJSON
 
@@ -6,7 +7,7 @@ import TSJSON
 /// router exists; the document is built once, on first request.
 public final class OpenAPIRoutes: Sendable {
     let version: String
-    private let state = LockedBox<(routes: [OpenAPIDocument.RouteKey], cached: [UInt8]?)>(([], nil))
+    private let state = LockedValue<(routes: [OpenAPIDocument.RouteKey], cached: [UInt8]?)>(([], nil))
 
     public init(version: String) { self.version = version }
 

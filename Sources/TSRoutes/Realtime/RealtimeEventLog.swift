@@ -1,3 +1,4 @@
+import TSSync
 import TSDomain
 import TSJSON
 import TSSocketIO
@@ -63,14 +64,14 @@ public final class RealtimeEventLog: Sendable {
     }
 
     public let capacity: Int
-    private let state: LockedBox<State>
+    private let state: LockedValue<State>
     private let clock: any WallClock
 
     /// `capacity`: events kept (setting `realtime.eventLogCapacity`); older ones are evicted.
     public init(capacity: Int, clock: any WallClock = SystemWallClock()) {
         self.capacity = max(1, capacity)
         self.clock = clock
-        state = LockedBox(State(ring: Array(repeating: nil, count: max(1, capacity))))
+        state = LockedValue(State(ring: Array(repeating: nil, count: max(1, capacity))))
     }
 
     /// Installs this log as `hub`'s emit observer.

@@ -1,3 +1,4 @@
+import TSSync
 import TSDomain
 
 /// Password hashes reused across fixture loads (test-target mode only): PBKDF2 at the
@@ -6,7 +7,7 @@ import TSDomain
 public final class PasswordHashCache: Sendable {
     /// Distinct passwords remembered; past it the cache starts over.
     public let capacity: Int
-    private let box = LockedBox<[String: String]>([:])
+    private let box = LockedValue<[String: String]>([:])
 
     public init(capacity: Int = 256) { self.capacity = capacity }
 

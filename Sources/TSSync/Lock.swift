@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// A pthread mutex. Used instead of Foundation's NSLock to keep this layer Foundation-free.
+/// A pthread mutex, the one lock type of every layer (Foundation-free, so usable from the bottom up).
 // @unchecked Sendable: the mutex itself is the synchronisation primitive; its storage is heap
 // allocated once and never moved.
 public final class Lock: @unchecked Sendable {

@@ -5,6 +5,7 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
+COPY bench ./bench
 RUN swift build -c release --static-swift-stdlib --product touchsync && cp "$(swift build -c release --show-bin-path)/touchsync" /touchsync
 
 FROM debian:bookworm-slim

@@ -385,6 +385,21 @@ def test_log_has_one_line_per_request_and_socket_connect_disconnect_with_reason(
     lines = _lines_after(server, start, lambda l: r.headers["X-Request-Id"] in l)
     assert len(lines) == 1 and "GET /api/rooms/no-such-room 401 " in lines[0] and "user=-" in lines[0], lines
 
+    # A malformed request is an error logged with its context: status, reason, request id, peer.
+    host, port = server.base.rsplit("/", 1)[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as raw:
+        raw.sendall(b"GET / HTTP/1.1\r\nHost: h\r\nBad Header: x\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = raw.recv(4096)
+            if not chunk:
+                break
+            head += chunk
+    assert head.startswith(b"HTTP/1.1 400"), head
+    rid = re.search(rb"(?i)x-request-id: *(\S+)", head).group(1).decode()
+    rejected = _lines_after(server, start, lambda l: rid in l)
+    assert len(rejected) == 1 and "400" in rejected[0] and "127.0.0.1" in rejected[0], rejected
+
     c = clients(["websocket"]).connect(server, auth={"token": a["token"]})
     sid = c.client.get_sid()
     connected = _lines_after(server, start, lambda l: "socket connected" in l and sid in l)
@@ -394,3 +409,21 @@ def test_log_has_one_line_per_request_and_socket_connect_disconnect_with_reason(
     assert len(gone) == 1 and f"user={a['id']}" in gone[0], gone
     reason = re.search(r"reason=(\S.*)$", gone[0].strip())
     assert reason and reason.group(1).strip(), "the disconnect names its reason: " + gone[0]
+
+
+def test_docs_realtime_md_documents_every_event_the_server_knows():
+    """Issue 5 item 3: docs/realtime.md lists every Socket.IO event (direction, payload, ack); it
+    cannot drift from the event names in the server's sources."""
+    import glob
+    import os
+    from conftest import ROOT
+    names = set()
+    for path in glob.glob(os.path.join(ROOT, "Sources", "TSDomain", "**", "*.swift"), recursive=True) + \
+            glob.glob(os.path.join(ROOT, "Sources", "TSRoutes", "Realtime", "*.swift")):
+        with open(path) as f:
+            names |= set(re.findall(r'"([a-z]+(?::[a-z]+)+)"', f.read()))
+    assert len(names) >= 19, names
+    with open(os.path.join(ROOT, "docs", "realtime.md")) as f:
+        doc = f.read()
+    documented = set(re.findall(r"^\| `([a-z]+(?::[a-z]+)+)` \|", doc, re.M))
+    assert names <= documented, f"events missing from docs/realtime.md's tables: {sorted(names - documented)}"

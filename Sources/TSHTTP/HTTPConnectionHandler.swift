@@ -43,10 +43,9 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
 
     private func scheduleTick() {
         let interval = max(1_000_000, context.configuration.timeoutCheckInterval)
-        tick = connection.loop.scheduleTask(in: interval) { [weak self] in
-            guard let self else { return }
-            self.checkTimeouts()
-        }
+        // Strong capture: no weak reference (side table) on a per-connection object; the tick is
+        // cancelled when the connection closes or upgrades, which releases the closure.
+        tick = connection.loop.scheduleTask(in: interval) { self.checkTimeouts() }
     }
 
     private func checkTimeouts() {
@@ -198,9 +197,13 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         connection.closeGracefully(.protocolError(error.reason))
     }
 
+    /// One line per request: method, path, status, duration; request and user id as metadata
+    /// (`req=… user=…` in the text format, keys of their own with `--log-format json`).
     private func logAccess(request: HTTPRequest, response: HTTPResponse, duration: UInt64) {
-        guard context.logger.logLevel <= .info else { return }
+        guard context.logger.logLevel <= response.accessLogLevel else { return }
         let tenths = (duration + 50_000) / 100_000
-        context.logger.info("\(request.method.rawValue) \(request.path) \(response.status) \(tenths / 10).\(tenths % 10)ms req=\(request.requestID) user=\(response.logUserID ?? "-")")
+        context.logger.log(level: response.accessLogLevel,
+                           "\(request.method.rawValue) \(request.path) \(response.status) \(tenths / 10).\(tenths % 10)ms",
+                           metadata: ["req": .string(request.requestID), "user": .string(response.logUserID ?? "-")])
     }
 }

@@ -263,7 +263,9 @@ public struct HTTPParser: Sendable {
             let codings = headers.tokens(for: "Transfer-Encoding")
             if codings.isEmpty { return .fail(.bad("empty Transfer-Encoding")) }
             if codings.contains(where: { $0 != "chunked" }) {
-                return .fail(HTTPParseError(status: 501, reason: "unsupported transfer coding"))
+                // RFC 9112 §6.1 permits 501 here; we answer 400 and close (issue 2): without a coding
+                // we can decode, the body cannot be framed, so the rest of the stream is unusable.
+                return .fail(.bad("unsupported transfer coding"))
             }
             // Only a single, final chunked is valid (RFC 9112 §6.1, §7).
             if codings.count != 1 { return .fail(.bad("chunked applied more than once")) }

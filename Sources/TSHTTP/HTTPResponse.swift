@@ -1,3 +1,4 @@
+import Logging
 import TSJSON
 import TSSockets
 
@@ -9,6 +10,9 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// The authenticated user, for the access log (set by auth middleware/handlers).
     public var logUserID: String?
+    /// The level of this request's access-log line: `.debug` keeps high-frequency polls (the
+    /// inspector's) out of the info log.
+    public var accessLogLevel: Logger.Level = .info
     /// The matched route pattern, for metrics; set by the router.
     public var routePattern: String?
     /// For `101 Switching Protocols`: after the head is written, called on the connection's loop

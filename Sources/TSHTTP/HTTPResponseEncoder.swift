@@ -8,7 +8,7 @@ struct HTTPResponseEncoder {
     private var dateSecond: Int = -1
     private var dateBytes: [UInt8] = []
 
-    init() { buffer.reserveCapacity(1024) }
+    init() {}  // no up-front capacity: idle connections stay small; the first response sizes it
 
     /// Encodes status line, headers and (unless `omitBody`) the body into `buffer`.
     /// The server's own `Content-Length`, `Date`, `X-Request-Id` and `Connection` win over handler values.

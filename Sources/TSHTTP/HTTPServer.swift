@@ -153,7 +153,8 @@ final class HTTPLoopRegistry: @unchecked Sendable {
     /// Runs request handlers on `loop` (when `HTTPServerConfiguration.handlersOnEventLoop`).
     let executor: EventLoopTaskExecutor
     var handlers: [UInt64: HTTPConnectionHandler] = [:]
-    var upgraded: [UInt64: WeakConnection] = [:]
+    /// Upgraded connections still open (removed by their `whenClosed` callback).
+    var upgraded: [UInt64: Connection] = [:]
     var draining = false
 
     init(loop: EventLoop) {
@@ -168,20 +169,14 @@ final class HTTPLoopRegistry: @unchecked Sendable {
 
     func closeAll() {
         for handler in Array(handlers.values) { handler.connection.close(.serverShutdown) }
-        for weak in upgraded.values { weak.connection?.close(.serverShutdown) }
+        for connection in Array(upgraded.values) { connection.close(.serverShutdown) }
         upgraded.removeAll()
     }
 
     func addUpgraded(_ connection: Connection) {
-        if upgraded.count > 64 && upgraded.count.isMultiple(of: 64) {
-            upgraded = upgraded.filter { $0.value.connection?.isOpen == true }
-        }
-        upgraded[connection.id] = WeakConnection(connection: connection)
+        upgraded[connection.id] = connection
+        connection.whenClosed { [self] c in upgraded[c.id] = nil }
     }
-}
-
-struct WeakConnection {
-    weak var connection: Connection?
 }
 
 /// A plain thread for blocking work.

@@ -53,6 +53,16 @@ public final class Connection: @unchecked Sendable {
     private let openFlag = LockedValue(true)
     /// Called once after the final close, after the handler (used by the listener for accounting).
     var onClosed: (@Sendable (Connection) -> Void)?
+    private var closeCallbacks: [(Connection) -> Void] = []
+
+    /// Runs `callback` on the loop once the connection has finally closed (after the handler's
+    /// `connectionDidClose`); at once if it already has. Lets owners track connections without
+    /// weak references (a weak reference gives the object a side table, which makes every
+    /// retain/release of it take the slow path). Loop only.
+    public func whenClosed(_ callback: @escaping (Connection) -> Void) {
+        assert(loop.inEventLoop)
+        if state == .closed { callback(self) } else { closeCallbacks.append(callback) }
+    }
 
     init(id: UInt64, socket: Socket, loop: EventLoop, remoteAddress: String, maxOutboundBytes: Int) {
         self.id = id
@@ -255,9 +265,9 @@ public final class Connection: @unchecked Sendable {
         state = .lingering
         socket.shutdownWrite()
         updateInterest()
-        lingerTimer = loop.scheduleTask(in: lingerNanoseconds) { [weak self] in
-            self?.finalClose()
-        }
+        // Strong capture (no weak reference, see `whenClosed`): the timer is cancelled in
+        // `finalClose`, which releases the closure and with it the connection.
+        lingerTimer = loop.scheduleTask(in: lingerNanoseconds) { self.finalClose() }
     }
 
     private func closeNow(_ reason: CloseReason) {
@@ -288,6 +298,9 @@ public final class Connection: @unchecked Sendable {
         let cb = onClosed
         onClosed = nil
         cb?(self)
+        let callbacks = closeCallbacks
+        closeCallbacks = []
+        for callback in callbacks { callback(self) }
     }
 }
 

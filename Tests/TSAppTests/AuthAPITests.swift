@@ -5,17 +5,7 @@ import TSTestSupport
 import XCTest
 
 /// Register, login, me and token rejection over real HTTP (CONTRACT.md §0 Auth, §2).
-final class AuthAPITests: XCTestCase {
-    var live: LiveServer!
-    var api: APIClient!
-
-    override func setUp() async throws {
-        live = try LiveServer()
-        api = APIClient(base: live.base)
-    }
-
-    override func tearDown() async throws { await live.stop() }
-
+final class AuthAPITests: LiveServerTestCase {
     func testRegisterLoginMe() async throws {
         let r = try await api.post("/api/auth/register", ["username": "john.doe", "password": "correct horse", "firstName": "John"])
         XCTAssertEqual(r.status, 201)

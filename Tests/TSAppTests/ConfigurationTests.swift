@@ -86,4 +86,20 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: secretFile, encoding: .utf8), secret)
         XCTAssertEqual(try second.domain.auth.authenticate(token: token).id, user.id)
     }
+
+    /// Issue 2 item 2's default limits, as the HTTP server actually receives them from the settings.
+    func testDefaultHTTPLimitsAreTheIssuesValues() throws {
+        let config = try AppConfiguration.load(configFile: nil, environment: [:],
+                                               overrides: ["database.path": ":memory:", "server.port": 0, "auth.jwtSecret": "0123456789abcdef0123456789abcdef"])
+        let server = try TouchSyncServer(configuration: config, environment: [:])
+        defer { server.db.close() }
+        let http = server.http.configuration
+        XCTAssertEqual(http.maxRequestLineBytes, 8 * 1024, "request line 8 KiB (414)")
+        XCTAssertEqual(http.maxHeaderBytes, 16 * 1024, "header bytes 16 KiB (431)")
+        XCTAssertEqual(http.maxHeaderCount, 100, "100 header fields (431)")
+        XCTAssertEqual(http.maxBodyBytes, 1024 * 1024, "body 1 MiB (413)")
+        XCTAssertEqual(http.headerReadTimeout, 10_000_000_000, "header-read timeout 10 s")
+        XCTAssertEqual(http.idleTimeout, 60_000_000_000, "idle keep-alive timeout 60 s")
+        XCTAssertEqual(http.maxConnections, 10_000, "max connections 10,000 (503)")
+    }
 }

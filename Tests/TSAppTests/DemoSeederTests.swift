@@ -10,7 +10,8 @@ final class DemoSeederTests: XCTestCase {
     func testDemoDataPopulatesEveryScreen() async throws {
         let live = try LiveServer(overrides: ["demo": true])
         let api = APIClient(base: live.base)
-        XCTAssertTrue(try await DemoSeeder.seedIfEmpty(live.server.domain))
+        let seeded = try await DemoSeeder.seedIfEmpty(live.server.domain)
+        XCTAssertTrue(seeded)
 
         func count(_ sql: String) throws -> Int64 { try live.server.db.read { c in try c.scalarInt(sql) } ?? -1 }
         XCTAssertEqual(try count("SELECT COUNT(*) FROM users"), 3)
@@ -24,6 +25,15 @@ final class DemoSeederTests: XCTestCase {
         XCTAssertEqual(try count("SELECT COUNT(*) FROM posts"), 30)
         XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM post_likes"), 0)
         XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM post_saves"), 0)
+        // Issue 2 item 6: passwords are stored only as a salted PBKDF2 hash whose cost is the setting
+        // `auth.passwordIterations` (LiveServer sets 1000).
+        let hashes = try live.server.db.read { c in try c.rows("SELECT password_hash FROM users") { $0.string(0) } }
+        XCTAssertEqual(hashes.count, 3)
+        for (hash, user) in zip(hashes, DemoSeeder.users) {
+            XCTAssertTrue(hash.hasPrefix("pbkdf2-sha256$1000$"), hash)
+            XCTAssertFalse(hashes.contains { $0.contains(user.password) })
+        }
+        XCTAssertEqual(Set(hashes.map { $0.split(separator: "$")[2] }).count, 3, "each hash has its own salt")
 
         // Each demo user logs in with the documented password and sees a populated app.
         var unreadMessages = 0
@@ -52,7 +62,8 @@ final class DemoSeederTests: XCTestCase {
         XCTAssertGreaterThan(unreadMessages, 0, "some messages are unread")
         XCTAssertGreaterThan(reactedElements, 0, "some elements show reactions")
 
-        XCTAssertFalse(try await DemoSeeder.seedIfEmpty(live.server.domain), "a second start does not seed again")
+        let seededAgain = try await DemoSeeder.seedIfEmpty(live.server.domain)
+        XCTAssertFalse(seededAgain, "a second start does not seed again")
         XCTAssertEqual(try count("SELECT COUNT(*) FROM users"), 3)
         await live.stop()
     }

@@ -4,23 +4,19 @@ import TSJSON
 import XCTest
 
 /// Elements and reactions (CONTRACT.md §1 Element/Reaction/ElementStats, §2 Elements/Reactions).
-final class ElementsAPITests: XCTestCase {
-    var live: LiveServer!
-    var api: APIClient!
+final class ElementsAPITests: LiveServerTestCase {
     var a: TestUser!
     var b: TestUser!
     var roomId: String!
 
     override func setUp() async throws {
-        live = try LiveServer()
-        api = APIClient(base: live.base)
+        try await super.setUp()
         a = try await api.register("alice", firstName: "Alice")
         b = try await api.register("bob")
         let r = try await api.post("/api/rooms", ["memberIds": [.string(b.id)]], token: a.token)
         roomId = try r.decode(DataEnvelope<RoomDTO>.self).data.id
     }
 
-    override func tearDown() async throws { await live.stop() }
 
     func create(_ body: JSONValue, as user: TestUser? = nil) async throws -> APIClient.Response {
         try await api.post("/api/rooms/\(roomId!)/elements", body, token: (user ?? a).token)

@@ -3,17 +3,7 @@ import TSJSON
 import XCTest
 
 /// Posts, like/save and interaction-state with the mobile envelope (seed 002, CONTRACT.md §2 Posts).
-final class PostsAPITests: XCTestCase {
-    var live: LiveServer!
-    var api: APIClient!
-
-    override func setUp() async throws {
-        live = try LiveServer()
-        api = APIClient(base: live.base)
-    }
-
-    override func tearDown() async throws { await live.stop() }
-
+final class PostsAPITests: LiveServerTestCase {
     func testLikeSaveIdempotentAndInteractionState() async throws {
         let a = try await api.register("alice")
         let b = try await api.register("bob")

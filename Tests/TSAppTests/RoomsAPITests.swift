@@ -3,17 +3,7 @@ import TSJSON
 import XCTest
 
 /// Rooms, membership, MyRooms badges and messages (CONTRACT.md §1 Room, §2 Rooms/Messages).
-final class RoomsAPITests: XCTestCase {
-    var live: LiveServer!
-    var api: APIClient!
-
-    override func setUp() async throws {
-        live = try LiveServer()
-        api = APIClient(base: live.base)
-    }
-
-    override func tearDown() async throws { await live.stop() }
-
+final class RoomsAPITests: LiveServerTestCase {
     func makeRoom(_ owner: TestUser, members: [TestUser] = [], name: String? = nil) async throws -> RoomDTO {
         var body: JSONObject = ["memberIds": .array(members.map { .string($0.id) })]
         if let name { body["name"] = .string(name) }

@@ -4,6 +4,9 @@ import TSDomain
 public enum StartupBanner {
     public static func text(base: String, databasePath: String, server: TouchSyncServer, demo: Bool) -> String {
         var lines = ["TouchSync \(BuildInfo.version) listening on \(base)  (Socket.IO \(base)/socket.io/, database \(databasePath))"]
+        if server.servesInspector {
+            lines.append("Inspector: \(base)/inspector")
+        }
         if server.testMode {
             lines.append("Test mode: POST \(base)/api/test/reset, POST \(base)/api/test/fixtures, GET \(base)/api/test/events?since=0 (docs/test-mode.md)")
         }

@@ -107,3 +107,20 @@ extension APIClient {
         return TestUser(id: s.user.id, username: username, token: s.token)
     }
 }
+
+/// Base class of tests against one live server per test: `live` and an `api` client pointed at it.
+class LiveServerTestCase: XCTestCase, @unchecked Sendable {
+    // Invariant: XCTest runs setUp, the test and tearDown of one instance on one task, one after another.
+    var live: LiveServer!
+    var api: APIClient!
+
+    /// Settings for this class's server (see `Setting.all`).
+    var serverOverrides: [String: JSONValue] { [:] }
+
+    override func setUp() async throws {
+        live = try LiveServer(overrides: serverOverrides)
+        api = APIClient(base: live.base)
+    }
+
+    override func tearDown() async throws { await live?.stop() }
+}

@@ -95,6 +95,10 @@ public final class SQLiteConnection {
         return statement
     }
 
+    /// Statements executed through `run`/`rows`/`first`/`scalar*` since the connection opened: lets
+    /// a test prove that a route answers with one query.
+    public private(set) var statementsExecuted: Int = 0
+
     /// Number of statements currently cached (for tests and metrics).
     public var cachedStatementCount: Int { cache.count }
 
@@ -118,6 +122,7 @@ public final class SQLiteConnection {
     /// Runs `body` with `sql` prepared and bound; resets the statement afterwards so it holds
     /// no read snapshot or lock.
     private func withStatement<T>(_ sql: String, _ args: [SQLValue], _ body: (Statement) throws -> T) throws -> T {
+        statementsExecuted &+= 1
         let statement = try prepare(sql)
         statement.inUse = true
         defer {

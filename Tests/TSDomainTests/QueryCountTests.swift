@@ -1,0 +1,75 @@
+import Foundation
+import Logging
+import TSDomain
+import TSJSON
+import TSStorage
+import XCTest
+
+/// "Computed in one query" claims of issue 3, counted: in-memory, reads run on the writer
+/// connection, so its statement counter sees every query a service issues.
+final class QueryCountTests: XCTestCase {
+    var db: Database!
+    var domain: TouchSyncDomain!
+
+    override func setUp() async throws {
+        let migrations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Migrations").path
+        db = try Database(path: ":memory:", logger: Logger(label: "test"))
+        try Migrator(directory: migrations).migrate(db)
+        domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(jwtSecret: Array("0123456789abcdef0123".utf8), passwordIterations: 1000),
+                                 events: RecordingEventPublisher(), logger: Logger(label: "test"))
+    }
+
+    override func tearDown() { db.close() }
+
+    func executed(_ body: () throws -> Void) throws -> Int {
+        let before = try db.withWriterConnection { $0.statementsExecuted }
+        try body()
+        return try db.withWriterConnection { $0.statementsExecuted } - before
+    }
+
+    func testMyRoomsIsOneQueryWhateverTheNumberOfRooms() async throws {
+        let a = try await domain.auth.createUser(username: "alice", passwordHash: "x", firstName: nil, avatarUrl: nil)
+        let b = try await domain.auth.createUser(username: "bob", passwordHash: "x", firstName: nil, avatarUrl: nil)
+        for i in 0..<50 {
+            let r = try await domain.rooms.create(actor: a.id, input: Input(["memberIds": [.string(b.id)], "name": .string("room \(i)")]))
+            _ = try await domain.elements.create(roomId: r.id, actor: b.id, input: Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1]),
+                                                 originSocketId: nil)
+        }
+        var rooms: [Room] = []
+        XCTAssertEqual(try executed { rooms = try domain.rooms.myRooms(viewer: a.id) }, 1)
+        XCTAssertEqual(rooms.count, 50)
+        XCTAssertTrue(rooms.allSatisfy { $0.elementCount == 1 && $0.unseenElements == 1 })
+    }
+
+    func testInteractionStateIsOneQueryForFiftyPosts() async throws {
+        let a = try await domain.auth.createUser(username: "alice", passwordHash: "x", firstName: nil, avatarUrl: nil)
+        var ids: [String] = []
+        for i in 0..<50 { ids.append(try await domain.posts.create(actor: a.id, input: Input(["content": .string("p\(i)")])).id) }
+        for id in ids.prefix(20) { _ = try await domain.posts.set(.like, on: true, postId: id, actor: a.id) }
+        var states: PostService.InteractionStates!
+        XCTAssertEqual(try executed { states = try domain.posts.interactionStates(postIds: ids, viewer: a.id) }, 1)
+        XCTAssertEqual(states.interactions.count, 50)
+        XCTAssertEqual(states.interactions.filter(\.isLiked).count, 20)
+    }
+
+    /// Notifications are written in the transaction of the change: when writing them fails, the
+    /// element is not stored either (and the counters are untouched).
+    func testNotificationsShareTheTransactionOfTheChange() async throws {
+        let a = try await domain.auth.createUser(username: "alice", passwordHash: "x", firstName: nil, avatarUrl: nil)
+        let b = try await domain.auth.createUser(username: "bob", passwordHash: "x", firstName: nil, avatarUrl: nil)
+        let room = try await domain.rooms.create(actor: a.id, input: Input(["memberIds": [.string(b.id)]]))
+        try await db.write { c in
+            try c.executeScript("CREATE TRIGGER fail_notifications BEFORE INSERT ON notifications BEGIN SELECT RAISE(ABORT, 'injected'); END;")
+        }
+        do {
+            _ = try await domain.elements.create(roomId: room.id, actor: a.id, input: Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1]),
+                                                 originSocketId: nil)
+            XCTFail("the injected failure must surface")
+        } catch {}
+        XCTAssertEqual(try domain.elements.list(roomId: room.id, viewer: a.id).count, 0, "the element rolled back with its notification")
+        let bobs = try domain.rooms.myRooms(viewer: b.id)
+        XCTAssertEqual(bobs.first?.elementCount, 0)
+        XCTAssertEqual(bobs.first?.unseenElements, 0)
+    }
+}

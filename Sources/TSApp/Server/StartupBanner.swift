@@ -12,14 +12,31 @@ public enum StartupBanner {
         }
         if demo {
             lines.append("Demo users (password in parentheses):")
+            var tokens: [String: (id: String, token: String)] = [:]
             for u in DemoSeeder.users {
                 guard let id = try? server.domain.auth.userId(forUsername: u.username) else { continue }
                 let token = server.domain.auth.issueToken(userId: id)
+                tokens[u.username] = (id, token)
                 lines.append("  \(u.username) (\(u.password))")
                 lines.append("    Authorization: Bearer \(token)")
                 lines.append("    curl -H 'Authorization: Bearer \(token)' \(base)/api/rooms/my-rooms")
             }
+            lines += tryIt(base: base, server: server, tokens: tokens)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A two-step tour on the demo data: watch a room as alice, toggle a heart as bob.
+    static func tryIt(base: String, server: TouchSyncServer, tokens: [String: (id: String, token: String)]) -> [String] {
+        guard let alice = tokens["alice"], let bob = tokens["bob"],
+              let room = try? server.domain.rooms.myRooms(viewer: alice.id).first(where: { $0.name == "Design Team" }),
+              let element = try? server.domain.elements.list(roomId: room.id, viewer: alice.id).first(where: { $0.type == .photo })
+        else { return [] }
+        return [
+            "Try it: watch the Design Team room as alice (pip install \"python-socketio[client]\"), then heart a photo as bob:",
+            "  python3 -c \"import socketio; s = socketio.Client(); s.on('*', lambda e, *a: print(e, a)); "
+                + "s.connect('\(base)', auth={'token': '\(alice.token)'}); print(s.call('room:join', {'roomId': '\(room.id)'})); s.wait()\"",
+            "  curl -X POST -H 'Authorization: Bearer \(bob.token)' \(base)/api/rooms/\(room.id)/elements/\(element.id)/reactions/toggle",
+        ]
     }
 }

@@ -303,6 +303,8 @@ def test_slow_consumer_is_dropped_while_others_keep_receiving(server, clients):
     metrics = requests.get(server.url("/metrics")).text
     m = re.search(r"^touchsync_realtime_slow_consumers_disconnected_total (\S+)$", metrics, re.M)
     assert m and float(m.group(1)) >= 1, "slow consumers disconnected are counted in /metrics"
+    d = re.search(r"^touchsync_realtime_events_dropped_total (\S+)$", metrics, re.M)
+    assert d and float(d.group(1)) >= 1, "the event that overflowed the slow consumer is counted as dropped"
 
 
 def test_every_socket_element_carries_reactions_for_its_recipient(server, clients):

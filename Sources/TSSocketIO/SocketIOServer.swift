@@ -294,7 +294,14 @@ extension SocketIOServer: EngineIOServerDelegate {
         guard let c = client(of: session) else { return }
         let sockets = c.close()
         if reason == EngineCloseReason.slowConsumer && !sockets.isEmpty {
-            counters.withLock { $0.slowConsumersDisconnected += 1 }
+            // Over WebSocket the packet that overflowed the bound was handed over (and counted as
+            // emitted) before the loop refused it: count it as dropped here. Over polling the queue
+            // refuses it synchronously, and `emit` already counted the drop.
+            let overflowed = session.transport == .websocket ? 1 : 0
+            counters.withLock {
+                $0.slowConsumersDisconnected += 1
+                $0.eventsDropped += overflowed
+            }
         }
         for s in sockets { socketDidDisconnect(s, reason: reason) }
         session.userInfo.withLock { $0 = nil }

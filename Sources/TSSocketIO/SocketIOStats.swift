@@ -9,7 +9,8 @@ public struct SocketIOStats: Sendable, Equatable {
     public var rooms = 0
     /// Packets handed to a socket's transport (one per recipient).
     public var eventsEmitted = 0
-    /// Packets not delivered because the recipient was closed or overflowed.
+    /// Packets not delivered because the recipient was closed or overflowed (for a WebSocket slow
+    /// consumer, the packet that passed its bound; its unsent backlog dies with the connection).
     public var eventsDropped = 0
     /// Sockets disconnected because their outbound bound was passed.
     public var slowConsumersDisconnected = 0

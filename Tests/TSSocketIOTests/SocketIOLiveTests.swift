@@ -321,6 +321,7 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(fastReader.wait(timeout: 20), 1000, "the fast socket got every packet")
         XCTAssertEqual(disconnects.current[slowSid], "slow consumer")
         XCTAssertEqual(io.stats.slowConsumersDisconnected, 1)
+        XCTAssertGreaterThanOrEqual(io.stats.eventsDropped, 1, "the packet that overflowed is counted as dropped")
         XCTAssertGreaterThan(io.stats.eventsEmitted, 1000)
     }
 }

@@ -15,12 +15,7 @@ final class ForeignKeyTests: XCTestCase {
     var rooms: [Room] = []
 
     override func setUp() async throws {
-        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Migrations").path
-        db = try Database(path: ":memory:", logger: Logger(label: "test"))
-        try Migrator(directory: dir).migrate(db)
-        domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(jwtSecret: Array("0123456789abcdef0123".utf8), passwordIterations: 1000),
-                                 events: RecordingEventPublisher(), logger: Logger(label: "test"))
+        (db, domain) = try DomainFixture.make()
         users = []
         for name in ["alice", "bob", "carol"] {
             users.append(try await domain.auth.createUser(username: name, passwordHash: await domain.auth.hashPassword("password-\(name)"),

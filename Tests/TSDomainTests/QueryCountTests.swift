@@ -12,12 +12,7 @@ final class QueryCountTests: XCTestCase {
     var domain: TouchSyncDomain!
 
     override func setUp() async throws {
-        let migrations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Migrations").path
-        db = try Database(path: ":memory:", logger: Logger(label: "test"))
-        try Migrator(directory: migrations).migrate(db)
-        domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(jwtSecret: Array("0123456789abcdef0123".utf8), passwordIterations: 1000),
-                                 events: RecordingEventPublisher(), logger: Logger(label: "test"))
+        (db, domain) = try DomainFixture.make()
     }
 
     override func tearDown() { db.close() }

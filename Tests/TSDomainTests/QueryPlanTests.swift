@@ -11,16 +11,8 @@ import XCTest
 /// (`SQLITE_STMTSTATUS_FULLSCAN_STEP`). In-memory, reads go through the writer connection, so
 /// one statement cache sees every query the services ran.
 final class QueryPlanTests: XCTestCase {
-    func migrationsDirectory() -> String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Migrations").path
-    }
-
     func testNoServiceQueryScansAWholeTable() async throws {
-        let db = try Database(path: ":memory:", logger: Logger(label: "test"))
-        try Migrator(directory: migrationsDirectory()).migrate(db)
-        let domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(jwtSecret: Array("0123456789abcdef0123".utf8), passwordIterations: 1000),
-                                     events: RecordingEventPublisher(), logger: Logger(label: "test"))
+        let (db, domain) = try DomainFixture.make()
         var users: [PublicUser] = []
         for i in 0..<8 {
             users.append(try await domain.auth.createUser(username: "user\(i)", passwordHash: await domain.auth.hashPassword("password-\(i)"),

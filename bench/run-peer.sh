@@ -6,7 +6,12 @@ source "$(dirname "$0")/lib.sh"
 PEER_PORT="${PEER_PORT:-3901}"
 data=bench/.data-peer
 pidfile="$data/peer.pid"
-if [[ -f "$pidfile" ]]; then kill "$(cat "$pidfile")" 2>/dev/null || true; rm -f "$pidfile"; sleep 0.5; fi
+if [[ -f "$pidfile" ]]; then
+  old=$(cat "$pidfile")
+  kill "$old" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$old" 2>/dev/null || break; sleep 0.1; done
+  rm -f "$pidfile"
+fi
 [[ "${1:-start}" == stop ]] && exit 0
 if [[ ! -x bench/.venv/bin/python ]]; then
   python3 -m venv bench/.venv

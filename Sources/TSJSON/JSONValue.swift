@@ -69,3 +69,19 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(JSONObject(elements)) }
 }
+
+extension JSONValue {
+    /// About how many bytes the value serializes to (exact for ASCII strings without escapes),
+    /// computed by a walk that allocates nothing: for memory bounds on stored payloads.
+    public var approximateByteCount: Int {
+        switch self {
+        case .null: return 4
+        case .bool(let b): return b ? 4 : 5
+        case .int: return 8
+        case .double: return 12
+        case .string(let s): return s.utf8.count + 2
+        case .array(let a): return a.reduce(2 + max(0, a.count - 1)) { $0 + $1.approximateByteCount }
+        case .object(let o): return o.pairs.reduce(2 + max(0, o.count - 1)) { $0 + $1.key.utf8.count + 3 + $1.value.approximateByteCount }
+        }
+    }
+}

@@ -31,4 +31,12 @@ public struct SocketIOEmitRecord: Sendable {
     public let target: SocketIOEmitTarget
     public let except: String?
     public let recipients: Int
+
+    public init(event: String, args: [JSONValue], target: SocketIOEmitTarget, except: String?, recipients: Int) {
+        self.event = event
+        self.args = args
+        self.target = target
+        self.except = except
+        self.recipients = recipients
+    }
 }

@@ -60,6 +60,7 @@ final class ForeignKeyTests: XCTestCase {
         let keptBefore = try countsForRoom(kept)
         let notificationsBefore = try count("SELECT COUNT(*) FROM notifications WHERE room_id = ?", [.text(gone)])
         XCTAssertGreaterThan(notificationsBefore, 0)
+        XCTAssertEqual(try count("SELECT COUNT(*) FROM room_notifications WHERE room_id = ?", [.text(gone)]), 3, "one row per created element")
         XCTAssertEqual(try countsForRoom(gone), RoomCounts(members: 3, elements: 3, reactions: 9, messages: 3))
 
         try delete("rooms", id: gone)
@@ -69,8 +70,10 @@ final class ForeignKeyTests: XCTestCase {
         XCTAssertEqual(try count("SELECT COUNT(*) FROM reactions WHERE element_id NOT IN (SELECT id FROM elements)"), 0,
                        "reactions went with their elements")
         XCTAssertEqual(try count("SELECT COUNT(*) FROM users"), 3, "users outlive their rooms")
-        // Notifications hold plain references (the schema's comment): they outlive the room.
+        // Personal notifications hold plain references (Migrations/0002): they outlive the room;
+        // the room's own "element created" rows go with it.
         XCTAssertEqual(try count("SELECT COUNT(*) FROM notifications WHERE room_id = ?", [.text(gone)]), notificationsBefore)
+        XCTAssertEqual(try count("SELECT COUNT(*) FROM room_notifications WHERE room_id = ?", [.text(gone)]), 0)
     }
 
     func testDeletingAUserCascadesToEverythingTheyOwnAndNullsNameSetBy() throws {
@@ -115,7 +118,7 @@ final class ForeignKeyTests: XCTestCase {
 
     // MARK: - Helpers
 
-    /// The columns that reference users(id) with ON DELETE CASCADE in Migrations/0001 (besides
+    /// The columns that reference users(id) with ON DELETE CASCADE in Migrations/0001–0002 (besides
     /// rooms.created_by, checked with Bob, who created a room).
     static let userColumns: [(String, String)] = [
         ("room_members", "user_id"), ("elements", "created_by"), ("reactions", "user_id"),

@@ -55,7 +55,7 @@ final class QueryCountTests: XCTestCase {
         let b = try await domain.auth.createUser(username: "bob", passwordHash: "x", firstName: nil, avatarUrl: nil)
         let room = try await domain.rooms.create(actor: a.id, input: Input(["memberIds": [.string(b.id)]]))
         try await db.write { c in
-            try c.executeScript("CREATE TRIGGER fail_notifications BEFORE INSERT ON notifications BEGIN SELECT RAISE(ABORT, 'injected'); END;")
+            try c.executeScript("CREATE TRIGGER fail_notifications BEFORE INSERT ON room_notifications BEGIN SELECT RAISE(ABORT, 'injected'); END;")
         }
         do {
             _ = try await domain.elements.create(roomId: room.id, actor: a.id, input: Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1]),

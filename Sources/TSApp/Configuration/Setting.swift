@@ -62,6 +62,8 @@ public struct Setting: Sendable {
         Setting(path: "realtime.allowedOrigins", kind: .optionalStringList, defaultValue: nil, help: "Origins allowed to open a WebSocket; null allows any."),
         Setting(path: "realtime.eventLogCapacity", kind: .int, defaultValue: 10_000,
                 help: "Emitted realtime events kept in memory for GET /api/test/events (test mode) and the inspector; older ones are evicted."),
+        Setting(path: "realtime.eventLogMaxBytes", kind: .int, defaultValue: 16_777_216,
+                help: "Approximate payload bytes the event log keeps at most (oldest evicted; one payload over a quarter of it is stored truncated)."),
         Setting(path: "inspector.enabled", kind: .bool, defaultValue: true,
                 help: "Serve the live inspector at /inspector (serve --no-inspector turns it off: 404). With TOUCHSYNC_ENV=production it is served only when inspector.adminToken is set."),
         Setting(path: "inspector.adminToken", kind: .optionalString, defaultValue: nil,

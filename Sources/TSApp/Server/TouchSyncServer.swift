@@ -79,7 +79,8 @@ public final class TouchSyncServer: @unchecked Sendable {
         var sio = SocketIOConfiguration(engine: engine)
         sio.maxOutboundBytesPerSocket = configuration.int("realtime.maxOutboundBytesPerSocket")
         hub = try SocketIOServer(configuration: sio, clock: clock, logger: Logger(label: "touchsync.realtime"))
-        eventLog = RealtimeEventLog(capacity: configuration.int("realtime.eventLogCapacity"), clock: wallClock)
+        eventLog = RealtimeEventLog(capacity: configuration.int("realtime.eventLogCapacity"),
+                                    maxBytes: configuration.int("realtime.eventLogMaxBytes"), clock: wallClock)
         eventLog.observe(hub)
 
         let events = FanoutEventPublisher()

@@ -1,7 +1,7 @@
 import TSJSON
 
-/// A push notification record (seeds 000/001): created in the transaction of the change that
-/// caused it, delivered afterwards by `NotificationWorker`.
+/// A push notification as one user sees it (seeds 000/001): created in the transaction of the
+/// change that caused it, delivered afterwards by `NotificationWorker`.
 public struct NotificationRecord: Sendable, Equatable {
     public enum Kind: String, Sendable { case elementReaction = "element_reaction", elementCreated = "element_created" }
     public let id: String
@@ -11,13 +11,14 @@ public struct NotificationRecord: Sendable, Equatable {
     public let elementId: String?
     public let actorId: String?
     public let createdAt: Int64
-    public let deliveredAt: Int64?
+    /// Whether it has been handed to the delivery backend.
+    public let delivered: Bool
 
     public var json: JSONValue {
         .object([
             "id": .string(id), "type": .string(type.rawValue), "roomId": .optional(roomId), "elementId": .optional(elementId),
             "actorId": .optional(actorId), "createdAt": .string(Timestamp.iso8601(createdAt)),
-            "deliveredAt": deliveredAt.map { .string(Timestamp.iso8601($0)) } ?? .null,
+            "delivered": .bool(delivered),
         ])
     }
 }

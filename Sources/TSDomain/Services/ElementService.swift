@@ -57,7 +57,7 @@ public struct ElementService: Sendable {
                       [.int(now), .int(seq), .text(roomId)])
             try c.run("UPDATE room_members SET unseen_elements = unseen_elements + 1 WHERE room_id = ? AND user_id != ?",
                       [.text(roomId), .text(actor)])
-            try NotificationWorker.insertForMembers(c, roomId: roomId, actor: actor, elementId: id, kind: .elementCreated, now: now)
+            try NotificationWorker.insertForRoom(c, roomId: roomId, elementId: id, actor: actor, now: now)
         }
         events.publish(DomainEvent(kind: .elementCreated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId))
         notifier.wake()

@@ -1,8 +1,8 @@
-import TSSync
 import Dispatch
 import Logging
 import TSCrypto
 import TSStorage
+import TSSync
 import TSJSON
 
 /// Delivers a notification to a device; the log delivery is the default (no push gateway here).
@@ -18,11 +18,17 @@ public struct LogNotificationDelivery: NotificationDelivery {
     }
 }
 
-/// Delivers notifications off the request path: rows are written in the transaction of the
-/// change, `wake()` is called after the response's write and broadcast, and a background task
-/// drains undelivered rows in batches, marking each delivered.
+/// Creates, lists and delivers notifications (Migrations/0002).
+///
+/// A change writes O(1) rows in its own transaction: one `room_notifications` row for a new
+/// element (its audience, the room's other members who joined before it, is resolved when it is
+/// listed or delivered) or one `notifications` row for a reaction on someone's element. `wake()`
+/// is called after the response's write and broadcast; a background task then hands every row
+/// past the delivery cursor to the `NotificationDelivery`, one recipient at a time, and moves the
+/// cursors forward in one small write: delivery never runs on a request's path.
 public final class NotificationWorker: @unchecked Sendable {
-    // Invariant: `pending`/`running` are only touched while holding `lock`.
+    // Invariant: `pending`/`running` are only touched while holding `lock`; the rest is immutable
+    // after init except `onDelivered`, which is set once while the server is assembled.
     private let lock = Lock()
     private var pending = false
     private var running = false
@@ -30,8 +36,11 @@ public final class NotificationWorker: @unchecked Sendable {
     private let clock: any WallClock
     private let delivery: any NotificationDelivery
     private let logger: Logger
-    /// Called after each drained batch (metrics, tests).
+    /// Called after each drained batch with the number of deliveries (metrics, tests).
     public var onDelivered: (@Sendable (Int) -> Void)?
+
+    /// Rows read per table per batch.
+    public static let batchSize = 100
 
     public init(db: Database, clock: any WallClock, delivery: any NotificationDelivery, logger: Logger) {
         self.db = db
@@ -39,6 +48,43 @@ public final class NotificationWorker: @unchecked Sendable {
         self.delivery = delivery
         self.logger = logger
     }
+
+    // MARK: Writing (inside the change's transaction)
+
+    static func insertPersonal(_ c: SQLiteConnection, userId: String, roomId: String, elementId: String, actor: String, now: Int64) throws {
+        try c.run("INSERT INTO notifications (id, user_id, type, room_id, element_id, actor_id, created_at) VALUES (?, ?, 'element_reaction', ?, ?, ?, ?)",
+                  [.text(UUIDGenerator.lowercaseV4()), .text(userId), .text(roomId), .text(elementId), .text(actor), .int(now)])
+    }
+
+    /// One row for the whole room: every other member is notified of the new element.
+    static func insertForRoom(_ c: SQLiteConnection, roomId: String, elementId: String, actor: String, now: Int64) throws {
+        try c.run("INSERT INTO room_notifications (id, room_id, type, element_id, actor_id, created_at) VALUES (?, ?, 'element_created', ?, ?, ?)",
+                  [.text(UUIDGenerator.lowercaseV4()), .text(roomId), .text(elementId), .text(actor), .int(now)])
+    }
+
+    // MARK: Listing
+
+    /// The caller's notifications, newest first: their personal ones and those of the rooms they
+    /// are a member of (created by someone else after they joined).
+    public func list(userId: String, limit: Int) throws -> [NotificationRecord] {
+        try db.read { c in
+            let cursors = try Self.cursors(c)
+            return try c.rows("""
+                SELECT id, type, room_id, element_id, actor_id, created_at, seq <= ?2, 0 AS kind, seq FROM notifications WHERE user_id = ?1
+                UNION ALL
+                SELECT r.id, r.type, r.room_id, r.element_id, r.actor_id, r.created_at, r.seq <= ?3, 1 AS kind, r.seq
+                FROM room_members m JOIN room_notifications r ON r.room_id = m.room_id AND r.created_at >= m.joined_at
+                WHERE m.user_id = ?1 AND r.actor_id != ?1
+                ORDER BY 6 DESC, 8 DESC, 9 DESC LIMIT ?4
+                """, [.text(userId), .int(cursors.user), .int(cursors.room), .int(Int64(limit))]) {
+                NotificationRecord(id: $0.string(0), userId: userId, type: NotificationRecord.Kind(rawValue: $0.string(1)) ?? .elementCreated,
+                                   roomId: $0.optionalString(2), elementId: $0.optionalString(3), actorId: $0.optionalString(4),
+                                   createdAt: $0.int(5), delivered: $0.int(6) == 1)
+            }
+        }
+    }
+
+    // MARK: Delivery
 
     /// Asks the worker to drain; returns at once.
     public func wake() {
@@ -61,61 +107,82 @@ public final class NotificationWorker: @unchecked Sendable {
             }
             guard again else { return }
             do {
-                while try await drainBatch() == 100 {}
+                while try await drainBatch() > 0 {}
             } catch {
                 logger.error("notification delivery failed: \(error)")
             }
         }
     }
 
-    /// Delivers up to 100 undelivered notifications; returns how many.
+    private struct Batch {
+        var deliveries: [(NotificationRecord, [String])] = []
+        var userCursor: Int64
+        var roomCursor: Int64
+        var rows = 0
+    }
+
+    /// Delivers up to `batchSize` rows of each table past their cursors; returns how many rows it
+    /// consumed (0 when there was nothing to do).
     @discardableResult
     public func drainBatch() async throws -> Int {
-        let batch: [(NotificationRecord, [String])] = try db.read { c in
-            let rows = try c.rows("""
-                SELECT id, user_id, type, room_id, element_id, actor_id, created_at FROM notifications
-                WHERE delivered_at IS NULL ORDER BY created_at LIMIT 100
-                """) {
-                NotificationRecord(id: $0.string(0), userId: $0.string(1), type: NotificationRecord.Kind(rawValue: $0.string(2)) ?? .elementCreated,
-                                   roomId: $0.optionalString(3), elementId: $0.optionalString(4), actorId: $0.optionalString(5),
-                                   createdAt: $0.int(6), deliveredAt: nil)
-            }
-            return try rows.map { n in (n, try c.rows("SELECT token FROM devices WHERE user_id = ?", [.text(n.userId)]) { $0.string(0) }) }
-        }
-        guard !batch.isEmpty else { return 0 }
-        for (n, tokens) in batch { await delivery.deliver(n, deviceTokens: tokens) }
-        let ids = JSONValue.array(batch.map { .string($0.0.id) }).serializedString()
-        let now = clock.nowSeconds()
-        try await db.write { c in
-            try c.run("UPDATE notifications SET delivered_at = ? WHERE id IN (SELECT value FROM json_each(?))", [.int(now), .text(ids)])
-        }
-        onDelivered?(batch.count)
-        return batch.count
-    }
-
-    static func insert(_ c: SQLiteConnection, userId: String, kind: NotificationRecord.Kind, roomId: String, elementId: String, actor: String, now: Int64) throws {
-        try c.run("INSERT INTO notifications (id, user_id, type, room_id, element_id, actor_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                  [.text(UUIDGenerator.lowercaseV4()), .text(userId), .text(kind.rawValue), .text(roomId), .text(elementId), .text(actor), .int(now)])
-    }
-
-    /// One notification per member of the room except the actor.
-    static func insertForMembers(_ c: SQLiteConnection, roomId: String, actor: String, elementId: String, kind: NotificationRecord.Kind, now: Int64) throws {
-        for member in try Readers.memberIds(c, roomId: roomId) where member != actor {
-            try insert(c, userId: member, kind: kind, roomId: roomId, elementId: elementId, actor: actor, now: now)
-        }
-    }
-
-    /// The caller's notifications, newest first.
-    public func list(userId: String, limit: Int) throws -> [NotificationRecord] {
-        try db.read { c in
+        let batch: Batch = try db.read { c in
+            let cursors = try Self.cursors(c)
+            var b = Batch(userCursor: cursors.user, roomCursor: cursors.room)
+            let limit = Int64(Self.batchSize)
             try c.rows("""
-                SELECT id, user_id, type, room_id, element_id, actor_id, created_at, delivered_at FROM notifications
-                WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?
-                """, [.text(userId), .int(Int64(limit))]) {
-                NotificationRecord(id: $0.string(0), userId: $0.string(1), type: NotificationRecord.Kind(rawValue: $0.string(2)) ?? .elementCreated,
-                                   roomId: $0.optionalString(3), elementId: $0.optionalString(4), actorId: $0.optionalString(5),
-                                   createdAt: $0.int(6), deliveredAt: $0.optionalInt(7))
+                SELECT seq, id, user_id, room_id, element_id, actor_id, created_at FROM notifications WHERE seq > ? ORDER BY seq LIMIT ?
+                """, [.int(cursors.user), .int(limit)]) { r in
+                b.userCursor = r.int(0)
+                b.rows += 1
+                b.deliveries.append((NotificationRecord(id: r.string(1), userId: r.string(2), type: .elementReaction, roomId: r.optionalString(3),
+                                                        elementId: r.optionalString(4), actorId: r.optionalString(5), createdAt: r.int(6),
+                                                        delivered: true), []))
             }
+            let roomRows = try c.rows("""
+                SELECT seq, id, room_id, element_id, actor_id, created_at FROM room_notifications WHERE seq > ? ORDER BY seq LIMIT ?
+                """, [.int(cursors.room), .int(limit)]) { r in
+                (seq: r.int(0), id: r.string(1), room: r.string(2), element: r.optionalString(3), actor: r.optionalString(4), at: r.int(5))
+            }
+            for n in roomRows {
+                b.roomCursor = n.seq
+                b.rows += 1
+                let audience = try c.rows("SELECT user_id FROM room_members WHERE room_id = ? AND user_id != ? AND joined_at <= ?",
+                                          [.text(n.room), .of(n.actor), .int(n.at)]) { $0.string(0) }
+                for member in audience {
+                    b.deliveries.append((NotificationRecord(id: n.id, userId: member, type: .elementCreated, roomId: n.room, elementId: n.element,
+                                                            actorId: n.actor, createdAt: n.at, delivered: true), []))
+                }
+            }
+            // Device tokens of every recipient, in one query.
+            let users = Array(Set(b.deliveries.map(\.0.userId)))
+            if !users.isEmpty {
+                var tokens: [String: [String]] = [:]
+                try c.rows("SELECT d.user_id, d.token FROM devices d JOIN json_each(?) j ON j.value = d.user_id",
+                           [.text(JSONValue.array(users.map(JSONValue.string)).serializedString())]) { r in
+                    tokens[r.string(0), default: []].append(r.string(1))
+                }
+                for i in b.deliveries.indices { b.deliveries[i].1 = tokens[b.deliveries[i].0.userId] ?? [] }
+            }
+            return b
         }
+        guard batch.rows > 0 else { return 0 }
+        for (n, tokens) in batch.deliveries { await delivery.deliver(n, deviceTokens: tokens) }
+        let (u, r) = (batch.userCursor, batch.roomCursor)
+        try await db.write { c in
+            try c.run("""
+                INSERT INTO notification_cursors (name, delivered_seq) VALUES ('user', ?1), ('room', ?2)
+                ON CONFLICT(name) DO UPDATE SET delivered_seq = MAX(delivered_seq, excluded.delivered_seq)
+                """, [.int(u), .int(r)])
+        }
+        onDelivered?(batch.deliveries.count)
+        return batch.rows
+    }
+
+    static func cursors(_ c: SQLiteConnection) throws -> (user: Int64, room: Int64) {
+        let row = try c.first("""
+            SELECT (SELECT delivered_seq FROM notification_cursors WHERE name = 'user'),
+                   (SELECT delivered_seq FROM notification_cursors WHERE name = 'room')
+            """) { ($0.optionalInt(0) ?? 0, $0.optionalInt(1) ?? 0) }
+        return row ?? (0, 0)
     }
 }

@@ -34,7 +34,7 @@ public struct ReactionService: Sendable {
                           [.text(newId), .text(elementId), .text(actor), .int(now)])
                 try c.run("UPDATE elements SET reaction_count = reaction_count + 1 WHERE id = ?", [.text(elementId)])
                 if owner != actor {
-                    try NotificationWorker.insert(c, userId: owner, kind: .elementReaction, roomId: roomId, elementId: elementId, actor: actor, now: now)
+                    try NotificationWorker.insertPersonal(c, userId: owner, roomId: roomId, elementId: elementId, actor: actor, now: now)
                 }
                 action = .added
                 reaction = Reaction(id: newId, elementId: elementId, userId: actor, createdAt: now, user: user)

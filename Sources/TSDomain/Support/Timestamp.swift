@@ -35,11 +35,22 @@ public enum Timestamp {
         return Int64(timegm(&tmv))
     }
 
-    private static func civil(_ seconds: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
-        var t = time_t(seconds)
-        var out = tm()
-        gmtime_r(&t, &out)
-        return (Int(out.tm_year) + 1900, Int(out.tm_mon) + 1, Int(out.tm_mday), Int(out.tm_hour), Int(out.tm_min), Int(out.tm_sec))
+    /// UTC calendar fields by integer arithmetic (H. Hinnant's `civil_from_days`): no libc time-zone
+    /// conversion on the per-timestamp path.
+    static func civil(_ seconds: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        var days = seconds / 86_400
+        var rem = seconds % 86_400
+        if rem < 0 { rem += 86_400; days -= 1 }
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        return (Int(year), Int(month), Int(day), Int(rem / 3600), Int(rem % 3600 / 60), Int(rem % 60))
     }
 
     private static func pad(_ v: Int, _ width: Int) -> String {

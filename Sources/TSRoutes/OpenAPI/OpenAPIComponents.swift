@@ -92,7 +92,7 @@ enum OpenAPIComponents {
         s["Device"] = S.object([("token", S.string), ("platform", S.enumeration(["ios", "android"])), ("userId", S.id)])
         s["Notification"] = S.object([
             ("id", S.id), ("type", S.enumeration(["element_reaction", "element_created"])), ("roomId", S.nullable(S.id)),
-            ("elementId", S.nullable(S.id)), ("actorId", S.nullable(S.id)), ("createdAt", S.dateTime), ("deliveredAt", S.nullable(S.dateTime)),
+            ("elementId", S.nullable(S.id)), ("actorId", S.nullable(S.id)), ("createdAt", S.dateTime), ("delivered", S.boolean),
         ])
         s["Health"] = S.object([("status", S.enumeration(["ok", "degraded"])), ("version", S.string), ("uptimeSeconds", S.integer),
                                 ("database", S.enumeration(["ok", "error"]))])

@@ -58,20 +58,27 @@ public final class RealtimeEventLog: Sendable {
 
     private struct State {
         var ring: [Entry?]
+        var sizes: [Int]
         var head = 0  // next slot to write
         var count = 0
+        var bytes = 0
         var lastSequence: Int64 = 0
     }
 
     public let capacity: Int
+    /// Approximate payload bytes kept at most (setting `realtime.eventLogMaxBytes`).
+    public let maxBytes: Int
     private let state: LockedValue<State>
     private let clock: any WallClock
 
-    /// `capacity`: events kept (setting `realtime.eventLogCapacity`); older ones are evicted.
-    public init(capacity: Int, clock: any WallClock = SystemWallClock()) {
+    /// `capacity`: events kept (setting `realtime.eventLogCapacity`); `maxBytes`: their payloads'
+    /// approximate size at most. The oldest events are evicted past either bound; one payload
+    /// larger than a quarter of `maxBytes` is kept as `{"_truncated": true, "approximateBytes": n}`.
+    public init(capacity: Int, maxBytes: Int = 16 << 20, clock: any WallClock = SystemWallClock()) {
         self.capacity = max(1, capacity)
+        self.maxBytes = max(1024, maxBytes)
         self.clock = clock
-        state = LockedValue(State(ring: Array(repeating: nil, count: max(1, capacity))))
+        state = LockedValue(State(ring: Array(repeating: nil, count: max(1, capacity)), sizes: Array(repeating: 0, count: max(1, capacity))))
     }
 
     /// Installs this log as `hub`'s emit observer.
@@ -85,14 +92,34 @@ public final class RealtimeEventLog: Sendable {
 
     public func record(_ r: SocketIOEmitRecord, targetUserId: String? = nil) {
         let now = clock.nowMicroseconds() / 1000
+        var args = r.args
+        var size = args.reduce(0) { $0 + $1.approximateByteCount }
+        if size > maxBytes / 4 {
+            args = [.object(["_truncated": true, "approximateBytes": .int(Int64(size))])]
+            size = 64
+        }
+        let entrySize = size
         state.withLock { s in
+            // Evict the oldest until the new entry fits both bounds.
+            while s.count > 0 && (s.count == capacity || s.bytes + entrySize > maxBytes) {
+                let oldest = (s.head - s.count + capacity) % capacity
+                s.bytes -= s.sizes[oldest]
+                s.ring[oldest] = nil
+                s.sizes[oldest] = 0
+                s.count -= 1
+            }
             s.lastSequence += 1
-            s.ring[s.head] = Entry(sequence: s.lastSequence, event: r.event, args: r.args, target: r.target, except: r.except,
+            s.ring[s.head] = Entry(sequence: s.lastSequence, event: r.event, args: args, target: r.target, except: r.except,
                                    targetUserId: targetUserId, recipients: r.recipients, timestampMs: now)
+            s.sizes[s.head] = entrySize
+            s.bytes += entrySize
             s.head = (s.head + 1) % capacity
-            s.count = min(s.count + 1, capacity)
+            s.count += 1
         }
     }
+
+    /// Approximate payload bytes held now.
+    public var heldBytes: Int { state.withLock { $0.bytes } }
 
     public var lastSequence: Int64 { state.withLock { $0.lastSequence } }
 
@@ -136,9 +163,10 @@ public final class RealtimeEventLog: Sendable {
     /// Forgets every recorded event; sequence numbers keep growing.
     public func clear() {
         state.withLock { s in
-            for i in s.ring.indices { s.ring[i] = nil }
+            for i in s.ring.indices { s.ring[i] = nil; s.sizes[i] = 0 }
             s.head = 0
             s.count = 0
+            s.bytes = 0
         }
     }
 

@@ -31,7 +31,19 @@ struct BenchSeed: AsyncParsableCommand {
     func run() async throws {
         let config = try common.load(extra: ["log.level": "warning"])
         let server = try TouchSyncServer(configuration: config)
-        defer { server.db.close() }
+        do {
+            try await seed(server)
+        } catch {
+            await server.domain.notifications.stop()
+            server.db.close()
+            throw error
+        }
+        // Seeding woke the notification worker: let it finish before the database closes.
+        await server.domain.notifications.stop()
+        server.db.close()
+    }
+
+    private func seed(_ server: TouchSyncServer) async throws {
         let d = server.domain
         guard try d.db.read({ c in try c.scalarInt("SELECT COUNT(*) FROM users") }) == 0 else {
             throw CleanExit.message("touchsync: bench-seed needs an empty database (\(server.databasePath) has users)")

@@ -158,6 +158,7 @@ public final class TouchSyncServer: @unchecked Sendable {
     public func shutdown() async {
         await http.shutdown()
         hub.disconnectAll(reason: "server shutting down")
+        await domain.notifications.stop()
         db.close()
     }
 }

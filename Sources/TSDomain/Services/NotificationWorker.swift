@@ -27,11 +27,12 @@ public struct LogNotificationDelivery: NotificationDelivery {
 /// past the delivery cursor to the `NotificationDelivery`, one recipient at a time, and moves the
 /// cursors forward in one small write: delivery never runs on a request's path.
 public final class NotificationWorker: @unchecked Sendable {
-    // Invariant: `pending`/`running` are only touched while holding `lock`; the rest is immutable
+    // Invariant: `pending`/`running`/`stopped` are only touched while holding `lock`; the rest is immutable
     // after init except `onDelivered`, which is set once while the server is assembled.
     private let lock = Lock()
     private var pending = false
     private var running = false
+    private var stopped = false
     private let db: Database
     private let clock: any WallClock
     private let delivery: any NotificationDelivery
@@ -86,9 +87,21 @@ public final class NotificationWorker: @unchecked Sendable {
 
     // MARK: Delivery
 
+    /// Stops taking new work and waits (bounded) for a drain under way: called on shutdown,
+    /// before the database closes. Undelivered rows stay behind the cursor for the next start.
+    public func stop(timeoutNanoseconds: UInt64 = 2_000_000_000) async {
+        lock.withLock { stopped = true; pending = false }
+        var waited: UInt64 = 0
+        while lock.withLock({ running }) && waited < timeoutNanoseconds {
+            try? await Task.sleep(nanoseconds: 5_000_000)
+            waited += 5_000_000
+        }
+    }
+
     /// Asks the worker to drain; returns at once.
     public func wake() {
         let start: Bool = lock.withLock {
+            if stopped { return false }
             pending = true
             if running { return false }
             running = true

@@ -55,5 +55,12 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 }
 
 extension JSONObject: ExpressibleByDictionaryLiteral {
-    public init(dictionaryLiteral elements: (String, JSONValue)...) { self.init(elements) }
+    /// Keys written in a literal are distinct by construction, so they are appended without the
+    /// duplicate check of `init(_:)` (which is quadratic in the number of keys).
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init()
+        pairs.reserveCapacity(elements.count)
+        for (k, v) in elements { pairs.append((k, v)) }
+        assert(Set(elements.map(\.0)).count == elements.count, "duplicate key in a JSON object literal")
+    }
 }

@@ -225,7 +225,9 @@ public final class EngineIOSession: @unchecked Sendable {
             state.timer?.cancel()
             state.timerDeadline = deadline
             let delay = deadline > now ? deadline - now : 0
-            state.timer = timerLoop.scheduleTask(in: delay) { [weak self] in self?.timerFired() }
+            // Strong capture (a weak one puts a side table on every session): the timer is
+            // cancelled on close (`closeLocked`) and replaced on rearm, which releases it.
+            state.timer = timerLoop.scheduleTask(in: delay) { [self] in timerFired() }
         }
     }
 

@@ -7,9 +7,15 @@ import TSSockets
 /// pending acks, and a mailbox that runs incoming packets in order on a Task (so handlers
 /// never run on an event-loop thread and one socket's events are handled in arrival order).
 ///
+/// The mailbox Task exists only while packets are waiting or running: the first packet into
+/// an empty mailbox starts one, and it ends when the mailbox is empty again. An idle connection
+/// holds no Task (a suspended Task keeps its task-allocator slabs, ~5 KB after a `room:join`,
+/// which was most of an idle socket's memory — bench/RESULTS.md §4).
+///
 /// Thread-safety: mutable state is guarded by `lock`, which is a leaf (nothing is called
-/// while it is held). The mailbox continuation is itself thread-safe.
-// @unchecked Sendable: all mutable state is in `state`, only accessed under `lock`.
+/// while it is held).
+// @unchecked Sendable: all mutable state is in `state`, only accessed under `lock`; `process`
+// is an immutable `@Sendable` closure.
 final class SocketIOClient: @unchecked Sendable {
     enum Work: Sendable {
         case connect(SocketIOPacket)
@@ -25,20 +31,25 @@ final class SocketIOClient: @unchecked Sendable {
         var closed = false
         var everConnected = false
         var connectTimer: ScheduledTaskHandle?
+        /// Packets not yet handed to `process`, in arrival order.
+        var mailbox: [Work] = []
+        /// True while a Task is draining `mailbox` (at most one, so packets run in order).
+        var draining = false
     }
 
     let session: EngineIOSession
     let timerLoop: EventLoop
     private let lock = Lock()
     private var state: State
-    private let mailbox: AsyncStream<Work>.Continuation
-    let stream: AsyncStream<Work>
+    /// Runs one packet of the mailbox (`SocketIOServer.process`).
+    private let process: @Sendable (Work, SocketIOClient) async -> Void
 
-    init(session: EngineIOSession, timerLoop: EventLoop, maxAttachments: Int) {
+    init(session: EngineIOSession, timerLoop: EventLoop, maxAttachments: Int,
+         process: @escaping @Sendable (Work, SocketIOClient) async -> Void) {
         self.session = session
         self.timerLoop = timerLoop
+        self.process = process
         state = State(reassembler: SocketIOBinaryReassembler(maxAttachments: maxAttachments))
-        (stream, mailbox) = AsyncStream<Work>.makeStream(bufferingPolicy: .unbounded)
     }
 
     func socket(namespace: String) -> SocketIOSocket? { lock.withLock { state.sockets[namespace] } }
@@ -46,12 +57,18 @@ final class SocketIOClient: @unchecked Sendable {
     var isClosed: Bool { lock.withLock { state.closed } }
 
     func armConnectTimeout(nanoseconds: UInt64) {
-        let handle = timerLoop.scheduleTask(in: nanoseconds) { [weak self] in
-            guard let self else { return }
+        // Strong capture (no weak side table on every client): the timer is cancelled when a
+        // namespace connects (`add`) or the client closes, which releases it.
+        let handle = timerLoop.scheduleTask(in: nanoseconds) { [self] in
             let idle = self.lock.withLock { !self.state.closed && self.state.sockets.isEmpty && !self.state.everConnected }
             if idle { self.session.close(reason: "connect timeout") }
         }
-        lock.withLock { state.connectTimer = handle }
+        let cancel: Bool = lock.withLock {
+            if state.closed || state.everConnected { return true }
+            state.connectTimer = handle
+            return false
+        }
+        if cancel { handle.cancel() }  // closed or connected meanwhile: release the timer now
     }
 
     // MARK: inbound (network threads)
@@ -76,15 +93,46 @@ final class SocketIOClient: @unchecked Sendable {
 
     private func dispatch(_ p: SocketIOPacket) -> Bool {
         switch p.type {
-        case .connect: mailbox.yield(.connect(p))
-        case .disconnect: mailbox.yield(.disconnect(p.namespace))
-        case .event, .binaryEvent: mailbox.yield(.event(p))
+        case .connect: enqueue(.connect(p))
+        case .disconnect: enqueue(.disconnect(p.namespace))
+        case .event, .binaryEvent: enqueue(.event(p))
         case .ack, .binaryAck:
             if let id = p.ackID { resolveAck(id, .success(p.data?.arrayValue ?? [])) }
         case .connectError:
             return false  // only servers send CONNECT_ERROR
         }
         return true
+    }
+
+    // MARK: mailbox
+
+    /// Queues a packet; starts the draining Task when none is running. Packets arriving after
+    /// `close()` are dropped (those queued before it still run).
+    private func enqueue(_ work: Work) {
+        let start: Bool = lock.withLock {
+            guard !state.closed else { return false }
+            state.mailbox.append(work)
+            if state.draining { return false }
+            state.draining = true
+            return true
+        }
+        if start { Task { [self] in await drain() } }
+    }
+
+    /// Runs queued packets in order until the mailbox is empty, then ends (releasing the Task).
+    private func drain() async {
+        while let work = nextWork() { await process(work, self) }
+    }
+
+    private func nextWork() -> Work? {
+        lock.withLock {
+            if state.mailbox.isEmpty {
+                state.draining = false
+                state.mailbox = []  // drop any capacity grown by a burst
+                return nil
+            }
+            return state.mailbox.removeFirst()
+        }
     }
 
     // MARK: sockets
@@ -122,7 +170,6 @@ final class SocketIOClient: @unchecked Sendable {
             state.pendingAcks.removeAll()
             return (s, a)
         }
-        mailbox.finish()
         for (cont, timer) in acks {
             timer.cancel()
             cont.resume(returning: .failure(.disconnected))

@@ -18,8 +18,9 @@ import TSSockets
 /// - Each lock is a leaf: no lock is held while another is taken or while calling out
 ///   (sessions, handlers, the network). Per-connection state lives in `SocketIOClient`
 ///   behind its own leaf lock.
-/// - Incoming packets of one connection run in order on that connection's mailbox Task; event
-///   handlers never run on an event-loop thread.
+/// - Incoming packets of one connection run in order on that connection's mailbox Task (started
+///   when a packet arrives, ended when the mailbox is empty); event handlers never run on an
+///   event-loop thread.
 // @unchecked Sendable: mutable state is only in the three `LockedValue`s described above.
 public final class SocketIOServer: @unchecked Sendable {
     public typealias EventHandler = @Sendable (SocketIOSocket, [JSONValue], SocketIOAck?) async -> Void
@@ -268,12 +269,11 @@ public final class SocketIOServer: @unchecked Sendable {
 
 extension SocketIOServer: EngineIOServerDelegate {
     public func sessionOpened(_ session: EngineIOSession, request: HTTPRequest) {
-        let client = SocketIOClient(session: session, timerLoop: engine.timerLoop, maxAttachments: configuration.maxAttachments)
+        let client = SocketIOClient(session: session, timerLoop: engine.timerLoop, maxAttachments: configuration.maxAttachments) {
+            [self] work, client in await process(work, client: client)
+        }
         session.userInfo.withLock { $0 = client }
         client.armConnectTimeout(nanoseconds: UInt64(max(0, configuration.connectTimeout) * 1e9))
-        Task { [self] in
-            for await work in client.stream { await process(work, client: client) }
-        }
     }
 
     private func client(of session: EngineIOSession) -> SocketIOClient? {

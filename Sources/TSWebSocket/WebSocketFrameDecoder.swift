@@ -65,7 +65,9 @@ public struct WebSocketFrameDecoder: Sendable {
         }
         readIndex = payloadStart + header.payloadLength
         if readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 65_536)
+            // Release the storage once everything is consumed: an idle connection keeps no
+            // buffer (the next `append` allocates what it needs).
+            buffer = []
             readIndex = 0
         }
         return WebSocketFrame(fin: header.fin, rsv: header.rsv, opcode: header.opcode,

@@ -170,6 +170,30 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(ws.receive(), .binary([4, 5, 6]))
     }
 
+    /// A connection's events run one at a time in arrival order, also when a handler suspends
+    /// and when the mailbox has drained and starts again (its Task ends while idle).
+    func testEventsOfOneConnectionRunInOrderOneAtATime() throws {
+        try start()
+        let trace = LockedValue<(active: Int, maxActive: Int, order: [Int64])>((0, 0, []))
+        io.on("slow") { _, args, ack in
+            let n = args.first?.intValue ?? -1
+            trace.withLock { $0.active += 1; $0.maxActive = max($0.maxActive, $0.active) }
+            // Earlier events sleep longer: any overlap or reordering would show.
+            try? await Task.sleep(nanoseconds: UInt64(max(0, 5 - n)) * 10_000_000)
+            trace.withLock { $0.active -= 1; $0.order.append(n) }
+            ack?.send([.int(n)])
+        }
+        let ws = try engineSocket()
+        try connectMain(ws)
+        for round in 0..<2 {
+            for n in 0..<5 { ws.send("42\(n)[\"slow\",\(n)]") }
+            for n in 0..<5 { XCTAssertEqual(ws.receive(), .text("43\(n)[\(n)]"), "round \(round)") }
+        }
+        let t = trace.current
+        XCTAssertEqual(t.order, [0, 1, 2, 3, 4, 0, 1, 2, 3, 4])
+        XCTAssertEqual(t.maxActive, 1)
+    }
+
     func testPollingEventRoundTrip() throws {
         try start()
         let open = RawHTTP.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling")

@@ -1,3 +1,4 @@
+import TSSync
 import Logging
 import TSStorage
 
@@ -46,7 +47,7 @@ public final class TouchSyncDomain: Sendable {
         self.events = events
         notifications = NotificationWorker(db: db, clock: clock, delivery: delivery ?? LogNotificationDelivery(logger: logger), logger: logger)
         auth = AuthService(db: db, clock: clock, configuration: configuration,
-                           throttle: ThrottleBox(LoginThrottle(maxFailures: configuration.maxFailedLogins,
+                           throttle: LockedValue(LoginThrottle(maxFailures: configuration.maxFailedLogins,
                                                                windowSeconds: configuration.failedLoginWindowSeconds)))
         rooms = RoomService(db: db, clock: clock, events: events)
         elements = ElementService(db: db, clock: clock, events: events, notifier: notifications)

@@ -4,21 +4,13 @@ import TSCrypto
 import TSStorage
 import TSJSON
 
-/// The login throttle behind a lock, shared by every copy of `AuthService`.
-final class ThrottleBox: @unchecked Sendable {
-    // Invariant: `value` is only touched while holding `lock`.
-    private let lock = Lock()
-    private var value: LoginThrottle
-    init(_ value: LoginThrottle) { self.value = value }
-    func withLock<T>(_ body: (inout LoginThrottle) -> T) -> T { lock.withLock { body(&value) } }
-}
-
 /// Register, login, token issue and verification (CONTRACT.md §0 Auth, §2 "Auth and users").
 public struct AuthService: Sendable {
     let db: Database
     let clock: any WallClock
     let configuration: DomainConfiguration
-    let throttle: ThrottleBox
+    /// The login throttle, shared by every copy of `AuthService`.
+    let throttle: LockedValue<LoginThrottle>
 
     /// Password hashing is deliberately slow; it runs here, off the request threads.
     private static let hashQueue = DispatchQueue(label: "touchsync.password-hash", attributes: .concurrent)
@@ -130,14 +122,14 @@ public struct AuthService: Sendable {
         }
     }
 
-    private static let dummyLock = Lock()
-    nonisolated(unsafe) private static var dummy: [Int: String] = [:]  // guarded by dummyLock
+    /// One dummy hash per cost, computed once.
+    private static let dummy = LockedValue<[Int: String]>([:])
 
     private static func dummyHash(iterations: Int) -> String {
-        dummyLock.withLock {
-            if let h = dummy[iterations] { return h }
+        dummy.withLock { cache in
+            if let h = cache[iterations] { return h }
             let h = PasswordHasher(iterations: iterations).hash(password: "not-a-real-password")
-            dummy[iterations] = h
+            cache[iterations] = h
             return h
         }
     }

@@ -49,29 +49,25 @@ public protocol DomainEventPublisher: Sendable {
 }
 
 /// Keeps every event in order; the subscriber used until a realtime hub is attached, and in tests.
-public final class RecordingEventPublisher: DomainEventPublisher, @unchecked Sendable {
-    // Invariant: `storage` is only touched while holding `lock`.
-    private let lock = Lock()
-    private var storage: [DomainEvent] = []
+public final class RecordingEventPublisher: DomainEventPublisher, Sendable {
+    private let storage = LockedValue<[DomainEvent]>([])
 
     public init() {}
 
-    public func publish(_ event: DomainEvent) { lock.withLock { storage.append(event) } }
+    public func publish(_ event: DomainEvent) { storage.withLock { $0.append(event) } }
 
-    public var events: [DomainEvent] { lock.withLock { storage } }
+    public var events: [DomainEvent] { storage.current }
 }
 
 /// Forwards each event to several subscribers in order.
-public final class FanoutEventPublisher: DomainEventPublisher, @unchecked Sendable {
-    // Invariant: `subscribers` is only touched while holding `lock`.
-    private let lock = Lock()
-    private var subscribers: [any DomainEventPublisher] = []
+public final class FanoutEventPublisher: DomainEventPublisher, Sendable {
+    private let subscribers = LockedValue<[any DomainEventPublisher]>([])
 
     public init() {}
 
-    public func add(_ subscriber: any DomainEventPublisher) { lock.withLock { subscribers.append(subscriber) } }
+    public func add(_ subscriber: any DomainEventPublisher) { subscribers.withLock { $0.append(subscriber) } }
 
     public func publish(_ event: DomainEvent) {
-        for s in lock.withLock({ subscribers }) { s.publish(event) }
+        for s in subscribers.current { s.publish(event) }
     }
 }

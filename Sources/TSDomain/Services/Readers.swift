@@ -56,12 +56,11 @@ enum Readers {
     }
 
     static func element(_ c: SQLiteConnection, id: String, roomId: String, viewer: String) throws -> Element? {
-        guard var e = try c.first("SELECT \(elementColumns) FROM elements e WHERE e.id = ? AND e.room_id = ?",
+        guard let e = try c.first("SELECT \(elementColumns) FROM elements e WHERE e.id = ? AND e.room_id = ?",
                                   [.text(id), .text(roomId)], element) else { return nil }
         var one = [e]
         try attachReactions(c, &one, viewer: viewer)
-        e = one[0]
-        return e
+        return one[0]
     }
 
     /// A room's elements, oldest first, with reactions for `viewer`.

@@ -64,7 +64,6 @@ public struct Input: Sendable {
     /// An optional field that, when present, must be a string array.
     public func optionalStringArray(_ field: String) throws(DomainError) -> [String]? {
         guard let v = object[field], !v.isNull else { return nil }
-        _ = v
         return try stringArray(field)
     }
 }

@@ -10,18 +10,22 @@ public struct DomainConfiguration: Sendable {
     public var passwordIterations: Int
     /// Lifetime of tokens issued by register/login (config `auth.tokenLifetimeSeconds`).
     public var tokenLifetimeSeconds: Int64
-    /// Failed logins per username or client address before 429 (config `auth.maxFailedLogins`; 0 turns it off).
+    /// Failed logins per (username, client address), or per address for unknown usernames, before 429
+    /// (config `auth.maxFailedLogins`; 0 turns it off).
     public var maxFailedLogins: Int
     /// The window of `maxFailedLogins` (config `auth.failedLoginWindowSeconds`).
     public var failedLoginWindowSeconds: Int64
+    /// Entries the failed-login throttle tracks at most (config `auth.maxFailedLoginEntries`).
+    public var maxFailedLoginEntries: Int
 
     public init(jwtSecret: [UInt8], passwordIterations: Int = 210_000, tokenLifetimeSeconds: Int64 = 30 * 24 * 3600,
-                maxFailedLogins: Int = 10, failedLoginWindowSeconds: Int64 = 300) {
+                maxFailedLogins: Int = 10, failedLoginWindowSeconds: Int64 = 300, maxFailedLoginEntries: Int = 50_000) {
         self.jwtSecret = jwtSecret
         self.passwordIterations = passwordIterations
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
         self.maxFailedLogins = maxFailedLogins
         self.failedLoginWindowSeconds = failedLoginWindowSeconds
+        self.maxFailedLoginEntries = maxFailedLoginEntries
     }
 }
 
@@ -48,7 +52,8 @@ public final class TouchSyncDomain: Sendable {
         notifications = NotificationWorker(db: db, clock: clock, delivery: delivery ?? LogNotificationDelivery(logger: logger), logger: logger)
         auth = AuthService(db: db, clock: clock, configuration: configuration,
                            throttle: LockedValue(LoginThrottle(maxFailures: configuration.maxFailedLogins,
-                                                               windowSeconds: configuration.failedLoginWindowSeconds)))
+                                                               windowSeconds: configuration.failedLoginWindowSeconds,
+                                                               maxKeys: configuration.maxFailedLoginEntries)))
         rooms = RoomService(db: db, clock: clock, events: events)
         elements = ElementService(db: db, clock: clock, events: events, notifier: notifications)
         reactions = ReactionService(db: db, clock: clock, events: events, notifier: notifications)

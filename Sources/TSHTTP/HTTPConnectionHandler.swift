@@ -121,6 +121,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         var request = HTTPRequest(method: head.method, target: head.target, version: head.version, headers: head.headers,
                                   body: body, remoteAddress: connection.remoteAddress, requestID: requestID,
                                   connectionID: connection.id, keepAlive: head.keepAlive)
+        request.maxJSONDepth = context.configuration.maxJSONDepth
         if registry.draining {
             // RFC 9110 §15.6.4: 503 while shutting down; close after answering.
             request.keepAlive = false

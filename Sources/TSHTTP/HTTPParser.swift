@@ -253,6 +253,8 @@ public struct HTTPParser: Sendable {
         let hostCount = headers.values(for: "Host").count
         if !isHTTP10 && hostCount != 1 { return .fail(.bad(hostCount == 0 ? "missing Host header" : "duplicate Host header")) }
         if isHTTP10 && hostCount > 1 { return .fail(.bad("duplicate Host header")) }
+        // RFC 9112 §3.2: an invalid Host field value is a 400 (grammar in HTTPParser+Host.swift).
+        if let host = headers["Host"], !HTTPParser.isValidHost(host) { return .fail(.bad("invalid Host header")) }
 
         var chunked = false
         var contentLength = 0

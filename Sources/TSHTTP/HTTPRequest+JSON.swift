@@ -2,7 +2,8 @@ import TSJSON
 
 extension HTTPRequest {
     /// The body as JSON (CONTRACT §0): a Content-Type other than `application/json` (parameters such
-    /// as charset allowed) → 415; an empty body → 400; invalid JSON → 400 `VALIDATION_ERROR`.
+    /// as charset allowed) → 415; an empty body → 400; invalid JSON, or nesting deeper than
+    /// `maxJSONDepth` → 400 `VALIDATION_ERROR`.
     public func jsonBody() throws -> JSONValue {
         if let contentType = header("Content-Type") {
             let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingOWS() } ?? ""
@@ -11,8 +12,11 @@ extension HTTPRequest {
             }
         }
         if body.isEmpty { throw HTTPError.validation("body must be a JSON object") }
+        // Linear in the body (TSJSON); nesting past `maxJSONDepth` is refused before recursing further.
         do {
-            return try JSONValue.parse(body)
+            return try JSONValue.parse(body, maxDepth: maxJSONDepth)
+        } catch where error.kind == .tooDeep {
+            throw HTTPError.validation("body nests arrays/objects deeper than \(maxJSONDepth) levels (server.maxJsonDepth)")
         } catch {
             throw HTTPError.validation("body is not valid JSON: \(error)")
         }

@@ -40,6 +40,9 @@ public struct HTTPRequest: Sendable {
     public var routePattern: String?
     /// Whether the connection may be kept open after this request.
     public var keepAlive: Bool
+    /// Deepest nesting `jsonBody()` accepts (`server.maxJsonDepth`); set by the connection handler.
+    public var maxJSONDepth: Int = HTTPRequest.defaultMaxJSONDepth
+    public static let defaultMaxJSONDepth = 64
 
     public init(method: HTTPMethod, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders = HTTPHeaders(),
                 body: [UInt8] = [], remoteAddress: String = "", requestID: String = "", connectionID: UInt64 = 0,

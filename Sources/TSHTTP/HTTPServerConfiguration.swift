@@ -16,6 +16,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxHeaderCount: Int = 100
     /// Largest request body; larger → 413.
     public var maxBodyBytes: Int = 1024 * 1024
+    /// Deepest nesting of arrays/objects `HTTPRequest.jsonBody()` parses; deeper → 400.
+    public var maxJSONDepth: Int = HTTPRequest.defaultMaxJSONDepth
     /// Time allowed from the first byte of a request head to its end; then the connection is closed
     /// (slowloris defence).
     public var headerReadTimeout: UInt64 = 10_000_000_000

@@ -1,7 +1,17 @@
-/// A JSON object that keeps its members in insertion order. Lookups are linear, which beats
-/// hashing for the small objects of this API; a duplicate key on `set` replaces the value.
+/// A JSON object that keeps its members in insertion order (RFC 8259 §4).
+///
+/// Small objects (the common case in this API) are searched linearly, which beats hashing. Once an
+/// object has more than `indexThreshold` members it also keeps a key → position index, so lookups,
+/// `set`, equality and hashing stay O(1) per member and building or parsing an object of n keys is
+/// O(n), never O(n²) (a 100,000-key request body must not stall an event loop).
+/// A duplicate key on `set` replaces the value in place.
 public struct JSONObject: Sendable, Hashable, Sequence {
     public private(set) var pairs: [(key: String, value: JSONValue)]
+    /// Key → index into `pairs`; present only when `pairs.count > indexThreshold`.
+    private var index: [String: Int]?
+
+    /// Members above which the key index is kept.
+    public static let indexThreshold = 32
 
     public init() { pairs = [] }
 
@@ -11,29 +21,67 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         for (k, v) in pairs { self[k] = v }
     }
 
+    /// Reserves room for `n` members.
+    public mutating func reserveCapacity(_ n: Int) { pairs.reserveCapacity(n) }
+
     public var count: Int { pairs.count }
     public var isEmpty: Bool { pairs.isEmpty }
     public var keys: [String] { pairs.map(\.key) }
 
+    /// The position of `key` in `pairs`, or nil.
+    public func position(of key: String) -> Int? {
+        if let index { return index[key] }
+        for i in pairs.indices where pairs[i].key == key { return i }
+        return nil
+    }
+
     public subscript(key: String) -> JSONValue? {
         get {
-            for p in pairs where p.key == key { return p.value }
-            return nil
+            position(of: key).map { pairs[$0].value }
         }
         set {
-            if let i = pairs.firstIndex(where: { $0.key == key }) {
-                if let v = newValue { pairs[i].value = v } else { pairs.remove(at: i) }
+            if let i = position(of: key) {
+                if let v = newValue {
+                    pairs[i].value = v
+                } else {
+                    remove(at: i)
+                }
             } else if let v = newValue {
-                pairs.append((key, v))
+                appendUnchecked(key, v)
             }
         }
     }
 
-    /// Appends without checking for an existing key; for builders that know keys are unique.
-    public mutating func appendUnchecked(_ key: String, _ value: JSONValue) { pairs.append((key, value)) }
+    /// Appends without checking for an existing key; for builders that know keys are unique
+    /// (with a duplicate, lookups may find either member).
+    public mutating func appendUnchecked(_ key: String, _ value: JSONValue) {
+        pairs.append((key, value))
+        if index != nil {
+            index![key] = pairs.count - 1
+        } else if pairs.count > Self.indexThreshold {
+            rebuildIndex()
+        }
+    }
+
+    /// Removes the member at `i`: O(n − i), like the array shift itself.
+    private mutating func remove(at i: Int) {
+        let key = pairs.remove(at: i).key
+        guard index != nil else { return }
+        if pairs.count <= Self.indexThreshold { index = nil; return }
+        index![key] = nil
+        for j in i..<pairs.count { index![pairs[j].key] = j }
+    }
+
+    private mutating func rebuildIndex() {
+        guard pairs.count > Self.indexThreshold else { index = nil; return }
+        var idx = [String: Int](minimumCapacity: pairs.count)
+        for (i, p) in pairs.enumerated() { idx[p.key] = i }
+        index = idx
+    }
 
     public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> { pairs.makeIterator() }
 
+    /// Order-independent: the same members with equal values.
     public static func == (a: JSONObject, b: JSONObject) -> Bool {
         guard a.pairs.count == b.pairs.count else { return false }
         for p in a.pairs where b[p.key] != p.value { return false }
@@ -56,11 +104,11 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
 extension JSONObject: ExpressibleByDictionaryLiteral {
     /// Keys written in a literal are distinct by construction, so they are appended without the
-    /// duplicate check of `init(_:)` (which is quadratic in the number of keys).
+    /// duplicate check of `init(_:)`.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self.init()
         pairs.reserveCapacity(elements.count)
-        for (k, v) in elements { pairs.append((k, v)) }
+        for (k, v) in elements { appendUnchecked(k, v) }
         assert(Set(elements.map(\.0)).count == elements.count, "duplicate key in a JSON object literal")
     }
 }

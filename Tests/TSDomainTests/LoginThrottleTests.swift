@@ -32,3 +32,42 @@ final class LoginThrottleTests: XCTestCase {
         XCTAssertLessThanOrEqual(t.trackedKeys, 100)
     }
 }
+
+/// The keys `AuthService.login` uses (issue 9 item 7): one user's failures never refuse another
+/// user, nor the same user from another address.
+final class LoginThrottleKeyTests: XCTestCase {
+    func testPairKeysSeparateUsersAndAddresses() {
+        var t = LoginThrottle(maxFailures: 10, windowSeconds: 300)
+        let bobHere = LoginThrottle.pair(username: "bob", address: "10.0.0.1")
+        for s in 0..<10 { t.recordFailure(bobHere, now: Int64(s)) }
+        XCTAssertEqual(t.retryAfter(bobHere, now: 10), 290)
+        XCTAssertNil(t.retryAfter(LoginThrottle.pair(username: "alice", address: "10.0.0.1"), now: 10))
+        XCTAssertNil(t.retryAfter(LoginThrottle.pair(username: "bob", address: "10.0.0.2"), now: 10))
+        XCTAssertNil(t.retryAfter(LoginThrottle.unknownUser(address: "10.0.0.1"), now: 10))
+        // A name or address cannot be crafted to collide with another pair.
+        XCTAssertNotEqual(LoginThrottle.pair(username: "b", address: "a:c"), LoginThrottle.pair(username: "c", address: "a:b"))
+        XCTAssertNotEqual(LoginThrottle.pair(username: "x", address: "1"), LoginThrottle.unknownUser(address: "1\u{0}x"))
+    }
+
+    func testAFullTableKeepsTheNewestEntriesAndStaysBounded() {
+        var t = LoginThrottle(maxFailures: 2, windowSeconds: 1_000, maxKeys: 1_000)
+        for i in 0..<100_000 { t.recordFailure("addr:\(i)", now: Int64(i / 100)) }
+        XCTAssertLessThanOrEqual(t.trackedKeys, 1_000)
+        // The newest key is kept and counts on.
+        t.recordFailure("addr:99999", now: 999)
+        XCTAssertNotNil(t.retryAfter("addr:99999", now: 999))
+        // Expired entries go first: after the window, a full table is emptied of them.
+        var small = LoginThrottle(maxFailures: 2, windowSeconds: 100, maxKeys: 4)
+        for k in ["a", "b", "c", "d"] { small.recordFailure(k, now: 0) }
+        small.recordFailure("late", now: 200)
+        XCTAssertEqual(small.trackedKeys, 1)
+    }
+
+    func testFailuresOfAnExistingKeyNeverEvict() {
+        var t = LoginThrottle(maxFailures: 3, windowSeconds: 100, maxKeys: 4)
+        for k in ["a", "b", "c", "d"] { t.recordFailure(k, now: 0) }
+        for _ in 0..<10 { t.recordFailure("a", now: 1) }
+        XCTAssertEqual(t.trackedKeys, 4)
+        XCTAssertNotNil(t.retryAfter("a", now: 2))
+    }
+}

@@ -20,9 +20,9 @@ public enum RawHTTP {
     /// One request on a fresh connection (`Connection: close`, `Content-Length` always sent),
     /// read until the response is complete or the server closes. Status 0 if nothing parseable came back.
     public static func request(port: Int, _ method: String, _ target: String, body: [UInt8] = [],
-                               headers: [String: String] = [:]) -> Response {
+                               headers: [String: String] = [:], sourceAddress: String? = nil) -> Response {
         let failed = Response(status: 0, headers: [:], body: [])
-        guard let client = try? RawTCPClient(port: port, timeoutSeconds: 10) else { return failed }
+        guard let client = try? RawTCPClient(port: port, timeoutSeconds: 10, sourceAddress: sourceAddress) else { return failed }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
         head += "\r\n"

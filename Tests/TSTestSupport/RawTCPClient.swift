@@ -22,10 +22,20 @@ public class RawTCPClient: @unchecked Sendable {
     }
 
     /// Connects to `127.0.0.1:port`. `receiveBuffer` sets `SO_RCVBUF` first (a small one lets
-    /// a test play a slow consumer); reads time out after `timeoutSeconds`.
-    public init(port: Int, receiveBuffer: Int32? = nil, timeoutSeconds: Int = 5) throws {
+    /// a test play a slow consumer); reads time out after `timeoutSeconds`. `sourceAddress` (e.g.
+    /// "127.0.0.2", any of 127/8 on Linux) binds the client end first, to appear as another client address.
+    public init(port: Int, receiveBuffer: Int32? = nil, timeoutSeconds: Int = 5, sourceAddress: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError.socket }
+        if let sourceAddress {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(sourceAddress)
+            let rc = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard rc == 0 else { close(fd); throw ClientError.connect }
+        }
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }

@@ -39,6 +39,8 @@ public struct Setting: Sendable {
         Setting(path: "server.idleTimeoutSeconds", kind: .int, defaultValue: 60, help: "Idle keep-alive time before the connection is closed."),
         Setting(path: "server.shutdownGraceSeconds", kind: .int, defaultValue: 10, help: "On SIGTERM/SIGINT, how long in-flight requests may finish."),
         Setting(path: "server.maxOutboundBytesPerConnection", kind: .int, defaultValue: 4_194_304, help: "Unsent bytes an HTTP connection may buffer before it is dropped."),
+        // parsers (issue 9): JSON request bodies
+        Setting(path: "server.maxJsonDepth", kind: .int, defaultValue: 64, help: "Deepest nesting of arrays/objects in a JSON request body (400 past it)."),
         Setting(path: "database.path", kind: .string, defaultValue: "./data/touchsync.sqlite", help: "SQLite file, or :memory:."),
         Setting(path: "database.synchronous", kind: .string, defaultValue: "FULL", help: "SQLite synchronous mode in WAL: FULL (fsync each group commit) or NORMAL."),
         Setting(path: "database.busyTimeoutMs", kind: .int, defaultValue: 5000, help: "SQLite busy timeout."),
@@ -50,8 +52,11 @@ public struct Setting: Sendable {
         Setting(path: "auth.passwordIterations", kind: .int, defaultValue: 210_000, help: "PBKDF2-HMAC-SHA256 iterations for password hashes."),
         Setting(path: "auth.tokenLifetimeSeconds", kind: .int, defaultValue: 2_592_000, help: "Lifetime of tokens from register/login (30 days)."),
         Setting(path: "auth.maxFailedLogins", kind: .int, defaultValue: 10,
-                help: "Failed logins per username or client address within the window before 429 RATE_LIMITED (0 turns it off)."),
+                help: "Failed logins per (username, client address), or per address for unknown usernames, within the window before 429 RATE_LIMITED (0 turns it off)."),
         Setting(path: "auth.failedLoginWindowSeconds", kind: .int, defaultValue: 300, help: "The window of auth.maxFailedLogins."),
+        // parsers (issue 9): bound of the failed-login table
+        Setting(path: "auth.maxFailedLoginEntries", kind: .int, defaultValue: 50_000,
+                help: "Entries the failed-login throttle tracks at most; when full, expired and then the oldest entries are dropped."),
         Setting(path: "realtime.globalEvents", kind: .string, defaultValue: "members", help: "Who gets *:global events: members (of the room) or all (every socket)."),
         Setting(path: "realtime.legacyJoinEvents", kind: .bool, defaultValue: false, help: "Also send one element:created per element on room:join (old clients)."),
         Setting(path: "realtime.pingIntervalMs", kind: .int, defaultValue: 25_000, help: "Engine.IO pingInterval."),

@@ -90,7 +90,8 @@ public final class TouchSyncServer: @unchecked Sendable {
             jwtSecret: secret, passwordIterations: configuration.int("auth.passwordIterations"),
             tokenLifetimeSeconds: Int64(configuration.int("auth.tokenLifetimeSeconds")),
             maxFailedLogins: configuration.int("auth.maxFailedLogins"),
-            failedLoginWindowSeconds: Int64(configuration.int("auth.failedLoginWindowSeconds"))),
+            failedLoginWindowSeconds: Int64(configuration.int("auth.failedLoginWindowSeconds")),
+            maxFailedLoginEntries: configuration.int("auth.maxFailedLoginEntries")),
             events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
@@ -127,6 +128,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.maxHeaderBytes = configuration.int("server.maxHeaderBytes")
         http.maxHeaderCount = configuration.int("server.maxHeaderCount")
         http.maxBodyBytes = configuration.int("server.maxBodyBytes")
+        http.maxJSONDepth = configuration.int("server.maxJsonDepth")
         http.headerReadTimeout = UInt64(configuration.int("server.headerReadTimeoutSeconds")) * 1_000_000_000
         http.idleTimeout = UInt64(configuration.int("server.idleTimeoutSeconds")) * 1_000_000_000
         http.shutdownGracePeriod = UInt64(configuration.int("server.shutdownGraceSeconds")) * 1_000_000_000

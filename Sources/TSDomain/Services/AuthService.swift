@@ -47,29 +47,38 @@ public struct AuthService: Sendable {
         }
     }
 
-    /// Raised when a username or client address has failed too often (429 with `Retry-After`).
+    /// Raised when a (username, address) pair, or an address trying unknown usernames, has failed
+    /// too often (429 with `Retry-After`).
     public struct Throttled: Error, Sendable { public let retryAfterSeconds: Int64 }
 
+    /// Throttled per (username, client address), and per address for usernames that do not exist
+    /// (see `LoginThrottle`): a user's failures from one address never refuse that user elsewhere,
+    /// nor another user from the same address.
     public func login(_ input: Input, clientAddress: String = "") async throws -> Session {
         let username = try input.string("username", maxLength: 64)
         let password = try input.string("password", maxLength: 1024)
-        let keys = ["user:" + username, "addr:" + clientAddress]
+        let pairKey = LoginThrottle.pair(username: username, address: clientAddress)
+        let unknownKey = LoginThrottle.unknownUser(address: clientAddress)
         let now = clock.nowSeconds()
-        if let wait = throttle.withLock({ t in keys.compactMap { t.retryAfter($0, now: now) }.max() }) {
+        if let wait = throttle.withLock({ t in [pairKey, unknownKey].compactMap { t.retryAfter($0, now: now) }.max() }) {
             throw Throttled(retryAfterSeconds: wait)
         }
-        do {
-            let session = try await verifiedLogin(username: username, password: password)
-            // Only the username's count is cleared: a success of one account must not reset an address's count.
-            throttle.withLock { t in t.recordSuccess(keys[0]) }
+        switch try await verifiedLogin(username: username, password: password) {
+        case .success(let session):
+            // Only this pair's count is cleared: one account's success must not reset an address's count.
+            throttle.withLock { t in t.recordSuccess(pairKey) }
             return session
-        } catch let e as DomainError {
-            throttle.withLock { t in keys.forEach { t.recordFailure($0, now: now) } }
-            throw e
+        case .wrongPassword:
+            throttle.withLock { t in t.recordFailure(pairKey, now: now) }
+        case .unknownUser:
+            throttle.withLock { t in t.recordFailure(unknownKey, now: now) }
         }
+        throw DomainError.unauthorized("Invalid username or password")
     }
 
-    private func verifiedLogin(username: String, password: String) async throws -> Session {
+    private enum LoginOutcome { case success(Session), wrongPassword, unknownUser }
+
+    private func verifiedLogin(username: String, password: String) async throws -> LoginOutcome {
         let row = try db.read { c in
             try c.first("SELECT id, username, first_name, avatar_url, password_hash FROM users WHERE username = ?", [.text(username)]) {
                 (Readers.user($0, at: 0), $0.string(4))
@@ -78,8 +87,9 @@ public struct AuthService: Sendable {
         // Verify against a dummy hash when the user does not exist, so both failures cost the same.
         let encoded = row?.1 ?? Self.dummyHash(iterations: configuration.passwordIterations)
         let ok = await verifyPassword(password, encoded: encoded)
-        guard ok, let user = row?.0 else { throw DomainError.unauthorized("Invalid username or password") }
-        return Session(token: issueToken(userId: user.id), user: user)
+        guard let user = row?.0 else { return .unknownUser }
+        guard ok else { return .wrongPassword }
+        return .success(Session(token: issueToken(userId: user.id), user: user))
     }
 
     public func me(userId: String) throws -> PublicUser {

@@ -1,18 +1,33 @@
-/// Failed-login throttling (CONTRACT.md §0: 429 `RATE_LIMITED` with `Retry-After`): after
-/// `maxFailures` failures for one key (a username, a client address) within `windowSeconds`, that
-/// key is refused until the window has passed since its first failure. A success clears the key.
-/// Bounded: past `maxKeys` tracked keys the oldest are forgotten. Pure state; callers lock.
+/// Failed-login throttling (CONTRACT.md §0: 429 `RATE_LIMITED` with `Retry-After`).
+///
+/// Counted per key: after `maxFailures` failures of one key within `windowSeconds`, that key is
+/// refused until the window has passed since its first failure. A success clears the key.
+/// `AuthService.login` uses two kinds of key (issue 9 item 7), so nobody can lock someone else out:
+/// - `pair(username:address:)` — wrong passwords for an existing user from one client address.
+///   Bob's failures from address A never refuse bob from address B, nor alice from address A.
+/// - `unknownUser(address:)` — attempts at usernames that do not exist, per client address, checked
+///   on every login from that address (checking it only for unknown names would tell a prober which
+///   names exist).
+///
+/// Bounded: at most `maxKeys` keys are tracked; when full, expired keys are dropped and then the
+/// oldest half (amortised O(log n) per insertion). Pure state; callers lock.
 public struct LoginThrottle: Sendable {
     public let maxFailures: Int
     public let windowSeconds: Int64
     public let maxKeys: Int
     private var failures: [String: (first: Int64, count: Int)] = [:]
 
-    public init(maxFailures: Int = 10, windowSeconds: Int64 = 300, maxKeys: Int = 10_000) {
+    public init(maxFailures: Int = 10, windowSeconds: Int64 = 300, maxKeys: Int = 50_000) {
         self.maxFailures = maxFailures
         self.windowSeconds = windowSeconds
-        self.maxKeys = maxKeys
+        self.maxKeys = max(2, maxKeys)
     }
+
+    /// The key of failures for an existing `username` from `address`.
+    public static func pair(username: String, address: String) -> String { "pair:" + address + "\u{0}" + username }
+
+    /// The key of failures for usernames that do not exist, from `address`.
+    public static func unknownUser(address: String) -> String { "unknown:" + address }
 
     /// Seconds until `key` may try again, or nil when it may try now.
     public func retryAfter(_ key: String, now: Int64) -> Int64? {
@@ -22,10 +37,11 @@ public struct LoginThrottle: Sendable {
     }
 
     public mutating func recordFailure(_ key: String, now: Int64) {
+        guard maxFailures > 0 else { return }
         if let f = failures[key], now - f.first < windowSeconds {
             failures[key] = (f.first, f.count + 1)
         } else {
-            if failures.count >= maxKeys { evict(now: now) }
+            if failures[key] == nil && failures.count >= maxKeys { evict(now: now) }
             failures[key] = (now, 1)
         }
     }

@@ -16,6 +16,9 @@ public struct EngineIOConfiguration: Sendable {
     /// Outbound bytes a WebSocket may have pending (not yet taken by the kernel) before it is
     /// closed as a slow consumer (sets `Connection.maxOutboundBytes`). Default 1 MiB.
     public var maxOutboundBytesPerWebSocket: Int = 1 << 20
+    /// Total time one WebSocket frame may take to arrive (from its first byte); past it the
+    /// connection is closed with 1008 (`WebSocketConfiguration.frameReadTimeout`).
+    public var frameReadTimeout: Duration = .seconds(30)
     /// Origins allowed by CORS on polling responses. `["*"]` reflects any origin (with
     /// credentials); empty sends no CORS headers.
     public var allowedOrigins: [String] = ["*"]

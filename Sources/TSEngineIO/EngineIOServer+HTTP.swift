@@ -95,6 +95,7 @@ extension EngineIOServer {
     var webSocketConfiguration: WebSocketConfiguration {
         var ws = WebSocketConfiguration(maxFrameSize: configuration.maxPayload + 16, maxMessageSize: configuration.maxPayload + 16)
         ws.allowedOrigins = configuration.webSocketAllowedOrigins
+        ws.frameReadTimeout = configuration.frameReadTimeout  // transport hook: total per-frame deadline
         return ws
     }
 

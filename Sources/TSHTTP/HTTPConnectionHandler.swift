@@ -14,11 +14,20 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     private var encoder = HTTPResponseEncoder()
     private var timeouts: HTTPConnectionTimeouts
     private var inFlight = false
+    /// A large response is still being handed to the kernel: the next pipelined request waits
+    /// for it (streaming at the client's pace; the backlog never holds two large answers).
+    private var awaitingDrain = false
+    /// Why the connection closed, once it has (for the access log of a response that lost it).
+    private var closedReason: CloseReason?
     private var tick: ScheduledTaskHandle?
     private var detached = false
     private var readPausedForBackpressure = false
 
     private static let continueBytes: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+    /// Bodies above this are written as their own part (no copy into the head buffer).
+    static let separateBodyThreshold = 16 * 1024
+    /// Unsent bytes above which the next pipelined request waits for the response to drain.
+    static let drainLowWater = 64 * 1024
 
     init(connection: Connection, context: HTTPServerContext, registry: HTTPLoopRegistry) {
         self.connection = connection
@@ -27,11 +36,14 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         self.parser = HTTPParser(limits: context.limits)
         self.timeouts = HTTPConnectionTimeouts(headerReadTimeout: context.configuration.headerReadTimeout,
                                                idleTimeout: context.configuration.idleTimeout,
+                                               bodyReadTimeout: context.configuration.bodyReadTimeout,
                                                now: context.configuration.clock.now())
     }
 
     /// Called on the loop right after accept.
     func start() {
+        connection.outboundStallTimeout = context.configuration.outboundStallTimeout
+        connection.minOutboundBytesPerSecond = context.configuration.minOutboundBytesPerSecond
         registry.handlers[connection.id] = self
         context.observer?.connectionOpened()
         if registry.draining {
@@ -59,12 +71,23 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         case .closeIdleTimeout:
             context.logger.debug("idle timeout", metadata: ["connection": .stringConvertible(connection.id)])
             connection.closeGracefully(.timeout)
+        case .closeBodyReadTimeout:
+            // RFC 9110 §15.5.9: 408 when the client did not send the request in time; the
+            // deadline is total (a trickled byte does not extend it).
+            let requestID = RequestID.generate()
+            context.logger.info("request body not received within \(context.configuration.bodyReadTimeout / 1_000_000) ms (server.bodyReadTimeoutSeconds): 408 and close",
+                                metadata: ["req": .string(requestID), "remote": .string(connection.remoteAddress)])
+            var response = HTTPError(status: 408, message: "Request body not received in time").response(for: nil)
+            response.headers.add("Connection", "close")
+            encoder.encode(response, requestID: requestID, keepAlive: false, http10: false, omitBody: false)
+            connection.write(encoder.buffer)
+            connection.closeGracefully(.timeout)
         }
     }
 
     /// Server shutdown started: close now if idle; otherwise the current/next response closes.
     func drain() {
-        if !inFlight && parser.progress == .idle {
+        if !inFlight && !awaitingDrain && parser.progress == .idle {
             // Nothing unsent and no request under way: a plain close sends FIN; lingering would
             // only wait for keep-alive clients that never close.
             if connection.outboundBufferedBytes == 0 {
@@ -80,9 +103,9 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     func connectionDidRead(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
         parser.feed(bytes)
         processBuffered()
-        timeouts.update(now: context.configuration.clock.now(), progress: parser.progress, inFlight: inFlight, bytesArrived: true)
+        timeouts.update(now: context.configuration.clock.now(), progress: parser.progress, inFlight: inFlight || awaitingDrain, bytesArrived: true)
         // Back-pressure: while a handler runs, don't buffer more than one maximal request ahead.
-        if inFlight && !readPausedForBackpressure
+        if (inFlight || awaitingDrain) && !readPausedForBackpressure
             && parser.bufferedBytes > context.limits.maxBodyBytes + context.limits.maxHeaderBytes + context.limits.maxRequestLineBytes {
             readPausedForBackpressure = true
             connection.pauseReading()
@@ -90,6 +113,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     }
 
     func connectionDidClose(_ connection: Connection, reason: CloseReason) {
+        closedReason = reason
         tick?.cancel()
         tick = nil
         registry.handlers[connection.id] = nil
@@ -99,7 +123,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     // MARK: requests
 
     private func processBuffered() {
-        while !inFlight && !detached && connection.isOpen {
+        while !inFlight && !awaitingDrain && !detached && connection.isOpen {
             guard let event = parser.next() else { return }
             switch event {
             case .expectContinue:
@@ -153,12 +177,16 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     private func finish(request: HTTPRequest, response: HTTPResponse, start: UInt64) {
         inFlight = false
         let duration = context.configuration.clock.now() &- start
-        logAccess(request: request, response: response, duration: duration)
         context.observer?.requestFinished(method: request.method, routePattern: response.routePattern,
                                           status: response.status, durationNanoseconds: duration)
-        guard connection.isOpen else { return }
+        let record = AccessRecord(request: request, response: response, duration: duration)
+        guard connection.isOpen else {
+            logAccess(record, outcome: .dropped(reason: closedReason ?? .local("closing"), sentBytes: 0, totalBytes: 0))
+            return
+        }
 
         if response.status == 101, let upgrade = response.upgrade {
+            logAccess(record, outcome: .delivered)
             encoder.encode(response, requestID: request.requestID, keepAlive: true, http10: false, omitBody: true, isUpgrade: true)
             connection.write(encoder.buffer)
             let leftover = parser.takeRemainingBytes()
@@ -173,19 +201,41 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         }
 
         let keepAlive = request.keepAlive && !registry.draining && !parser.hasFailed
+        let omitBody = request.method == .HEAD
+        // A large body goes out as the message's second part, straight from its storage, in
+        // pieces as the socket becomes writable.
+        let separateBody = !omitBody && !HTTPStatus.forbidsBody(response.status) && response.body.count > Self.separateBodyThreshold
         encoder.encode(response, requestID: request.requestID, keepAlive: keepAlive,
-                       http10: request.version.minor == 0, omitBody: request.method == .HEAD)
-        connection.write(encoder.buffer)
+                       http10: request.version.minor == 0, omitBody: omitBody || separateBody)
+        connection.write(encoder.buffer, separateBody ? response.body : [], onDone: { [self] outcome in
+            logAccess(record, outcome: outcome)
+            if awaitingDrain, case .delivered = outcome {
+                awaitingDrain = false
+                continueAfterResponse()
+            }
+        })
         if !keepAlive {
             connection.closeGracefully(registry.draining ? .serverShutdown : .local("Connection: close"))
             return
         }
+        if connection.outboundBufferedBytes > Self.drainLowWater {
+            awaitingDrain = true
+            timeouts.update(now: context.configuration.clock.now(), progress: parser.progress, inFlight: true, bytesArrived: false)
+            return
+        }
+        continueAfterResponse()
+    }
+
+    /// The previous response is written (or mostly handed to the kernel): serve what follows.
+    private func continueAfterResponse() {
+        guard connection.isOpen, !detached else { return }
         if readPausedForBackpressure {
             readPausedForBackpressure = false
             connection.resumeReading()
         }
         processBuffered()
-        timeouts.update(now: context.configuration.clock.now(), progress: parser.progress, inFlight: inFlight, bytesArrived: false)
+        if registry.draining { drain() }
+        timeouts.update(now: context.configuration.clock.now(), progress: parser.progress, inFlight: inFlight || awaitingDrain, bytesArrived: false)
     }
 
     private func respondToParseError(_ error: HTTPParseError) {
@@ -198,13 +248,43 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         connection.closeGracefully(.protocolError(error.reason))
     }
 
-    /// One line per request: method, path, status, duration; request and user id as metadata
-    /// (`req=… user=…` in the text format, keys of their own with `--log-format json`).
-    private func logAccess(request: HTTPRequest, response: HTTPResponse, duration: UInt64) {
-        guard context.logger.logLevel <= response.accessLogLevel else { return }
-        let tenths = (duration + 50_000) / 100_000
-        context.logger.log(level: response.accessLogLevel,
-                           "\(request.method.rawValue) \(request.path) \(response.status) \(tenths / 10).\(tenths % 10)ms",
-                           metadata: ["req": .string(request.requestID), "user": .string(response.logUserID ?? "-")])
+    /// What the access log line of one request needs (kept until its response is written).
+    struct AccessRecord {
+        let method: HTTPMethod
+        let path: String
+        let status: Int
+        let requestID: String
+        let userID: String?
+        let level: Logger.Level
+        let duration: UInt64
+        init(request: HTTPRequest, response: HTTPResponse, duration: UInt64) {
+            method = request.method
+            path = request.path
+            status = response.status
+            requestID = request.requestID
+            userID = response.logUserID
+            level = response.accessLogLevel
+            self.duration = duration
+        }
+    }
+
+    /// One line per request, written once its response was handed to the kernel (or lost):
+    /// method, path, status, duration; request and user id as metadata (`req=… user=…` in the
+    /// text format, keys of their own with `--log-format json`). A response that did not reach
+    /// the client says so, with the reason and how much of it was sent.
+    private func logAccess(_ r: AccessRecord, outcome: WriteOutcome) {
+        let tenths = (r.duration + 50_000) / 100_000
+        switch outcome {
+        case .delivered:
+            guard context.logger.logLevel <= r.level else { return }
+            context.logger.log(level: r.level, "\(r.method.rawValue) \(r.path) \(r.status) \(tenths / 10).\(tenths % 10)ms",
+                               metadata: ["req": .string(r.requestID), "user": .string(r.userID ?? "-")])
+        case .dropped(let reason, let sent, let total):
+            let level: Logger.Level = r.level > .info ? r.level : .info
+            guard context.logger.logLevel <= level else { return }
+            context.logger.log(level: level,
+                               "\(r.method.rawValue) \(r.path) \(r.status) \(tenths / 10).\(tenths % 10)ms not delivered (\(reason)): \(sent) of \(total) bytes sent",
+                               metadata: ["req": .string(r.requestID), "user": .string(r.userID ?? "-")])
+        }
     }
 }

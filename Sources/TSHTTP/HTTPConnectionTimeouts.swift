@@ -3,13 +3,16 @@
 ///
 /// - While a request head is arriving: closed when it takes longer than `headerReadTimeout`
 ///   from its first byte.
-/// - While idle between requests, or while a body makes no progress: closed after `idleTimeout`.
-/// - While a handler runs: no timeout (the handler owns its latency).
+/// - While idle between requests: closed after `idleTimeout`.
+/// - While a request body is arriving: answered 408 and closed when it takes longer than
+///   `bodyReadTimeout` from the end of its head — a total deadline, not reset by trickled bytes.
+/// - While a handler runs or its response is being written: no timeout here (the handler owns
+///   its latency; the connection's outbound deadlines govern a client that does not read).
 public struct HTTPConnectionTimeouts: Sendable, Equatable {
     public enum Phase: Sendable, Equatable {
         case idle(since: UInt64)
         case readingHead(since: UInt64)
-        case readingBody(lastProgress: UInt64)
+        case readingBody(since: UInt64)
         case processing
     }
 
@@ -17,15 +20,19 @@ public struct HTTPConnectionTimeouts: Sendable, Equatable {
         case keepOpen
         case closeHeaderReadTimeout
         case closeIdleTimeout
+        /// Answer 408 and close.
+        case closeBodyReadTimeout
     }
 
     public let headerReadTimeout: UInt64
     public let idleTimeout: UInt64
+    public let bodyReadTimeout: UInt64
     public private(set) var phase: Phase
 
-    public init(headerReadTimeout: UInt64, idleTimeout: UInt64, now: UInt64) {
+    public init(headerReadTimeout: UInt64, idleTimeout: UInt64, bodyReadTimeout: UInt64 = 30_000_000_000, now: UInt64) {
         self.headerReadTimeout = headerReadTimeout
         self.idleTimeout = idleTimeout
+        self.bodyReadTimeout = bodyReadTimeout
         self.phase = .idle(since: now)
     }
 
@@ -43,8 +50,8 @@ public struct HTTPConnectionTimeouts: Sendable, Equatable {
             if case .readingHead = phase { return }
             phase = .readingHead(since: now)
         case .body:
-            if case .readingBody = phase, !bytesArrived { return }
-            phase = .readingBody(lastProgress: now)
+            if case .readingBody = phase { return }
+            phase = .readingBody(since: now)
         }
     }
 
@@ -57,8 +64,8 @@ public struct HTTPConnectionTimeouts: Sendable, Equatable {
             return now &- since >= idleTimeout && now >= since ? .closeIdleTimeout : .keepOpen
         case .readingHead(let since):
             return now &- since >= headerReadTimeout && now >= since ? .closeHeaderReadTimeout : .keepOpen
-        case .readingBody(let last):
-            return now &- last >= idleTimeout && now >= last ? .closeIdleTimeout : .keepOpen
+        case .readingBody(let since):
+            return now &- since >= bodyReadTimeout && now >= since ? .closeBodyReadTimeout : .keepOpen
         }
     }
 }

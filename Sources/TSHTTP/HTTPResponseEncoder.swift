@@ -10,7 +10,9 @@ struct HTTPResponseEncoder {
 
     init() {}  // no up-front capacity: idle connections stay small; the first response sizes it
 
-    /// Encodes status line, headers and (unless `omitBody`) the body into `buffer`.
+    /// Encodes status line, headers and (unless `omitBody`) the body into `buffer`. With
+    /// `omitBody`, `Content-Length` still gives the body's size (HEAD, or a body the caller
+    /// writes as a separate part).
     /// The server's own `Content-Length`, `Date`, `X-Request-Id` and `Connection` win over handler values.
     mutating func encode(_ response: HTTPResponse, requestID: String, keepAlive: Bool, http10: Bool,
                          omitBody: Bool, isUpgrade: Bool = false) {

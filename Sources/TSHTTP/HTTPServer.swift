@@ -19,6 +19,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var registries: [HTTPLoopRegistry] = []
     private enum Lifecycle { case idle, running, shuttingDown, stopped }
     private let lifecycle = LockedValue(Lifecycle.idle)
+    /// Connections that may still send something (see `HTTPOutputTracker`).
+    let tracker = HTTPOutputTracker()
 
     /// `group`: run on an existing event loop group instead of creating one of
     /// `configuration.eventLoops` threads (the server then does not shut it down).
@@ -54,6 +56,7 @@ public final class HTTPServer: @unchecked Sendable {
             let registries = group.loops.map { HTTPLoopRegistry(loop: $0) }
             self.registries = registries
             let context = self.context
+            let tracker = self.tracker
             let listener = TCPListener(
                 host: configuration.host, port: configuration.port, group: group,
                 maxConnections: configuration.maxConnections,
@@ -61,11 +64,17 @@ public final class HTTPServer: @unchecked Sendable {
                 backlog: configuration.listenBacklog, logger: context.logger,
                 rejectResponse: { HTTPServer.cannedServiceUnavailable() },
                 makeHandler: { connection in
+                    tracker.opened()
+                    connection.whenOutputFinished { _ in tracker.finished() }
                     let handler = HTTPConnectionHandler(connection: connection, context: context,
                                                         registry: registries[connection.loop.index])
                     handler.start()
                     return handler
                 })
+            if configuration.maxConnectionsPerAddress > 0 {
+                listener.addressCap = ConnectionAddressCap(maxPerAddress: configuration.maxConnectionsPerAddress, logger: context.logger,
+                                                           clock: configuration.clock)
+            }
             do {
                 _ = try listener.start()
             } catch {
@@ -79,34 +88,31 @@ public final class HTTPServer: @unchecked Sendable {
         return port
     }
 
-    /// Graceful shutdown (SIGTERM): stop accepting; idle connections close; new requests on
-    /// kept-alive connections get 503 + close; in-flight requests finish (their responses carry
-    /// `Connection: close`) within `shutdownGracePeriod`; then every connection is closed and the
-    /// event loops stop (when owned).
-    public func shutdown() async {
+    /// Graceful shutdown (SIGTERM), quick when nothing is in flight:
+    /// 1. stop accepting; idle keep-alive connections close at once; a request that arrives on a
+    ///    kept-alive connection gets 503 + close; in-flight responses carry `Connection: close`;
+    /// 2. `notify` runs — the place to tell long-lived clients (the Socket.IO hub sends each
+    ///    socket its DISCONNECT and closes WebSockets with 1001, answering pending polls);
+    /// 3. waits until every connection has sent its last byte (closed, or flushed and
+    ///    half-closed), at most `shutdownGracePeriod` — no polling, a continuation;
+    /// 4. closes whatever is left and stops the event loops (when owned).
+    public func shutdown(notify: (@Sendable () async -> Void)? = nil) async {
         let proceed: Bool = lifecycle.withLock { state in
             guard state == .running else { return false }
             state = .shuttingDown
             return true
         }
         guard proceed, let listener, let group else { return }
+        let started = ContinuousClock.now
         listener.stop()
-        for registry in registries {
-            registry.loop.execute { registry.beginDraining() }
+        await onEveryLoop { $0.beginDraining() }
+        await notify?()
+        let finishedInTime = await tracker.waitUntilFinished(timeout: configuration.shutdownGracePeriod, loop: group.loops[0])
+        if !finishedInTime {
+            context.logger.warning("shutdown grace period (\(configuration.shutdownGracePeriod / 1_000_000) ms) over with \(tracker.active) connections still sending; closing them")
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: .nanoseconds(Int64(clamping: configuration.shutdownGracePeriod)))
-        while listener.connectionCount > 0 && clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        // Force-close whatever is left.
-        for registry in registries {
-            registry.loop.execute { registry.closeAll() }
-        }
-        let forceDeadline = clock.now.advanced(by: .seconds(1))
-        while listener.connectionCount > 0 && clock.now < forceDeadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        // Close what is left (lingering connections included: everything has been sent).
+        await onEveryLoop { $0.closeAll() }
         if ownsGroup {
             await withCheckedContinuation { (cont: CheckedContinuation<Void, Never>) in
                 // EventLoopGroup.shutdown blocks; keep it off the cooperative pool.
@@ -115,7 +121,23 @@ public final class HTTPServer: @unchecked Sendable {
             }
         }
         lifecycle.withLock { $0 = .stopped }
-        context.logger.info("HTTP server stopped")
+        context.logger.info("HTTP server stopped", metadata: ["after": .string("\(ContinuousClock.now - started)")])
+    }
+
+    /// Runs `body` on every loop with that loop's registry, and returns once all have run it.
+    private func onEveryLoop(_ body: @escaping @Sendable (HTTPLoopRegistry) -> Void) async {
+        await withTaskGroup(of: Void.self) { tasks in
+            for registry in registries {
+                tasks.addTask {
+                    await withCheckedContinuation { (cont: CheckedContinuation<Void, Never>) in
+                        registry.loop.execute {
+                            body(registry)
+                            cont.resume()
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// `503` written to connections over `maxConnections` before they are closed.
@@ -176,6 +198,48 @@ final class HTTPLoopRegistry: @unchecked Sendable {
     func addUpgraded(_ connection: Connection) {
         upgraded[connection.id] = connection
         connection.whenClosed { [self] c in upgraded[c.id] = nil }
+    }
+}
+
+/// Counts connections that may still send bytes (accepted, not yet closed or half-closed after
+/// their last byte), so shutdown can wait for exactly that — with a continuation, not a poll.
+final class HTTPOutputTracker: Sendable {
+    private struct State {
+        var active = 0
+        var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+    private let state = LockedValue(State())
+
+    var active: Int { state.current.active }
+
+    func opened() { state.withLock { $0.active += 1 } }
+
+    func finished() {
+        let ready: [CheckedContinuation<Bool, Never>] = state.withLock { s in
+            s.active -= 1
+            guard s.active <= 0 else { return [] }
+            let w = Array(s.waiters.values)
+            s.waiters.removeAll()
+            return w
+        }
+        for c in ready { c.resume(returning: true) }
+    }
+
+    /// True once no connection is active; false when `timeout` (on `loop`'s clock) passed first.
+    func waitUntilFinished(timeout: UInt64, loop: EventLoop) async -> Bool {
+        await withCheckedContinuation { (cont: CheckedContinuation<Bool, Never>) in
+            let id: UInt64? = state.withLock { s in
+                if s.active <= 0 { return nil }
+                s.nextWaiter += 1
+                s.waiters[s.nextWaiter] = cont
+                return s.nextWaiter
+            }
+            guard let id else { return cont.resume(returning: true) }
+            loop.scheduleTask(in: timeout) { [self] in
+                if let c = state.withLock({ $0.waiters.removeValue(forKey: id) }) { c.resume(returning: false) }
+            }
+        }
     }
 }
 

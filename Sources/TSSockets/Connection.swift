@@ -1,16 +1,23 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
 
 /// A non-blocking TCP connection owned by one `EventLoop`.
 ///
-/// Reads are delivered to `handler`; writes go through an outbound buffer. Writes are coalesced:
-/// `write` only appends, and the loop flushes every written-to connection once at the end of its
-/// iteration (after events, timers and tasks), so several messages produced in one iteration —
-/// e.g. two broadcasts to the same socket, or pipelined responses — leave in one send(2). What the
-/// kernel does not take stays buffered with EPOLLOUT interest, registered only while data is
-/// pending. When pending bytes exceed `maxOutboundBytes` the connection is closed with
-/// `.slowConsumer`: a write never blocks and the buffer never grows without bound.
+/// Reads are delivered to `handler`; writes go through an outbound queue of messages
+/// (`ConnectionOutboundQueue`). Writes are coalesced: `write` only queues, and the loop flushes
+/// every written-to connection once at the end of its iteration (after events, timers and
+/// tasks), so several messages produced in one iteration — e.g. two broadcasts to the same
+/// socket, or pipelined responses — leave in one send(2). A large message is sent straight from
+/// its own storage, in pieces as the socket becomes writable (EPOLLOUT interest is registered
+/// only while data is pending); a message can carry a completion callback (`WriteOutcome`).
+///
+/// Slow consumers: `maxOutboundBytes` bounds the *backlog* — bytes queued behind the message in
+/// progress (one larger message may wait behind it) — never the size of one answer. A write
+/// that would pass it closes the connection with `.slowConsumer`; so does a peer that takes no
+/// byte for `outboundStallTimeout`, or takes the pending bytes slower than
+/// `minOutboundBytesPerSecond` overall (a total deadline). Each drop is logged with its numbers.
 // @unchecked Sendable: every mutable property except `openFlag` is only accessed on `loop`'s thread
 // (the loop-confined methods assert `loop.inEventLoop`; the thread-safe ones, `send` and `close`,
 // hop to the loop first). `openFlag` is guarded by its own lock so `isOpen` can be read anywhere.
@@ -30,8 +37,22 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
-    /// Pending outbound bytes above which the connection is closed with `.slowConsumer`.
-    public var maxOutboundBytes: Int
+    /// Backlog bytes (queued behind the message being sent, see `ConnectionOutboundQueue`)
+    /// above which the connection is closed with `.slowConsumer`. Loop only.
+    public var maxOutboundBytes: Int {
+        get { outbound.maxBacklogBytes }
+        set { outbound.maxBacklogBytes = newValue }
+    }
+    /// With bytes pending, the longest the peer may take none of them. Loop only.
+    public var outboundStallTimeout: UInt64 {
+        get { outbound.stallTimeout }
+        set { outbound.stallTimeout = newValue }
+    }
+    /// The slowest overall rate at which the peer must take pending bytes (0: no total deadline). Loop only.
+    public var minOutboundBytesPerSecond: Int {
+        get { outbound.minBytesPerSecond }
+        set { outbound.minBytesPerSecond = newValue }
+    }
     /// How long a gracefully closing connection keeps draining the peer's input after shutting
     /// down its sending side, before the descriptor is closed (avoids RST clobbering the response).
     public var lingerNanoseconds: UInt64 = 2_000_000_000
@@ -47,13 +68,15 @@ public final class Connection: @unchecked Sendable {
     private var registeredEvents: UInt32 = 0
     /// True while this connection is in its loop's end-of-iteration flush list.
     var flushScheduled = false
-    private var outbound: [UInt8] = []
-    private var outboundStart = 0
+    private var outbound: ConnectionOutboundQueue
+    private var outboundTimer: ScheduledTaskHandle?
+    private var outboundTimerDeadline: UInt64?
     private var lingerTimer: ScheduledTaskHandle?
     private let openFlag = LockedValue(true)
     /// Called once after the final close, after the handler (used by the listener for accounting).
     var onClosed: (@Sendable (Connection) -> Void)?
     private var closeCallbacks: [(Connection) -> Void] = []
+    private var outputFinishedCallbacks: [(Connection) -> Void] = []
 
     /// Runs `callback` on the loop once the connection has finally closed (after the handler's
     /// `connectionDidClose`); at once if it already has. Lets owners track connections without
@@ -64,19 +87,30 @@ public final class Connection: @unchecked Sendable {
         if state == .closed { callback(self) } else { closeCallbacks.append(callback) }
     }
 
+    /// Runs `callback` on the loop once nothing more will be sent: the connection closed, or
+    /// it flushed everything and shut down its sending side while closing gracefully (lingering).
+    /// At once if that is already so. Loop only.
+    public func whenOutputFinished(_ callback: @escaping (Connection) -> Void) {
+        assert(loop.inEventLoop)
+        if state == .closed || state == .lingering { callback(self) } else { outputFinishedCallbacks.append(callback) }
+    }
+
     init(id: UInt64, socket: Socket, loop: EventLoop, remoteAddress: String, maxOutboundBytes: Int) {
         self.id = id
         self.socket = socket
         self.loop = loop
         self.remoteAddress = remoteAddress
-        self.maxOutboundBytes = maxOutboundBytes
+        self.outbound = ConnectionOutboundQueue(maxBacklogBytes: maxOutboundBytes)
     }
+
+    /// The logger of this connection's loop (for lines that explain a close).
+    public var logger: Logger { loop.logger }
 
     /// True until a close (immediate or graceful) has been requested.
     public var isOpen: Bool { openFlag.current }
 
     /// Bytes written but not yet accepted by the kernel. Loop only.
-    public var outboundBufferedBytes: Int { outbound.count - outboundStart }
+    public var outboundBufferedBytes: Int { outbound.pendingBytes }
 
     /// Registers with the loop's epoll set. Loop only.
     func activate() throws {
@@ -88,20 +122,30 @@ public final class Connection: @unchecked Sendable {
 
     // MARK: writing
 
-    /// Appends `bytes` to the outbound buffer; the loop sends it at the end of the current
-    /// iteration, together with anything else written to this connection meanwhile. Loop only.
+    /// Queues `bytes` as one message; the loop sends it at the end of the current iteration,
+    /// together with anything else written to this connection meanwhile. Loop only.
     /// Ignored once the connection is closing.
     public func write(_ bytes: [UInt8]) {
+        write(bytes, [], onDone: nil)
+    }
+
+    /// Queues one message made of `first` then `second` (e.g. a response head and its body, so
+    /// a large body is sent from its own storage without a copy). `onDone` runs on the loop
+    /// once the last byte was handed to the kernel, or with `.dropped` when the connection
+    /// closes first (also when it is already closing: then at once). Loop only.
+    public func write(_ first: [UInt8], _ second: [UInt8], onDone: ((WriteOutcome) -> Void)?) {
         assert(loop.inEventLoop, "Connection.write must be called on the connection's loop")
-        guard state == .open, !bytes.isEmpty else { return }
-        if outboundBufferedBytes == 0 {
-            // Share the caller's storage (copy-on-write): a broadcast frame is not copied per socket.
-            outbound = bytes
-            outboundStart = 0
-        } else {
-            outbound.append(contentsOf: bytes)
+        guard state == .open else {
+            onDone?(.dropped(reason: closeReason, sentBytes: 0, totalBytes: first.count + second.count))
+            return
         }
-        if outboundBufferedBytes > maxOutboundBytes {
+        let backlogBefore = outbound.backlogBytes
+        let pendingBefore = outbound.pendingBytes
+        guard outbound.append(first, second, onDone: onDone) else {
+            let n = first.count + second.count
+            loop.logger.notice("connection dropped as a slow consumer: a \(n)-byte write would take its backlog to \(backlogBefore + n) bytes (bound \(outbound.maxBacklogBytes)), \(pendingBefore) bytes still unsent",
+                               metadata: ["connection": .stringConvertible(id), "remote": .string(remoteAddress)])
+            onDone?(.dropped(reason: .slowConsumer, sentBytes: 0, totalBytes: n))
             closeNow(.slowConsumer)
             return
         }
@@ -127,13 +171,23 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Messages whose head part has at least this many unsent bytes are sent straight from
+    /// their storage; smaller ones are gathered (with what follows) into one send(2).
+    private static let directSendThreshold = 32 * 1024
+
     private func flush() {
         let wasWaiting = writeInterest
-        while outboundBufferedBytes > 0 {
+        var completed: [(WriteOutcome) -> Void] = []
+        defer { for cb in completed { cb(.delivered) } }
+        while !outbound.isEmpty {
             let result: WriteResult
             do {
-                result = try outbound.withUnsafeBytes { buf in
-                    try socket.send(UnsafeRawBufferPointer(rebasing: buf[outboundStart...]))
+                if outbound.headChunkCount >= Self.directSendThreshold || outbound.messageCount == 1 && outbound.headChunkCount == outbound.headRemaining {
+                    result = try outbound.withHeadChunk { try socket.send($0) }
+                } else {
+                    let scratch = loop.readBuffer
+                    let n = outbound.gather(into: scratch)
+                    result = try socket.send(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
                 }
             } catch let error as SocketError {
                 closeNow(.error(error))
@@ -143,26 +197,62 @@ public final class Connection: @unchecked Sendable {
                 return
             }
             switch result {
-            case .bytes(let n): outboundStart += n
+            case .bytes(let n):
+                completed += outbound.consume(n, now: loop.clock.now())
             case .wouldBlock:
-                if outboundStart > 64 * 1024 && outboundStart * 2 > outbound.count {
-                    outbound.removeSubrange(0..<outboundStart)
-                    outboundStart = 0
-                }
+                outbound.blocked(now: loop.clock.now())
+                armOutboundTimer()
                 updateInterest()  // wait for EPOLLOUT
                 return
             }
         }
-        // Release the buffer: it is usually shared broadcast storage, and idle sockets should not
-        // keep capacity (memory per idle socket).
-        outbound = []
-        outboundStart = 0
+        cancelOutboundTimer()
         if writeInterest { updateInterest() }
         switch state {
         case .open: if wasWaiting { handler.connectionWritabilityChanged(self) }
         case .flushingThenClose: startLinger()
         default: break
         }
+    }
+
+    /// Keeps one timer at the outbound queue's next deadline while bytes are pending.
+    private func armOutboundTimer() {
+        guard let deadline = outbound.nextDeadline else { return cancelOutboundTimer() }
+        if outboundTimerDeadline == deadline, outboundTimer != nil { return }
+        if let due = outboundTimerDeadline, outboundTimer != nil, due <= deadline { return }  // fires first, re-arms then
+        outboundTimer?.cancel()
+        outboundTimerDeadline = deadline
+        let now = loop.clock.now()
+        // Strong capture (no weak reference, see `whenClosed`): cancelled when the queue drains
+        // or the connection closes, which releases the closure.
+        outboundTimer = loop.scheduleTask(in: deadline > now ? deadline - now : 0) { self.outboundTimerFired() }
+    }
+
+    private func cancelOutboundTimer() {
+        outboundTimer?.cancel()
+        outboundTimer = nil
+        outboundTimerDeadline = nil
+    }
+
+    private func outboundTimerFired() {
+        outboundTimer = nil
+        outboundTimerDeadline = nil
+        guard state == .open || state == .flushingThenClose else { return }
+        let now = loop.clock.now()
+        if let expiry = outbound.expiry(now: now) {
+            let why: String
+            switch expiry {
+            case .stalled:
+                why = "the peer took no byte for \(outbound.stallTimeout / 1_000_000) ms"
+            case .tooSlow:
+                why = "the peer read slower than \(outbound.minBytesPerSecond) bytes/s overall"
+            }
+            loop.logger.notice("connection dropped as a slow consumer: \(why); \(outbound.pendingBytes) bytes still unsent",
+                               metadata: ["connection": .stringConvertible(id), "remote": .string(remoteAddress)])
+            closeNow(.slowConsumer)
+            return
+        }
+        armOutboundTimer()
     }
 
     // MARK: reading
@@ -268,6 +358,7 @@ public final class Connection: @unchecked Sendable {
         // Strong capture (no weak reference, see `whenClosed`): the timer is cancelled in
         // `finalClose`, which releases the closure and with it the connection.
         lingerTimer = loop.scheduleTask(in: lingerNanoseconds) { self.finalClose() }
+        runOutputFinishedCallbacks()
     }
 
     private func closeNow(_ reason: CloseReason) {
@@ -290,8 +381,9 @@ public final class Connection: @unchecked Sendable {
             registered = false
         }
         socket.close()
-        outbound = []
-        outboundStart = 0
+        cancelOutboundTimer()
+        let dropped = outbound.dropAll(reason: closeReason)
+        for (cb, outcome) in dropped { cb(outcome) }
         let h = _handler
         _handler = NoOpConnectionHandler()  // break handler <-> connection cycles
         h.connectionDidClose(self, reason: closeReason)
@@ -300,6 +392,14 @@ public final class Connection: @unchecked Sendable {
         cb?(self)
         let callbacks = closeCallbacks
         closeCallbacks = []
+        for callback in callbacks { callback(self) }
+        runOutputFinishedCallbacks()
+    }
+
+    private func runOutputFinishedCallbacks() {
+        guard !outputFinishedCallbacks.isEmpty else { return }
+        let callbacks = outputFinishedCallbacks
+        outputFinishedCallbacks = []
         for callback in callbacks { callback(self) }
     }
 }

@@ -22,6 +22,8 @@ public final class TCPListener: @unchecked Sendable {
     let logger: Logger
     let rejectResponse: (@Sendable () -> [UInt8])?
     let makeHandler: @Sendable (Connection) -> ConnectionHandler
+    /// Per-address cap (transport hook): refused connections get `rejectResponse()` and close.
+    public var addressCap: ConnectionAddressCap?
 
     private let acceptLoop: EventLoop
     private var socket: Socket?
@@ -123,18 +125,25 @@ public final class TCPListener: @unchecked Sendable {
             } catch {
                 // Not fatal (e.g. the peer already reset); the first read/write will report it.
             }
-            let (id, admitted): (UInt64, Bool) = shared.withLock { s in
+            let (id, underTotal): (UInt64, Bool) = shared.withLock { s in
                 let id = s.nextID
                 s.nextID += 1
                 if s.count >= maxConnections { return (id, false) }
                 s.count += 1
                 return (id, true)
             }
+            let overAddressCap = underTotal && addressCap.map { !$0.acquire(remote) } == true  // ConnectionAddressCap hook
+            if overAddressCap { shared.withLock { $0.count -= 1 } }
+            let admitted = underTotal && !overAddressCap
             let loop = group.next()
             let connection = Connection(id: id, socket: client, loop: loop, remoteAddress: remote,
                                         maxOutboundBytes: maxOutboundBytes)
             if admitted {
-                connection.onClosed = { [weak self] _ in self?.shared.withLock { $0.count -= 1 } }
+                let cap = addressCap
+                connection.onClosed = { [weak self] c in
+                    cap?.release(c.remoteAddress)
+                    self?.shared.withLock { $0.count -= 1 }
+                }
             }
             loop.execute { [self] in
                 do {
@@ -147,7 +156,8 @@ public final class TCPListener: @unchecked Sendable {
                     connection.handler = self.makeHandler(connection)
                 } else {
                     if let reject = self.rejectResponse { connection.write(reject()) }
-                    connection.closeGracefully(.local("max connections reached"))
+                    if overAddressCap { connection.lingerNanoseconds = 200_000_000 }
+                    connection.closeGracefully(.local(overAddressCap ? "max connections per address reached" : "max connections reached"))
                 }
             }
         }

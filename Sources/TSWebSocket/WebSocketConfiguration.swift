@@ -21,6 +21,10 @@ public struct WebSocketConfiguration: Sendable {
     /// TCP connection (RFC 6455 §7.1.1, §7.1.3). Default 5 s.
     public var closeTimeout: Duration
 
+    /// Total time one frame may take to arrive, from its first byte to its last (not reset by
+    /// trickled bytes); past it the connection is failed with Close 1008 and dropped. Default 30 s.
+    public var frameReadTimeout: Duration = .seconds(30)
+
     /// Allowed `Origin` header values (exact ASCII serialisations such as
     /// "https://app.example.com", compared case-insensitively). `nil` allows any origin. A request
     /// that sends no `Origin` (a non-browser client, RFC 6455 §4.1/§10.2) is not refused by the
@@ -42,8 +46,13 @@ public struct WebSocketConfiguration: Sendable {
     public static let `default` = WebSocketConfiguration()
 
     /// `closeTimeout` in nanoseconds (for `EventLoop.scheduleTask(in:)`).
-    var closeTimeoutNanoseconds: UInt64 {
-        let (seconds, attoseconds) = closeTimeout.components
+    var closeTimeoutNanoseconds: UInt64 { Self.nanoseconds(closeTimeout) }
+
+    /// `frameReadTimeout` in nanoseconds.
+    var frameReadTimeoutNanoseconds: UInt64 { Self.nanoseconds(frameReadTimeout) }
+
+    static func nanoseconds(_ d: Duration) -> UInt64 {
+        let (seconds, attoseconds) = d.components
         guard seconds >= 0 else { return 0 }
         return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
     }

@@ -33,6 +33,9 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     private var inbound: WebSocketInbound
     private var closeTimer: ScheduledTaskHandle?
     private var closeReported = false
+    /// When the frame now arriving started (nil between frames), and its deadline timer.
+    private var frameStartedAt: UInt64?
+    private var frameTimer: ScheduledTaskHandle?
 
     init(connection: Connection, configuration: WebSocketConfiguration) {
         self.connection = connection
@@ -113,8 +116,10 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
         connection.handler = self
         onUpgrade(self)
         if !leftover.isEmpty {
+            let before = inbound.framesDecoded
             inbound.append(leftover)
             processInbound()
+            updateFrameDeadline(newFrameStarted: inbound.framesDecoded != before)
         }
     }
 
@@ -122,14 +127,18 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
 
     public func connectionDidRead(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
         guard inbound.machine.state != .closed else { return }
+        let before = inbound.framesDecoded
         inbound.append(bytes)
         processInbound()
+        updateFrameDeadline(newFrameStarted: inbound.framesDecoded != before)
     }
 
     public func connectionDidClose(_ connection: Connection, reason: CloseReason) {
         transportCloseReason = reason
         closeTimer?.cancel()
         closeTimer = nil
+        frameTimer?.cancel()
+        frameTimer = nil
         let hadHandshake = inbound.machine.state == .closed && inbound.machine.closeCode != nil
         inbound.machine.connectionClosed()
         reportClose(tcpReason: hadHandshake ? nil : reason)
@@ -140,6 +149,33 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
     }
 
     // MARK: Private (loop)
+
+    /// A total deadline per frame (RFC 6455 §10.4 leaves resource limits to the server): the
+    /// clock starts at a frame's first byte — when bytes remain buffered after a read, they
+    /// began in this read if a frame completed in it, else earlier — and is not reset by
+    /// further bytes of the same frame.
+    private func updateFrameDeadline(newFrameStarted: Bool) {
+        guard inbound.machine.state != .closed, inbound.decoder.bufferedByteCount > 0 else {
+            frameStartedAt = nil
+            frameTimer?.cancel()
+            frameTimer = nil
+            return
+        }
+        guard frameStartedAt == nil || newFrameStarted else { return }
+        let now = loop.clock.now()
+        frameStartedAt = now
+        frameTimer?.cancel()
+        // Strong capture: cancelled on close, which releases the closure.
+        frameTimer = loop.scheduleTask(in: configuration.frameReadTimeoutNanoseconds) { [self] in
+            frameTimer = nil
+            guard frameStartedAt == now, inbound.machine.state != .closed else { return }
+            connection.logger.notice("websocket frame not received within \(configuration.frameReadTimeoutNanoseconds / 1_000_000) ms: closing with 1008",
+                                          metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+            connection.write(WebSocketFrameEncoder.encodeClose(code: WebSocketCloseCode.policyViolation, reason: "frame read timeout"))
+            connection.closeGracefully(.timeout)
+            reportClose(tcpReason: .timeout)
+        }
+    }
 
     private func processInbound() {
         while let action = inbound.nextAction() { perform(action) }

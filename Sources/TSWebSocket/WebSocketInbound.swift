@@ -10,6 +10,8 @@ struct WebSocketInbound {
     var machine: WebSocketStateMachine
     /// Set once the buffered bytes have been fully examined; cleared by `append`.
     private var needsBytes = false
+    /// Complete frames decoded so far (lets the connection tell a new frame from a trickled one).
+    private(set) var framesDecoded = 0
 
     init(decoder: WebSocketFrameDecoder, machine: WebSocketStateMachine) {
         self.decoder = decoder
@@ -36,7 +38,10 @@ struct WebSocketInbound {
     mutating func nextAction() -> WebSocketStateMachine.Action? {
         guard !needsBytes, machine.state != .closed else { return nil }
         do {
-            if let frame = try decoder.nextFrame() { return machine.receive(frame) }
+            if let frame = try decoder.nextFrame() {
+                framesDecoded &+= 1
+                return machine.receive(frame)
+            }
             needsBytes = true
             guard let header = try decoder.partialFrameHeader(),
                   let offset = machine.partialPayloadOffset(for: header) else { return nil }

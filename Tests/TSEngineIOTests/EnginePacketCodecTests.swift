@@ -68,15 +68,23 @@ final class EnginePacketCodecTests: XCTestCase {
         XCTAssertNil(Base64.decode(bytes: Array("A".utf8)))
     }
 
-    func testPollingQueueBoundsBufferedBytes() {
+    func testPollingQueueBoundsTheBacklogNotTheSizeOfOnePacket() {
         var q = EnginePollingQueue(maxBytes: 10)
-        XCTAssertTrue(q.append(bytes("4abc")))       // 4
-        XCTAssertTrue(q.append(bytes("4def")))       // 4 + 1 separator = 9
-        XCTAssertFalse(q.append(bytes("4")))         // would be 11
-        XCTAssertEqual(q.bufferedBytes, 9)
-        XCTAssertEqual(q.drainPayload(), bytes("4abc\u{1e}4def"))
+        let big = bytes("4" + String(repeating: "x", count: 19))
+        XCTAssertTrue(q.append(big))                 // one packet of any size waits for the next GET
+        XCTAssertTrue(q.append(bytes("4abc")))       // backlog 4 + 1 separator = 5
+        XCTAssertTrue(q.append(bytes("4def")))       // backlog 10
+        XCTAssertFalse(q.append(bytes("4")))         // backlog would be 12: slow consumer
+        XCTAssertEqual(q.bufferedBytes, 30)
+        XCTAssertEqual(q.drainPayload(), big + bytes("\u{1e}4abc\u{1e}4def"))
         XCTAssertTrue(q.isEmpty)
-        XCTAssertFalse(q.append(contentsOf: [bytes("4abcdef"), bytes("4xyz")]))  // all or none
+        XCTAssertTrue(q.append(bytes("4abc")))
+        XCTAssertTrue(q.append(bytes("4def")))       // the largest (4) is exempt: backlog 5
+        XCTAssertTrue(q.append(bytes("4gh")))        // backlog 9
+        XCTAssertFalse(q.append(bytes("4ijk")))      // backlog 14
+        _ = q.drainPayload()
+        let two = [bytes("4" + String(repeating: "a", count: 24)), bytes("4" + String(repeating: "b", count: 24))]
+        XCTAssertFalse(q.append(contentsOf: two))    // the second large one is backlog; all or none
         XCTAssertTrue(q.isEmpty)
     }
 }

@@ -8,7 +8,7 @@ import TSSockets
 final class TimeoutAndLoopTests: XCTestCase {
     func testTimeoutDecisionsWithManualClock() {
         let clock = ManualClock()
-        var t = HTTPConnectionTimeouts(headerReadTimeout: 10_000, idleTimeout: 60_000, now: clock.now())
+        var t = HTTPConnectionTimeouts(headerReadTimeout: 10_000, idleTimeout: 60_000, bodyReadTimeout: 30_000, now: clock.now())
         XCTAssertEqual(t.decision(now: clock.now()), .keepOpen)
         clock.advance(by: 59_999)
         XCTAssertEqual(t.decision(now: clock.now()), .keepOpen)
@@ -33,14 +33,15 @@ final class TimeoutAndLoopTests: XCTestCase {
         clock.advance(by: 30_000)
         XCTAssertEqual(t.decision(now: clock.now()), .keepOpen)
 
-        // Body progress resets the body timer.
+        // The body deadline is total (issue 9 item 2): trickled bytes do not extend it.
         t.update(now: clock.now(), progress: .body, inFlight: false, bytesArrived: true)
-        clock.advance(by: 50_000)
+        clock.advance(by: 20_000)
         t.update(now: clock.now(), progress: .body, inFlight: false, bytesArrived: true)
-        clock.advance(by: 50_000)
+        clock.advance(by: 9_999)
+        t.update(now: clock.now(), progress: .body, inFlight: false, bytesArrived: true)
         XCTAssertEqual(t.decision(now: clock.now()), .keepOpen)
-        clock.advance(by: 10_000)
-        XCTAssertEqual(t.decision(now: clock.now()), .closeIdleTimeout)
+        clock.advance(by: 1)
+        XCTAssertEqual(t.decision(now: clock.now()), .closeBodyReadTimeout)
     }
 
     func testEventLoopExecuteAndSchedule() throws {

@@ -76,6 +76,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         engine.maxPayload = configuration.int("realtime.maxPayload")
         engine.allowedOrigins = configuration.stringList("realtime.corsAllowedOrigins") ?? ["*"]
         engine.webSocketAllowedOrigins = configuration.stringList("realtime.allowedOrigins")
+        engine.frameReadTimeout = .seconds(max(1, configuration.int("server.bodyReadTimeoutSeconds")))
         var sio = SocketIOConfiguration(engine: engine)
         sio.maxOutboundBytesPerSocket = configuration.int("realtime.maxOutboundBytesPerSocket")
         hub = try SocketIOServer(configuration: sio, clock: clock, logger: Logger(label: "touchsync.realtime"))
@@ -133,6 +134,10 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.idleTimeout = UInt64(configuration.int("server.idleTimeoutSeconds")) * 1_000_000_000
         http.shutdownGracePeriod = UInt64(configuration.int("server.shutdownGraceSeconds")) * 1_000_000_000
         http.maxOutboundBytesPerConnection = configuration.int("server.maxOutboundBytesPerConnection")
+        http.bodyReadTimeout = UInt64(max(1, configuration.int("server.bodyReadTimeoutSeconds"))) * 1_000_000_000
+        http.outboundStallTimeout = UInt64(max(1, configuration.int("server.outboundStallTimeoutSeconds"))) * 1_000_000_000
+        http.minOutboundBytesPerSecond = max(0, configuration.int("server.minOutboundBytesPerSecond"))
+        http.maxConnectionsPerAddress = max(0, configuration.int("server.maxConnectionsPerAddress"))
         http.clock = clock
         let frozen = router.freeze(logger: Logger(label: "touchsync.http"))
         registeredRoutes = frozen.registeredRoutes
@@ -156,10 +161,13 @@ public final class TouchSyncServer: @unchecked Sendable {
 
     public var port: Int { http.port }
 
-    /// Stops accepting, lets in-flight requests finish (bounded), disconnects sockets, closes the database.
+    /// Stops accepting, tells every socket (DISCONNECT, then WebSocket close 1001 / the pending
+    /// poll answered), closes idle connections, lets in-flight requests finish (bounded by
+    /// `server.shutdownGraceSeconds`), then closes the database.
     public func shutdown() async {
-        await http.shutdown()
-        hub.disconnectAll(reason: "server shutting down")
+        let hub = self.hub
+        await http.shutdown(notify: { hub.shutdown(reason: EngineCloseReason.serverShutdown) })
+        hub.disconnectAll(reason: EngineCloseReason.serverShutdown)
         await domain.notifications.stop()
         db.close()
     }

@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "TSSync", swiftSettings: strict),
         .target(name: "TSJSON", swiftSettings: strict),
         .target(name: "TSCrypto", dependencies: ["CCrypto", "TSJSON"], swiftSettings: strict),
-        .target(name: "TSStorage", dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSStorage", dependencies: ["CSQLite", "TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
 
         // Transport stack.
         .target(name: "TSSockets", dependencies: ["TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "TSTestSupport", path: "Tests/TSTestSupport", swiftSettings: strict),
         .testTarget(name: "TSJSONTests", dependencies: ["TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSCryptoTests", dependencies: ["TSCrypto"], swiftSettings: strict),
-        .testTarget(name: "TSStorageTests", dependencies: ["TSStorage"], swiftSettings: strict),
+        .testTarget(name: "TSStorageTests", dependencies: ["TSStorage", "TSSync"], swiftSettings: strict),
         .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSWebSocketTests", dependencies: ["TSWebSocket", "TSHTTP", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),

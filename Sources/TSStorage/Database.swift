@@ -1,25 +1,30 @@
 import Foundation
 import Logging
+import TSSync
 
 /// The application's database: one writer connection on a dedicated thread with group commit,
-/// and a pool of read-only connections for synchronous reads.
+/// and a pool of read-only connections, each on a dedicated reader thread.
 ///
 /// - Writes (`write`) are queued to the writer thread, which commits up to
 ///   `maxWriteBatch` of them in one transaction (each job in its own SAVEPOINT) and resumes the
 ///   callers only after the COMMIT: a returned `write` is durable.
-/// - Reads (`read`) use a read-only connection from the pool inside a `BEGIN DEFERRED`
-///   snapshot; in WAL mode they run concurrently with the writer and see committed data only.
+/// - Reads (`read`) are queued to the reader threads (`ReaderPool`); the caller suspends and is
+///   resumed with the result, so an event loop never waits for a connection or a lock. Each read
+///   runs inside a `BEGIN DEFERRED` snapshot; in WAL mode reads run concurrently with the writer
+///   and see committed data only. At most `maxQueuedReads` reads wait for a reader; past that
+///   `read` throws `DatabaseOverloadedError` (503).
+/// - `readSync` blocks the calling thread instead: only for threads that may block (CLI,
+///   migrations, seeding, tests), never an event loop or a request handler.
 /// - `":memory:"` (and `readerCount == 0`): reads are routed through the writer connection
-///   (under its lock), so every caller sees the same in-memory database.
+///   (under its lock, from one reader thread), so every caller sees the same in-memory database.
 ///
 /// Rules for callers: a `write` job must not run `BEGIN`/`COMMIT`/`ROLLBACK` itself (use
 /// `connection.transaction`/`savepoint`, which nest); a `read` body must not write; do not
 /// call `close()` or `await` another `write` from inside a job (the writer thread would wait on itself).
 ///
 /// `@unchecked Sendable` invariant: the writer connection is only touched through `core`
-/// (which serializes it with a lock and its own thread); each reader connection is used by
-/// exactly one thread between `checkoutReader` and `checkinReader`; `availableReaders` and
-/// `isClosed` are guarded by `poolCondition`. Everything else is immutable.
+/// (which serializes it with a lock and its own thread); each reader connection is owned by one
+/// reader thread of `pool`. Everything else is immutable.
 public final class Database: @unchecked Sendable {
     public let path: String
     public let configuration: DatabaseConfiguration
@@ -27,10 +32,7 @@ public final class Database: @unchecked Sendable {
     public let routesReadsThroughWriter: Bool
     let logger: Logger
     private let core: WriterCore
-    private let readers: [SQLiteConnection]
-    private var availableReaders: [SQLiteConnection]
-    private var isClosed = false
-    private let poolCondition = NSCondition()
+    private let pool: ReaderPool
 
     /// Opens (creating if needed) the database at `path` with its writer thread and read pool.
     public init(path: String, configuration: DatabaseConfiguration = .init(),
@@ -58,10 +60,25 @@ public final class Database: @unchecked Sendable {
                 throw error
             }
         }
-        self.readers = readers
-        self.availableReaders = readers
         self.routesReadsThroughWriter = readers.isEmpty
-        self.core = WriterCore(connection: writer, maxBatch: configuration.maxWriteBatch, logger: logger)
+        let core: WriterCore
+        do {
+            core = try WriterCore(connection: writer, maxBatch: configuration.maxWriteBatch, logger: logger)
+        } catch {
+            readers.forEach { $0.close() }
+            writer.close()
+            throw error
+        }
+        self.core = core
+        do {
+            pool = try ReaderPool(sources: readers.isEmpty ? [.writer(core)] : readers.map { .connection($0) },
+                                  maxQueued: configuration.maxQueuedReads, logger: logger)
+        } catch {
+            readers.forEach { $0.close() }
+            core.stopAndDrain()
+            core.closeConnection()
+            throw error
+        }
         logger.debug("sqlite: opened", metadata: ["path": "\(path)", "readers": "\(readers.count)"])
     }
 
@@ -73,50 +90,57 @@ public final class Database: @unchecked Sendable {
 
     // MARK: - Reads
 
-    /// Runs `body` synchronously on a read-only connection inside a read transaction (one
-    /// consistent snapshot for all its statements). Blocks while all readers are busy.
-    public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    /// Runs `body` on a reader thread, on a read-only connection inside a read transaction (one
+    /// consistent snapshot for all its statements), and returns its result. The caller suspends
+    /// meanwhile (it never blocks its thread); when every reader is busy the read waits in a
+    /// FIFO queue of at most `maxQueuedReads`, past which it throws `DatabaseOverloadedError`.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let job = AsyncReadJob(body: body, continuation: continuation)
+            switch pool.submit(job, bounded: true) {
+            case .accepted: break
+            case .full: continuation.resume(throwing: DatabaseOverloadedError(maxQueuedReads: pool.maxQueued))
+            case .closed: continuation.resume(throwing: StorageError.misuse("database is closed"))
+            }
+        }
+    }
+
+    /// Runs `body` like `read` but BLOCKS the calling thread until it is done. Only for threads
+    /// that may block: the CLI, migrations, seeding and tests; never an event loop or a request
+    /// handler (use `read`). Not bounded by `maxQueuedReads`. On a `:memory:` database it runs on
+    /// the calling thread through the writer connection (so it also works nested in `writeSync`).
+    public func readSync<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         if routesReadsThroughWriter {
             return try core.withConnection { connection in
                 // Nested inside a write on this thread: read within that transaction.
                 if connection.isInTransaction { return try body(connection) }
                 try connection.executeScript("PRAGMA query_only = 1")
                 defer { try? connection.executeScript("PRAGMA query_only = 0") }
-                return try Database.snapshot(connection, body)
+                var value: T?
+                try Database.snapshot(connection) { value = try body($0) }
+                return value!
             }
         }
-        let connection = try checkoutReader()
-        defer { checkinReader(connection) }
-        return try Database.snapshot(connection, body)
+        // `body` does not escape: this call returns only after the job has run or failed.
+        return try withoutActuallyEscaping(body) { escapable in
+            let job = BlockingReadJob(body: escapable)
+            switch pool.submit(job, bounded: false) {
+            case .accepted: break
+            case .full, .closed: throw StorageError.misuse("database is closed")
+            }
+            return try job.wait()
+        }
     }
 
-    private static func snapshot<T>(_ connection: SQLiteConnection, _ body: (SQLiteConnection) throws -> T) throws -> T {
+    static func snapshot(_ connection: SQLiteConnection, _ body: (SQLiteConnection) throws -> Void) throws {
         try connection.executeScript("BEGIN DEFERRED")
         do {
-            let result = try body(connection)
+            try body(connection)
             try connection.executeScript("COMMIT")
-            return result
         } catch {
             if connection.isInTransaction { try? connection.executeScript("ROLLBACK") }
             throw error
         }
-    }
-
-    private func checkoutReader() throws -> SQLiteConnection {
-        poolCondition.lock()
-        defer { poolCondition.unlock() }
-        while true {
-            if isClosed { throw StorageError.misuse("database is closed") }
-            if let connection = availableReaders.popLast() { return connection }
-            poolCondition.wait()
-        }
-    }
-
-    private func checkinReader(_ connection: SQLiteConnection) {
-        poolCondition.lock()
-        availableReaders.append(connection)
-        poolCondition.broadcast()
-        poolCondition.unlock()
     }
 
     // MARK: - Writes
@@ -149,6 +173,46 @@ public final class Database: @unchecked Sendable {
         try core.withConnection(body)
     }
 
+    /// Runs `body` on the writer thread between group commits, alone and outside any
+    /// transaction (it may open its own, e.g. with `connection.transaction`). For background
+    /// maintenance: WAL checkpoints and batched pruning, which must neither block an event loop
+    /// nor hold the write lock for long. Durable like `write` once it returns.
+    @discardableResult
+    public func maintenance<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let job = TypedWriteJob(body: body, continuation: continuation, outsideTransaction: true)
+            if !core.enqueue(job) {
+                continuation.resume(throwing: StorageError.misuse("database is closed"))
+            }
+        }
+    }
+
+    /// What one `PRAGMA wal_checkpoint` did (https://sqlite.org/pragma.html#pragma_wal_checkpoint).
+    public struct CheckpointResult: Sendable, Equatable {
+        /// True when a reader's snapshot kept the checkpoint from completing (it then did what it could).
+        public var busy: Bool
+        /// Frames in the WAL before the checkpoint (-1 when not in WAL mode).
+        public var walFrames: Int64
+        /// Frames copied back into the database file.
+        public var checkpointedFrames: Int64
+    }
+
+    /// `PRAGMA wal_checkpoint(TRUNCATE)` on the writer thread, between group commits: copies the
+    /// WAL into the database file and truncates the WAL to zero bytes. It never waits for readers
+    /// (the busy handler is off while it runs): when a read still uses the WAL it checkpoints what
+    /// it can, like PASSIVE, and reports `busy`; the next one finishes the job.
+    @discardableResult
+    public func checkpoint() async throws -> CheckpointResult {
+        let busyTimeout = configuration.busyTimeoutMilliseconds
+        return try await maintenance { c in
+            try c.executeScript("PRAGMA busy_timeout = 0")
+            defer { try? c.executeScript("PRAGMA busy_timeout = \(busyTimeout)") }
+            return try c.first("PRAGMA wal_checkpoint(TRUNCATE)") {
+                CheckpointResult(busy: $0.int(0) != 0, walFrames: $0.int(1), checkpointedFrames: $0.int(2))
+            } ?? CheckpointResult(busy: false, walFrames: -1, checkpointedFrames: -1)
+        }
+    }
+
     // MARK: - Metrics
 
     /// Jobs queued for the writer thread and not yet started.
@@ -157,26 +221,36 @@ public final class Database: @unchecked Sendable {
     public var lastTransactionNanoseconds: UInt64 { core.statsSnapshot.lastTransactionNanoseconds }
     public var stats: DatabaseStats { core.statsSnapshot }
 
-    /// Cheap liveness probe for `/health`: `SELECT 1` through the read path.
-    public func ping() -> Bool {
-        (try? read { try $0.scalarInt("SELECT 1") }) == 1
+    /// The read pool right now: readers busy, reads waiting, reads refused and done so far.
+    public var readPool: (readers: Int, busy: Int, queued: Int, rejected: UInt64, completed: UInt64) {
+        let s = pool.snapshot
+        return (pool.size, s.readersBusy, s.queued, s.rejected, s.completed)
     }
+
+    /// Liveness probe for `/health`, which must answer promptly whatever the reads are doing:
+    /// `SELECT 1` on a reader when one is idle; when every reader is busy the pool is working, so
+    /// the answer is `.busy` without queueing behind them.
+    public func health() async -> Health {
+        guard pool.hasIdleReader else { return .busy }
+        do { return try await read { try $0.scalarInt("SELECT 1") } == 1 ? .ok : .failed } catch is DatabaseOverloadedError {
+            return .busy
+        } catch {
+            return .failed
+        }
+    }
+
+    public enum Health: Sendable { case ok, busy, failed }
+
+    /// `health() != .failed`.
+    public func ping() async -> Bool { await health() != .failed }
 
     // MARK: - Shutdown
 
-    /// Refuses new writes, finishes (commits) every queued write, then closes all connections.
-    /// Idempotent; blocks until the writer thread has drained.
+    /// Refuses new writes, finishes (commits) every queued write, lets every queued read finish,
+    /// then closes all connections. Idempotent; blocks until the writer and reader threads are done.
     public func close() {
         core.stopAndDrain()
-        poolCondition.lock()
-        if !isClosed {
-            isClosed = true
-            poolCondition.broadcast()  // wake readers waiting in checkoutReader: they throw
-            // Wait for readers in use to be checked back in, then close them.
-            while availableReaders.count < readers.count { poolCondition.wait() }
-            readers.forEach { $0.close() }
-        }
-        poolCondition.unlock()
+        pool.close()
         // The writer closes last: as the last connection it checkpoints and removes the WAL.
         core.closeConnection()
     }

@@ -44,6 +44,17 @@ public struct DatabaseConfiguration: Sendable {
     /// Prepared statements kept per connection (keyed by SQL text); when full the unused ones
     /// are finalized. Default 256.
     public var statementCacheCapacity: Int
+    /// Reads allowed to wait for a free reader connection (`database.maxQueuedReads`); past it
+    /// `Database.read` throws `DatabaseOverloadedError` (HTTP 503). Default 1024.
+    public var maxQueuedReads: Int
+    /// `PRAGMA journal_size_limit` on the writer (https://sqlite.org/pragma.html#pragma_journal_size_limit):
+    /// after a checkpoint resets the WAL, its file is truncated to at most this many bytes, so a
+    /// burst does not leave a large WAL behind. -1 = no limit. Default 64 MiB.
+    public var journalSizeLimitBytes: Int
+    /// `PRAGMA wal_autocheckpoint` on the writer (https://sqlite.org/wal.html#automatic_checkpoint):
+    /// a PASSIVE checkpoint runs after a commit that leaves the WAL at least this many pages
+    /// long. 0 turns automatic checkpoints off. Default 1000 (SQLite's).
+    public var walAutocheckpointPages: Int
 
     public init(busyTimeoutMilliseconds: Int = 5000,
                 synchronous: Synchronous = .full,
@@ -51,7 +62,10 @@ public struct DatabaseConfiguration: Sendable {
                 maxWriteBatch: Int = 64,
                 journalMode: JournalMode = .wal,
                 foreignKeys: Bool = true,
-                statementCacheCapacity: Int = 256) {
+                statementCacheCapacity: Int = 256,
+                maxQueuedReads: Int = 1024,
+                journalSizeLimitBytes: Int = 64 << 20,
+                walAutocheckpointPages: Int = 1000) {
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.synchronous = synchronous
         self.readerCount = readerCount
@@ -59,5 +73,8 @@ public struct DatabaseConfiguration: Sendable {
         self.journalMode = journalMode
         self.foreignKeys = foreignKeys
         self.statementCacheCapacity = statementCacheCapacity
+        self.maxQueuedReads = maxQueuedReads
+        self.journalSizeLimitBytes = journalSizeLimitBytes
+        self.walAutocheckpointPages = walAutocheckpointPages
     }
 }

@@ -57,7 +57,7 @@ public struct Migrator: Sendable {
     /// migration's file changed.
     public func pending(in db: Database) throws -> [Migration] {
         let all = try migrations()
-        let applied = try db.read { try Migrator.appliedChecksums($0) }
+        let applied = try db.readSync { try Migrator.appliedChecksums($0) }
         return try Migrator.unapplied(all, applied: applied)
     }
 
@@ -66,7 +66,7 @@ public struct Migrator: Sendable {
     public func migrate(_ db: Database) throws -> [Migration] {
         let all = try migrations()
         try db.writeSync { try Migrator.createTable($0) }
-        let applied = try db.read { try Migrator.appliedChecksums($0) }
+        let applied = try db.readSync { try Migrator.appliedChecksums($0) }
         var done: [Migration] = []
         for migration in try Migrator.unapplied(all, applied: applied) {
             if try Migrator.apply(migration, to: db) { done.append(migration) }

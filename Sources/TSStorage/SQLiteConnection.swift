@@ -40,6 +40,9 @@ public final class SQLiteConnection {
                 _ = ts_sqlite3_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored)
                 try executeScript("PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
                 try executeScript("PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+                // The WAL's bound: checkpoint every N pages, and shrink the file after a reset.
+                try executeScript("PRAGMA journal_size_limit = \(configuration.journalSizeLimitBytes)")
+                try executeScript("PRAGMA wal_autocheckpoint = \(max(0, configuration.walAutocheckpointPages))")
             }
             try executeScript("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
         } catch {

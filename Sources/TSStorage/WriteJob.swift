@@ -1,5 +1,8 @@
 /// A queued `Database.write` call, type-erased for the writer thread.
 protocol WriteJob: AnyObject {
+    /// True for a maintenance job (`Database.maintenance`): the writer runs it alone, outside
+    /// any transaction.
+    var runsOutsideTransaction: Bool { get }
     /// Runs the job's body on the writer connection (inside its SAVEPOINT). Returns true on success.
     func execute(on connection: SQLiteConnection) -> Bool
     /// Replaces the job's outcome with `error` (its transaction was lost or failed to commit).
@@ -18,15 +21,18 @@ final class TypedWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     private let body: @Sendable (SQLiteConnection) throws -> T
     private let continuation: CheckedContinuation<T, any Error>
     private var outcome: Result<T, any Error>?
+    let runsOutsideTransaction: Bool
 
-    init(body: @escaping @Sendable (SQLiteConnection) throws -> T, continuation: CheckedContinuation<T, any Error>) {
+    init(body: @escaping @Sendable (SQLiteConnection) throws -> T, continuation: CheckedContinuation<T, any Error>,
+         outsideTransaction: Bool = false) {
         self.body = body
         self.continuation = continuation
+        self.runsOutsideTransaction = outsideTransaction
     }
 
     func execute(on connection: SQLiteConnection) -> Bool {
         do {
-            let value = try connection.savepoint { try body(connection) }
+            let value = runsOutsideTransaction ? try body(connection) : try connection.savepoint { try body(connection) }
             outcome = .success(value)
             return true
         } catch {

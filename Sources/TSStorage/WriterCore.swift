@@ -1,5 +1,6 @@
-import Foundation
+import Dispatch
 import Logging
+import TSSync
 
 /// The single write connection, its queue, and the dedicated writer thread doing group commit.
 ///
@@ -10,27 +11,22 @@ import Logging
 /// - `queue`, `closing` and `stats` are read and written only while `queueCondition` is held.
 final class WriterCore: @unchecked Sendable {
     let connection: SQLiteConnection
-    let connectionLock = NSRecursiveLock()
-    private let queueCondition = NSCondition()
+    let connectionLock = RecursiveLock()
+    private let queueCondition = Condition()
     private var queue: [any WriteJob] = []
     private var closing = false
     private var connectionClosed = false
     private var stats = DatabaseStats()
     private let maxBatch: Int
     private let logger: Logger
-    private let exited = DispatchSemaphore(value: 0)
+    // Written once in init before the core is shared; `join` is itself thread-safe.
+    private var thread: SpawnedThread?
 
-    init(connection: SQLiteConnection, maxBatch: Int, logger: Logger) {
+    init(connection: SQLiteConnection, maxBatch: Int, logger: Logger) throws {
         self.connection = connection
         self.maxBatch = max(1, maxBatch)
         self.logger = logger
-        let thread = Thread { [self] in
-            self.runLoop()
-            self.exited.signal()
-        }
-        thread.name = "touchsync.sqlite-writer"
-        thread.stackSize = 4 << 20
-        thread.start()
+        thread = try SpawnedThread.spawn(name: "ts-sqlite-writer", stackSize: 4 << 20) { [self] in self.runLoop() }
     }
 
     // MARK: - Queue
@@ -75,12 +71,33 @@ final class WriterCore: @unchecked Sendable {
                 queueCondition.unlock()
                 return
             }
-            let n = min(maxBatch, queue.count)
+            if queue[0].runsOutsideTransaction {
+                let job = queue.removeFirst()
+                queueCondition.unlock()
+                runAlone(job)
+                continue
+            }
+            // A batch stops before the next job that must run outside a transaction.
+            var n = 1
+            while n < min(maxBatch, queue.count) && !queue[n].runsOutsideTransaction { n += 1 }
             let batch = Array(queue.prefix(n))
             queue.removeFirst(n)
             queueCondition.unlock()
             runBatch(batch)
         }
+    }
+
+    /// A maintenance job (checkpoint, pruning bookkeeping): on the writer connection between
+    /// batches, outside any transaction, so it never holds the write lock longer than it needs.
+    private func runAlone(_ job: any WriteJob) {
+        connectionLock.lock()
+        if connectionClosed {
+            job.fail(StorageError.misuse("database is closed"))
+        } else {
+            _ = job.execute(on: connection)
+        }
+        connectionLock.unlock()
+        job.complete()
     }
 
     /// Group commit: one `BEGIN IMMEDIATE`, each job in its own SAVEPOINT (a throwing job is
@@ -202,10 +219,7 @@ final class WriterCore: @unchecked Sendable {
         closing = true
         queueCondition.broadcast()
         queueCondition.unlock()
-        // The semaphore is signalled once when the thread exits; pass the signal on so every
-        // (concurrent or later) caller gets through.
-        exited.wait()
-        exited.signal()
+        thread?.join()  // idempotent: every (concurrent or later) caller gets through
     }
 
     /// Closes the writer connection (after `stopAndDrain`). Idempotent.

@@ -45,7 +45,7 @@ struct BenchSeed: AsyncParsableCommand {
 
     private func seed(_ server: TouchSyncServer) async throws {
         let d = server.domain
-        guard try d.db.read({ c in try c.scalarInt("SELECT COUNT(*) FROM users") }) == 0 else {
+        guard try await d.db.read({ c in try c.scalarInt("SELECT COUNT(*) FROM users") }) == 0 else {
             throw CleanExit.message("touchsync: bench-seed needs an empty database (\(server.databasePath) has users)")
         }
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)

@@ -83,7 +83,7 @@ struct Serve: AsyncParsableCommand {
         let host = config.string("server.host")
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         let base = "http://\(shownHost):\(port)"
-        print(StartupBanner.text(base: base, databasePath: server.databasePath, server: server, demo: demoMode))
+        print(await StartupBanner.text(base: base, databasePath: server.databasePath, server: server, demo: demoMode))
         fflush(nil)
 
         // SIGTERM/SIGINT: stop accepting, finish in-flight requests (bounded), close the database, exit 0.
@@ -151,7 +151,7 @@ struct Token: AsyncParsableCommand {
         let config = try common.load(extra: ["log.level": "warning"])
         let server = try TouchSyncServer(configuration: config)
         defer { server.db.close() }
-        guard let userId = try server.domain.auth.userId(forUsername: username) else {
+        guard let userId = try await server.domain.auth.userId(forUsername: username) else {
             throw Fatal.fail("no user named \(username) in \(server.databasePath)")
         }
         print(server.domain.auth.issueToken(userId: userId, lifetimeSeconds: lifetime))

@@ -84,7 +84,8 @@ final class ConfigurationTests: XCTestCase {
         let second = try TouchSyncServer(configuration: config, environment: [:])
         defer { second.db.close() }
         XCTAssertEqual(try String(contentsOfFile: secretFile, encoding: .utf8), secret)
-        XCTAssertEqual(try second.domain.auth.authenticate(token: token).id, user.id)
+        let authenticated = try await second.domain.auth.authenticate(token: token)
+        XCTAssertEqual(authenticated.id, user.id)
     }
 
     /// Issue 2 item 2's default limits, as the HTTP server actually receives them from the settings.

@@ -13,7 +13,7 @@ final class DemoSeederTests: XCTestCase {
         let seeded = try await DemoSeeder.seedIfEmpty(live.server.domain)
         XCTAssertTrue(seeded)
 
-        func count(_ sql: String) throws -> Int64 { try live.server.db.read { c in try c.scalarInt(sql) } ?? -1 }
+        func count(_ sql: String) throws -> Int64 { try live.server.db.readSync { c in try c.scalarInt(sql) } ?? -1 }
         XCTAssertEqual(try count("SELECT COUNT(*) FROM users"), 3)
         XCTAssertEqual(try count("SELECT COUNT(*) FROM rooms"), 2)
         XCTAssertEqual(try count("SELECT COUNT(*) FROM rooms r WHERE (SELECT COUNT(*) FROM room_members m WHERE m.room_id = r.id) >= 2"), 2,
@@ -27,7 +27,7 @@ final class DemoSeederTests: XCTestCase {
         XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM post_saves"), 0)
         // Issue 2 item 6: passwords are stored only as a salted PBKDF2 hash whose cost is the setting
         // `auth.passwordIterations` (LiveServer sets 1000).
-        let hashes = try live.server.db.read { c in try c.rows("SELECT password_hash FROM users") { $0.string(0) } }
+        let hashes = try live.server.db.readSync { c in try c.rows("SELECT password_hash FROM users") { $0.string(0) } }
         XCTAssertEqual(hashes.count, 3)
         for (hash, user) in zip(hashes, DemoSeeder.users) {
             XCTAssertTrue(hash.hasPrefix("pbkdf2-sha256$1000$"), hash)
@@ -51,7 +51,7 @@ final class DemoSeederTests: XCTestCase {
                 XCTAssertEqual(detail.elements.count, room.elementCount)
                 reactedElements += detail.elements.filter { $0.reactions != nil }.count
             }
-            let posts = try live.server.db.read { c in try c.rows("SELECT id FROM posts") { $0.string(0) } }
+            let posts = try live.server.db.readSync { c in try c.rows("SELECT id FROM posts") { $0.string(0) } }
             let state = try await api.post("/api/mobile/posts/interaction-state", ["postIds": .array(posts.map(JSONValue.string))], token: token)
                 .decode(InteractionStateResponse.self)
             XCTAssertEqual(state.data?.totalPosts, 30)

@@ -146,7 +146,7 @@ final class ElementsAPITests: LiveServerTestCase {
         let page = try await api.get("/api/rooms/\(roomId!)/elements/\(id)/reactions", token: token).decode(DataEnvelope<ReactionPageDTO>.self).data
         XCTAssertEqual(page.total, 0)
         XCTAssertEqual(page.reactions.count, 0)
-        let rows = try live.server.db.read { c in try c.scalarInt("SELECT COUNT(*) FROM reactions WHERE element_id = ?", [.text(id)]) }
+        let rows = try live.server.db.readSync { c in try c.scalarInt("SELECT COUNT(*) FROM reactions WHERE element_id = ?", [.text(id)]) }
         XCTAssertEqual(rows, 0)
     }
 

@@ -29,7 +29,7 @@ final class TestModeTests: XCTestCase {
     }
 
     func tableCounts() throws -> [String: Int64] {
-        try live.server.db.read { c in
+        try live.server.db.readSync { c in
             var out: [String: Int64] = [:]
             for t in ["users", "rooms", "room_members", "elements", "reactions", "messages", "posts", "post_likes", "post_saves",
                       "devices", "notifications", "schema_migrations"] {

@@ -48,7 +48,7 @@ final class ForeignKeyTests: XCTestCase {
         }
     }
 
-    func count(_ sql: String, _ args: [SQLValue] = []) throws -> Int64 { try db.read { c in try c.scalarInt(sql, args) } ?? -1 }
+    func count(_ sql: String, _ args: [SQLValue] = []) throws -> Int64 { try db.readSync { c in try c.scalarInt(sql, args) } ?? -1 }
 
     func delete(_ table: String, id: String) throws {
         let n = try db.writeSync { c in try c.run("DELETE FROM \(table) WHERE id = ?", [.text(id)]) }
@@ -78,11 +78,11 @@ final class ForeignKeyTests: XCTestCase {
 
     func testDeletingAUserCascadesToEverythingTheyOwnAndNullsNameSetBy() throws {
         let carol = users[2].id
-        XCTAssertEqual(try db.read { c in try c.scalarString("SELECT name_set_by FROM rooms WHERE id = ?", [.text(rooms[1].id)]) }, carol)
+        XCTAssertEqual(try db.readSync { c in try c.scalarString("SELECT name_set_by FROM rooms WHERE id = ?", [.text(rooms[1].id)]) }, carol)
         for (table, column) in Self.userColumns {
             XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM \(table) WHERE \(column) = ?", [.text(carol)]), 0, "\(table) before")
         }
-        let carolsPosts = try db.read { c in try c.rows("SELECT id FROM posts WHERE author_id = ?", [.text(carol)]) { $0.string(0) } }
+        let carolsPosts = try db.readSync { c in try c.rows("SELECT id FROM posts WHERE author_id = ?", [.text(carol)]) { $0.string(0) } }
 
         try delete("users", id: carol)
 
@@ -113,7 +113,7 @@ final class ForeignKeyTests: XCTestCase {
         XCTAssertThrowsError(try db.writeSync { c in
             try c.run("INSERT INTO devices (token, user_id, platform, created_at, updated_at) VALUES ('t', 'no-such-user', 'ios', 0, 0)")
         }, "a device for a user that does not exist")
-        XCTAssertEqual(try db.read { c in try c.scalarInt("PRAGMA foreign_keys") }, 1)
+        XCTAssertEqual(try db.readSync { c in try c.scalarInt("PRAGMA foreign_keys") }, 1)
     }
 
     // MARK: - Helpers

@@ -17,9 +17,9 @@ final class QueryCountTests: XCTestCase {
 
     override func tearDown() { db.close() }
 
-    func executed(_ body: () throws -> Void) throws -> Int {
+    func executed(_ body: () async throws -> Void) async throws -> Int {
         let before = try db.withWriterConnection { $0.statementsExecuted }
-        try body()
+        try await body()
         return try db.withWriterConnection { $0.statementsExecuted } - before
     }
 
@@ -32,7 +32,8 @@ final class QueryCountTests: XCTestCase {
                                                  originSocketId: nil)
         }
         var rooms: [Room] = []
-        XCTAssertEqual(try executed { rooms = try domain.rooms.myRooms(viewer: a.id) }, 1)
+        let myRoomsQueries = try await executed { rooms = try await domain.rooms.myRooms(viewer: a.id) }
+        XCTAssertEqual(myRoomsQueries, 1)
         XCTAssertEqual(rooms.count, 50)
         XCTAssertTrue(rooms.allSatisfy { $0.elementCount == 1 && $0.unseenElements == 1 })
     }
@@ -43,7 +44,8 @@ final class QueryCountTests: XCTestCase {
         for i in 0..<50 { ids.append(try await domain.posts.create(actor: a.id, input: Input(["content": .string("p\(i)")])).id) }
         for id in ids.prefix(20) { _ = try await domain.posts.set(.like, on: true, postId: id, actor: a.id) }
         var states: PostService.InteractionStates!
-        XCTAssertEqual(try executed { states = try domain.posts.interactionStates(postIds: ids, viewer: a.id) }, 1)
+        let statesQueries = try await executed { states = try await domain.posts.interactionStates(postIds: ids, viewer: a.id) }
+        XCTAssertEqual(statesQueries, 1)
         XCTAssertEqual(states.interactions.count, 50)
         XCTAssertEqual(states.interactions.filter(\.isLiked).count, 20)
     }
@@ -62,8 +64,9 @@ final class QueryCountTests: XCTestCase {
                                                  originSocketId: nil)
             XCTFail("the injected failure must surface")
         } catch {}
-        XCTAssertEqual(try domain.elements.list(roomId: room.id, viewer: a.id).count, 0, "the element rolled back with its notification")
-        let bobs = try domain.rooms.myRooms(viewer: b.id)
+        let listed = try await domain.elements.list(roomId: room.id, viewer: a.id)
+        XCTAssertEqual(listed.count, 0, "the element rolled back with its notification")
+        let bobs = try await domain.rooms.myRooms(viewer: b.id)
         XCTAssertEqual(bobs.first?.elementCount, 0)
         XCTAssertEqual(bobs.first?.unseenElements, 0)
     }

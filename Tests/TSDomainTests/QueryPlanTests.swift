@@ -37,21 +37,21 @@ final class QueryPlanTests: XCTestCase {
         }
         let (room0, el0) = elements[0]
         let viewer = users[0].id
-        _ = try domain.rooms.myRooms(viewer: viewer)
-        _ = try domain.rooms.detail(roomId: room0, viewer: viewer)
+        _ = try await domain.rooms.myRooms(viewer: viewer)
+        _ = try await domain.rooms.detail(roomId: room0, viewer: viewer)
         _ = try await domain.rooms.rename(roomId: room0, actor: viewer, input: Input(["name": "renamed"]), originSocketId: nil)
         _ = try await domain.rooms.markSeen(roomId: room0, actor: viewer)
         _ = try await domain.rooms.markMessagesRead(roomId: room0, actor: viewer)
-        _ = try domain.rooms.memberIds(roomId: room0)
-        _ = try domain.rooms.isMember(roomId: room0, userId: viewer)
-        _ = try domain.elements.list(roomId: room0, viewer: viewer)
+        _ = try await domain.rooms.memberIds(roomId: room0)
+        _ = try await domain.rooms.isMember(roomId: room0, userId: viewer)
+        _ = try await domain.elements.list(roomId: room0, viewer: viewer)
         _ = try await domain.elements.update(roomId: room0, elementId: el0, actor: viewer, input: Input(["positionX": 5]), originSocketId: nil)
-        _ = try domain.elements.reactedUsers(elementId: el0, among: users.map(\.id))
-        let page = try domain.reactions.list(roomId: room0, elementId: el0, viewer: viewer, limit: 2, before: nil)
-        _ = try domain.reactions.list(roomId: room0, elementId: el0, viewer: viewer, limit: 2, before: page.reactions.last?.id)
+        _ = try await domain.elements.reactedUsers(elementId: el0, among: users.map(\.id))
+        let page = try await domain.reactions.list(roomId: room0, elementId: el0, viewer: viewer, limit: 2, before: nil)
+        _ = try await domain.reactions.list(roomId: room0, elementId: el0, viewer: viewer, limit: 2, before: page.reactions.last?.id)
         for i in 0..<5 { _ = try await domain.messages.send(roomId: room0, actor: users[i].id, input: Input(["text": .string("m\(i)")]), originSocketId: nil) }
-        let msgs = try domain.messages.list(roomId: room0, viewer: viewer, limit: 2, before: nil)
-        _ = try domain.messages.list(roomId: room0, viewer: viewer, limit: 2, before: msgs.last?.id)
+        let msgs = try await domain.messages.list(roomId: room0, viewer: viewer, limit: 2, before: nil)
+        _ = try await domain.messages.list(roomId: room0, viewer: viewer, limit: 2, before: msgs.last?.id)
         var posts: [String] = []
         for i in 0..<20 { posts.append(try await domain.posts.create(actor: users[i % 8].id, input: Input(["content": .string("p\(i)")])).id) }
         for p in posts.prefix(10) {
@@ -59,10 +59,10 @@ final class QueryPlanTests: XCTestCase {
             _ = try await domain.posts.set(.save, on: true, postId: p, actor: viewer)
         }
         _ = try await domain.posts.set(.like, on: false, postId: posts[0], actor: viewer)
-        _ = try domain.posts.interactionStates(postIds: posts, viewer: viewer)
+        _ = try await domain.posts.interactionStates(postIds: posts, viewer: viewer)
         _ = try await domain.devices.register(actor: viewer, input: Input(["token": "tok", "platform": "ios"]))
         try await domain.notifications.drainBatch()
-        _ = try domain.notifications.list(userId: viewer, limit: 10)
+        _ = try await domain.notifications.list(userId: viewer, limit: 10)
         try await domain.devices.unregister(actor: viewer, token: "tok")
         try await domain.elements.delete(roomId: room0, elementId: el0, actor: viewer, originSocketId: nil)
         _ = try await domain.elements.clear(roomId: rooms[1].id, actor: viewer, originSocketId: nil)

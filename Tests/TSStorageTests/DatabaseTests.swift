@@ -28,7 +28,7 @@ final class DatabaseTests: XCTestCase {
             return ids
         }
         XCTAssertEqual(Set(ids).count, 200)
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM items") }, 200)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM items") }, 200)
         let stats = db.stats
         XCTAssertEqual(stats.jobsCommitted, 201)  // + the CREATE TABLE writeSync
         XCTAssertEqual(stats.jobsFailed, 0)
@@ -79,7 +79,7 @@ final class DatabaseTests: XCTestCase {
                 XCTAssertEqual(all[i].flatMap { try? $0.get() }, 1, "job \(i)")
             }
         }
-        let labels = try db.read { try $0.rows("SELECT label FROM items ORDER BY label") { $0.string(0) } }
+        let labels = try db.readSync { try $0.rows("SELECT label FROM items ORDER BY label") { $0.string(0) } }
         XCTAssertEqual(labels, (0..<10).filter { $0 != 4 }.map { "row-\($0)" })
     }
 
@@ -109,11 +109,11 @@ final class DatabaseTests: XCTestCase {
                 XCTAssertTrue(e.isForeignKeyViolation, "\(name): \(e)")
             }
         }
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM items") }, 0)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM items") }, 0)
         XCTAssertEqual(db.stats.commitFailures, 1)
         // The writer recovers.
         try await db.write { try $0.run("INSERT INTO items (label) VALUES ('after')") }
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM items") }, 1)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM items") }, 1)
     }
 
     /// A write resumes its caller only after COMMIT: an independent connection sees the row.
@@ -143,16 +143,16 @@ final class DatabaseTests: XCTestCase {
         try await waitUntil { inserted.current == 1 }
         // Safety valve: if reads were blocked by the writer, this releases it and the assertion fails.
         DispatchQueue.global().asyncAfter(deadline: .now() + 5) { release.signal() }
-        let during = try db.read { try $0.rows("SELECT label FROM items") { $0.string(0) } }
+        let during = try db.readSync { try $0.rows("SELECT label FROM items") { $0.string(0) } }
         XCTAssertEqual(during, ["committed"])
         release.signal()
         try await writer.value
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM items") }, 2)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM items") }, 2)
     }
 
     func testReadOnlyConnectionsRefuseWrites() throws {
         let (db, _) = try openFileDatabase()
-        XCTAssertThrowsError(try db.read { try $0.run("INSERT INTO items (label) VALUES ('x')") })
+        XCTAssertThrowsError(try db.readSync { try $0.run("INSERT INTO items (label) VALUES ('x')") })
     }
 
     func testMemoryDatabaseIsSharedByReadsAndWrites() async throws {
@@ -162,7 +162,7 @@ final class DatabaseTests: XCTestCase {
         try db.writeSync { try $0.executeScript("CREATE TABLE t (v INTEGER)") }
         try await db.write { try $0.run("INSERT INTO t VALUES (1)") }
         try db.writeSync { try $0.run("INSERT INTO t VALUES (2)") }
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT sum(v) FROM t") }, 3)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT sum(v) FROM t") }, 3)
         // Concurrent readers and writers all see one database.
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<50 {
@@ -171,18 +171,19 @@ final class DatabaseTests: XCTestCase {
                     XCTAssertEqual(changed, 1)
                 }
                 group.addTask {
-                    let n = try db.read { try $0.scalarInt("SELECT count(*) FROM t") } ?? 0
+                    let n = try await db.read { try $0.scalarInt("SELECT count(*) FROM t") } ?? 0
                     XCTAssertGreaterThanOrEqual(n, 2)
                 }
             }
             try await group.waitForAll()
         }
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM t") }, 52)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM t") }, 52)
         // Reads cannot write, and leave the connection writable afterwards.
-        XCTAssertThrowsError(try db.read { try $0.run("INSERT INTO t VALUES (9)") })
+        XCTAssertThrowsError(try db.readSync { try $0.run("INSERT INTO t VALUES (9)") })
         try db.writeSync { try $0.run("INSERT INTO t VALUES (9)") }
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM t") }, 53)
-        XCTAssertTrue(db.ping())
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM t") }, 53)
+        let health = await db.health()
+        XCTAssertEqual(health, .ok)
     }
 
     func testWriteSyncRollsBackOnError() throws {
@@ -191,7 +192,7 @@ final class DatabaseTests: XCTestCase {
             try c.run("INSERT INTO items (label) VALUES ('a')")
             try c.run("INSERT INTO items (label) VALUES ('a')")  // UNIQUE violation
         }) { XCTAssertTrue(($0 as! StorageError).isUniqueViolation) }
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM items") }, 0)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM items") }, 0)
     }
 
     func testCloseDrainsQueuedWritesAndRefusesNewOnes() async throws {
@@ -208,7 +209,7 @@ final class DatabaseTests: XCTestCase {
         try await blocker.value
         let queuedResult = try await queued.value
         XCTAssertEqual(queuedResult, 1)
-        try await waitUntil { (try? db.read { _ in 0 }) == nil }
+        try await waitUntil { (try? db.readSync { _ in 0 }) == nil }
         do {
             try await db.write { _ in }
             XCTFail("write after close must fail")
@@ -217,6 +218,6 @@ final class DatabaseTests: XCTestCase {
         }
         let reopened = try Database(path: path)
         defer { reopened.close() }
-        XCTAssertEqual(try reopened.read { try $0.scalarInt("SELECT count(*) FROM items") }, 1)
+        XCTAssertEqual(try reopened.readSync { try $0.scalarInt("SELECT count(*) FROM items") }, 1)
     }
 }

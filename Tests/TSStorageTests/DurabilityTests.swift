@@ -44,10 +44,10 @@ final class DurabilityTests: XCTestCase {
 
         let db = try Database(path: path)
         defer { db.close() }
-        let stored = Set(try db.read { try $0.rows("SELECT n FROM acked") { Int($0.int(0)) } })
+        let stored = Set(try db.readSync { try $0.rows("SELECT n FROM acked") { Int($0.int(0)) } })
         let lost = acked.subtracting(stored)
         XCTAssertTrue(lost.isEmpty, "acknowledged writes lost after kill -9: \(lost.sorted().prefix(10))")
-        XCTAssertEqual(try db.read { try $0.scalarString("PRAGMA integrity_check") }, "ok")
+        XCTAssertEqual(try db.readSync { try $0.scalarString("PRAGMA integrity_check") }, "ok")
     }
 
     /// The child side of `testAcknowledgedWritesSurviveKill9`; skipped unless run by it.

@@ -27,8 +27,8 @@ final class MigratorTests: XCTestCase {
         XCTAssertEqual(try migrator.pending(in: db).map(\.version), [1, 2, 10])
         let applied = try migrator.migrate(db)
         XCTAssertEqual(applied.map(\.fileName), ["0001_first.sql", "0002_second.sql", "10_third.sql"])
-        XCTAssertEqual(try db.read { try $0.rows("SELECT step FROM log ORDER BY id") { $0.string(0) } }, ["1", "2", "10"])
-        let recorded = try db.read {
+        XCTAssertEqual(try db.readSync { try $0.rows("SELECT step FROM log ORDER BY id") { $0.string(0) } }, ["1", "2", "10"])
+        let recorded = try db.readSync {
             try $0.rows("SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version") {
                 ($0.int(0), $0.string(1), $0.string(2), $0.string(3))
             }
@@ -42,7 +42,7 @@ final class MigratorTests: XCTestCase {
         // Re-run: nothing pending, nothing applied, data unchanged.
         XCTAssertEqual(try migrator.pending(in: db), [])
         XCTAssertEqual(try migrator.migrate(db), [])
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM log") }, 3)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM log") }, 3)
 
         // A new file is picked up on the next run.
         try write(dir, "0011_fourth.sql", "INSERT INTO log (step) VALUES ('11');")
@@ -67,7 +67,7 @@ final class MigratorTests: XCTestCase {
             }
         }
         // Nothing after the mismatch ran.
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'b'") }, 0)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'b'") }, 0)
     }
 
     func testFailingMigrationIsRolledBackEntirely() throws {
@@ -87,7 +87,7 @@ final class MigratorTests: XCTestCase {
             XCTAssertTrue(message.contains("no such table: nonexistent"), message)
             XCTAssertTrue("\(error)".contains("0002_broken.sql"))
         }
-        try db.read { c in
+        try db.readSync { c in
             XCTAssertEqual(try c.rows("SELECT version FROM schema_migrations") { $0.int(0) }, [1])
             XCTAssertEqual(try c.scalarInt("SELECT count(*) FROM sqlite_master WHERE name IN ('b', 'c')"), 0)
             XCTAssertEqual(try c.scalarInt("SELECT count(*) FROM a"), 0)
@@ -115,7 +115,7 @@ final class MigratorTests: XCTestCase {
         defer { db.close() }
         try Migrator(directory: dir).migrate(db)
         // The child row survived the parent's rebuild (no cascade fired) and FKs are back on.
-        XCTAssertEqual(try db.read { try $0.scalarInt("SELECT count(*) FROM k") }, 1)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM k") }, 1)
         XCTAssertEqual(try db.writeSync { try $0.scalarInt("PRAGMA foreign_keys") }, 1)
     }
 

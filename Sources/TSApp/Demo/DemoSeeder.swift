@@ -19,7 +19,7 @@ public enum DemoSeeder {
     /// Seeds when the database has no users; returns false when it already had data.
     @discardableResult
     public static func seedIfEmpty(_ domain: TouchSyncDomain) async throws -> Bool {
-        let count = try domain.db.read { c in try c.scalarInt("SELECT COUNT(*) FROM users") } ?? 0
+        let count = try await domain.db.read { c in try c.scalarInt("SELECT COUNT(*) FROM users") } ?? 0
         guard count == 0 else { return false }
 
         var ids: [String] = []

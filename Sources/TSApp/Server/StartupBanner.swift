@@ -2,7 +2,7 @@ import TSDomain
 
 /// The start-up text: one line a person can act on, and in demo mode each demo user's token.
 public enum StartupBanner {
-    public static func text(base: String, databasePath: String, server: TouchSyncServer, demo: Bool) -> String {
+    public static func text(base: String, databasePath: String, server: TouchSyncServer, demo: Bool) async -> String {
         var lines = ["TouchSync \(BuildInfo.version) listening on \(base)  (Socket.IO \(base)/socket.io/, database \(databasePath))"]
         if server.servesInspector {
             lines.append("Inspector: \(base)/inspector")
@@ -14,23 +14,23 @@ public enum StartupBanner {
             lines.append("Demo users (password in parentheses):")
             var tokens: [String: (id: String, token: String)] = [:]
             for u in DemoSeeder.users {
-                guard let id = try? server.domain.auth.userId(forUsername: u.username) else { continue }
+                guard let id = try? await server.domain.auth.userId(forUsername: u.username) else { continue }
                 let token = server.domain.auth.issueToken(userId: id)
                 tokens[u.username] = (id, token)
                 lines.append("  \(u.username) (\(u.password))")
                 lines.append("    Authorization: Bearer \(token)")
                 lines.append("    curl -H 'Authorization: Bearer \(token)' \(base)/api/rooms/my-rooms")
             }
-            lines += tryIt(base: base, server: server, tokens: tokens)
+            lines += await tryIt(base: base, server: server, tokens: tokens)
         }
         return lines.joined(separator: "\n")
     }
 
     /// A two-step tour on the demo data: watch a room as alice, toggle a heart as bob.
-    static func tryIt(base: String, server: TouchSyncServer, tokens: [String: (id: String, token: String)]) -> [String] {
+    static func tryIt(base: String, server: TouchSyncServer, tokens: [String: (id: String, token: String)]) async -> [String] {
         guard let alice = tokens["alice"], let bob = tokens["bob"],
-              let room = try? server.domain.rooms.myRooms(viewer: alice.id).first(where: { $0.name == "Design Team" }),
-              let element = try? server.domain.elements.list(roomId: room.id, viewer: alice.id).first(where: { $0.type == .photo })
+              let room = try? await server.domain.rooms.myRooms(viewer: alice.id).first(where: { $0.name == "Design Team" }),
+              let element = try? await server.domain.elements.list(roomId: room.id, viewer: alice.id).first(where: { $0.type == .photo })
         else { return [] }
         return [
             "Try it: watch the Design Team room as alice (pip install \"python-socketio[client]\"), then heart a photo as bob:",

@@ -79,7 +79,7 @@ public struct AuthService: Sendable {
     private enum LoginOutcome { case success(Session), wrongPassword, unknownUser }
 
     private func verifiedLogin(username: String, password: String) async throws -> LoginOutcome {
-        let row = try db.read { c in
+        let row = try await db.read { c in
             try c.first("SELECT id, username, first_name, avatar_url, password_hash FROM users WHERE username = ?", [.text(username)]) {
                 (Readers.user($0, at: 0), $0.string(4))
             }
@@ -92,8 +92,8 @@ public struct AuthService: Sendable {
         return .success(Session(token: issueToken(userId: user.id), user: user))
     }
 
-    public func me(userId: String) throws -> PublicUser {
-        guard let u = try db.read({ c in try Readers.publicUser(c, id: userId) }) else { throw DomainError.notFound("User") }
+    public func me(userId: String) async throws -> PublicUser {
+        guard let u = try await db.read({ c in try Readers.publicUser(c, id: userId) }) else { throw DomainError.notFound("User") }
         return u
     }
 
@@ -104,19 +104,19 @@ public struct AuthService: Sendable {
     }
 
     /// The user id of a valid token whose user still exists; 401 otherwise.
-    public func authenticate(token: String) throws -> PublicUser {
+    public func authenticate(token: String) async throws -> PublicUser {
         let claims: JWTClaims
         do { claims = try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds()) } catch {
             throw DomainError.unauthorized("Invalid or expired token")
         }
-        guard let user = try db.read({ c in try Readers.publicUser(c, id: claims.sub) }) else {
+        guard let user = try await db.read({ c in try Readers.publicUser(c, id: claims.sub) }) else {
             throw DomainError.unauthorized("Invalid or expired token")
         }
         return user
     }
 
-    public func userId(forUsername username: String) throws -> String? {
-        try db.read { c in try c.first("SELECT id FROM users WHERE username = ?", [.text(username)]) { $0.string(0) } }
+    public func userId(forUsername username: String) async throws -> String? {
+        try await db.read { c in try c.first("SELECT id FROM users WHERE username = ?", [.text(username)]) { $0.string(0) } }
     }
 
     public func hashPassword(_ password: String) async -> String {

@@ -45,7 +45,9 @@ public struct DomainEvent: Sendable, Equatable {
 
 /// The seam between the domain and whoever broadcasts its changes.
 public protocol DomainEventPublisher: Sendable {
-    func publish(_ event: DomainEvent)
+    /// Called after the change committed, on the caller's task; it may await reads (per-recipient
+    /// payloads) and returns once the event is handed on, so events of one caller stay in order.
+    func publish(_ event: DomainEvent) async
 }
 
 /// Keeps every event in order; the subscriber used until a realtime hub is attached, and in tests.
@@ -67,7 +69,7 @@ public final class FanoutEventPublisher: DomainEventPublisher, Sendable {
 
     public func add(_ subscriber: any DomainEventPublisher) { subscribers.withLock { $0.append(subscriber) } }
 
-    public func publish(_ event: DomainEvent) {
-        for s in subscribers.current { s.publish(event) }
+    public func publish(_ event: DomainEvent) async {
+        for s in subscribers.current { await s.publish(event) }
     }
 }

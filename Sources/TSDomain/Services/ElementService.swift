@@ -17,8 +17,8 @@ public struct ElementService: Sendable {
     static let urlMax = 4096
     static let contentMax = 100_000
 
-    public func list(roomId: String, viewer: String) throws -> [Element] {
-        try db.read { c in
+    public func list(roomId: String, viewer: String) async throws -> [Element] {
+        try await db.read { c in
             try Readers.requireMember(c, roomId: roomId, userId: viewer)
             return try Readers.elements(c, roomId: roomId, viewer: viewer)
         }
@@ -59,7 +59,7 @@ public struct ElementService: Sendable {
                       [.text(roomId), .text(actor)])
             try NotificationWorker.insertForRoom(c, roomId: roomId, elementId: id, actor: actor, now: now)
         }
-        events.publish(DomainEvent(kind: .elementCreated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        await events.publish(DomainEvent(kind: .elementCreated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId))
         notifier.wake()
         return element
     }
@@ -96,7 +96,7 @@ public struct ElementService: Sendable {
             guard let e = try Readers.element(c, id: elementId, roomId: roomId, viewer: actor) else { throw DomainError.notFound("Element") }
             return e
         }
-        events.publish(DomainEvent(kind: .elementUpdated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        await events.publish(DomainEvent(kind: .elementUpdated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId))
         return element
     }
 
@@ -111,7 +111,7 @@ public struct ElementService: Sendable {
             try c.run("UPDATE rooms SET element_count = element_count - 1, last_activity_at = ?, activity_seq = ? WHERE id = ?",
                       [.int(now), .int(seq), .text(roomId)])
         }
-        events.publish(DomainEvent(kind: .elementDeleted(elementId: elementId), roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        await events.publish(DomainEvent(kind: .elementDeleted(elementId: elementId), roomId: roomId, actorId: actor, originSocketId: originSocketId))
     }
 
     /// Deletes every element of the room; returns how many.
@@ -125,19 +125,19 @@ public struct ElementService: Sendable {
                       [.int(now), .int(seq), .text(roomId)])
             return n
         }
-        events.publish(DomainEvent(kind: .roomCleared(deleted: deleted), roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        await events.publish(DomainEvent(kind: .roomCleared(deleted: deleted), roomId: roomId, actorId: actor, originSocketId: originSocketId))
         return deleted
     }
 
     /// One element as `viewer` sees it.
-    public func element(roomId: String, elementId: String, viewer: String) throws -> Element? {
-        try db.read { c in try Readers.element(c, id: elementId, roomId: roomId, viewer: viewer) }
+    public func element(roomId: String, elementId: String, viewer: String) async throws -> Element? {
+        try await db.read { c in try Readers.element(c, id: elementId, roomId: roomId, viewer: viewer) }
     }
 
     /// Which of `userIds` have reacted to the element (for per-recipient payloads).
-    public func reactedUsers(elementId: String, among userIds: [String]) throws -> Set<String> {
+    public func reactedUsers(elementId: String, among userIds: [String]) async throws -> Set<String> {
         guard !userIds.isEmpty else { return [] }
-        return try db.read { c in
+        return try await db.read { c in
             Set(try c.rows("""
                 SELECT r.user_id FROM reactions r JOIN json_each(?) j ON j.value = r.user_id WHERE r.element_id = ? AND r.type = 'heart'
                 """, [.text(JSONValue.array(userIds.map(JSONValue.string)).serializedString()), .text(elementId)]) { $0.string(0) })

@@ -24,13 +24,13 @@ public struct MessageService: Sendable {
             try c.run("UPDATE rooms SET last_activity_at = ?, activity_seq = ? WHERE id = ?", [.int(now), .int(seq), .text(roomId)])
             return Message(id: id, roomId: roomId, userId: actor, text: text, createdAt: now, user: user)
         }
-        events.publish(DomainEvent(kind: .messageCreated(message), roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        await events.publish(DomainEvent(kind: .messageCreated(message), roomId: roomId, actorId: actor, originSocketId: originSocketId))
         return message
     }
 
     /// Newest first; `before` is the id of the oldest message of the previous page.
-    public func list(roomId: String, viewer: String, limit: Int, before: String?) throws -> [Message] {
-        try db.read { c in
+    public func list(roomId: String, viewer: String, limit: Int, before: String?) async throws -> [Message] {
+        try await db.read { c in
             try Readers.requireMember(c, roomId: roomId, userId: viewer)
             let select = """
                 SELECT m.id, m.user_id, m.text, m.created_at, u.id, u.username, u.first_name, u.avatar_url

@@ -67,8 +67,8 @@ public final class NotificationWorker: @unchecked Sendable {
 
     /// The caller's notifications, newest first: their personal ones and those of the rooms they
     /// are a member of (created by someone else after they joined).
-    public func list(userId: String, limit: Int) throws -> [NotificationRecord] {
-        try db.read { c in
+    public func list(userId: String, limit: Int) async throws -> [NotificationRecord] {
+        try await db.read { c in
             let cursors = try Self.cursors(c)
             return try c.rows("""
                 SELECT id, type, room_id, element_id, actor_id, created_at, seq <= ?2, 0 AS kind, seq FROM notifications WHERE user_id = ?1
@@ -138,11 +138,11 @@ public final class NotificationWorker: @unchecked Sendable {
     /// consumed (0 when there was nothing to do).
     @discardableResult
     public func drainBatch() async throws -> Int {
-        let batch: Batch = try db.read { c in
+        let batch: Batch = try await db.read { c in
             let cursors = try Self.cursors(c)
             var b = Batch(userCursor: cursors.user, roomCursor: cursors.room)
             let limit = Int64(Self.batchSize)
-            try c.rows("""
+            _ = try c.rows("""
                 SELECT seq, id, user_id, room_id, element_id, actor_id, created_at FROM notifications WHERE seq > ? ORDER BY seq LIMIT ?
                 """, [.int(cursors.user), .int(limit)]) { r in
                 b.userCursor = r.int(0)
@@ -170,7 +170,7 @@ public final class NotificationWorker: @unchecked Sendable {
             let users = Array(Set(b.deliveries.map(\.0.userId)))
             if !users.isEmpty {
                 var tokens: [String: [String]] = [:]
-                try c.rows("SELECT d.user_id, d.token FROM devices d JOIN json_each(?) j ON j.value = d.user_id",
+                _ = try c.rows("SELECT d.user_id, d.token FROM devices d JOIN json_each(?) j ON j.value = d.user_id",
                            [.text(JSONValue.array(users.map(JSONValue.string)).serializedString())]) { r in
                     tokens[r.string(0), default: []].append(r.string(1))
                 }

@@ -54,14 +54,14 @@ public struct PostService: Sendable {
     }
 
     /// 1–50 ids; duplicates answered once; unknown ids left out; one SQL query for all.
-    public func interactionStates(postIds: [String], viewer: String) throws -> InteractionStates {
+    public func interactionStates(postIds: [String], viewer: String) async throws -> InteractionStates {
         guard !postIds.isEmpty else { throw DomainError.validation(field: "postIds", message: "must contain at least 1 id") }
         guard postIds.count <= Self.maxInteractionStateIds else {
             throw DomainError.validation(field: "postIds", message: "must contain at most \(Self.maxInteractionStateIds) ids")
         }
         var seen = Set<String>()
         let unique = postIds.filter { seen.insert($0).inserted }
-        return InteractionStates(interactions: try db.read { c in try Self.states(c, ids: unique, viewer: viewer) })
+        return InteractionStates(interactions: try await db.read { c in try Self.states(c, ids: unique, viewer: viewer) })
     }
 
     /// The states of `ids` in their given order, from a single statement (ids passed as a JSON array).

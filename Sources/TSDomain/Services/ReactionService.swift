@@ -45,7 +45,7 @@ public struct ReactionService: Sendable {
         let kind: DomainEventKind = result.action == .added
             ? .reactionAdded(elementId: elementId, reaction: result.reaction, stats: result.stats)
             : .reactionRemoved(elementId: elementId, userId: actor, stats: result.stats)
-        events.publish(DomainEvent(kind: kind, roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        await events.publish(DomainEvent(kind: kind, roomId: roomId, actorId: actor, originSocketId: originSocketId))
         if result.action == .added { notifier.wake() }
         return result
     }
@@ -60,8 +60,8 @@ public struct ReactionService: Sendable {
     }
 
     /// Newest first; `before` is the id of the last reaction of the previous page.
-    public func list(roomId: String, elementId: String, viewer: String, limit: Int, before: String?) throws -> Page {
-        try db.read { c in
+    public func list(roomId: String, elementId: String, viewer: String, limit: Int, before: String?) async throws -> Page {
+        try await db.read { c in
             try Readers.requireMember(c, roomId: roomId, userId: viewer)
             guard let total = try c.scalarInt("SELECT reaction_count FROM elements WHERE id = ? AND room_id = ?",
                                               [.text(elementId), .text(roomId)]) else { throw DomainError.notFound("Element") }

@@ -48,15 +48,15 @@ public struct RoomService: Sendable {
     }
 
     /// The caller's rooms with counts and badges, most recently active first: one query.
-    public func myRooms(viewer: String) throws -> [Room] {
-        try db.read { c in
+    public func myRooms(viewer: String) async throws -> [Room] {
+        try await db.read { c in
             try c.rows("\(Readers.roomSelect) WHERE m.user_id = ? ORDER BY r.last_activity_at DESC, r.activity_seq DESC",
                        [.text(viewer)], Readers.room)
         }
     }
 
-    public func detail(roomId: String, viewer: String) throws -> Detail {
-        try db.read { c in
+    public func detail(roomId: String, viewer: String) async throws -> Detail {
+        try await db.read { c in
             try Readers.requireMember(c, roomId: roomId, userId: viewer)
             guard let room = try Readers.room(c, id: roomId, viewer: viewer) else { throw DomainError.notFound("Room") }
             let members = try c.rows("""
@@ -79,13 +79,13 @@ public struct RoomService: Sendable {
             guard let room = try Readers.room(c, id: roomId, viewer: actor) else { throw DomainError.notFound("Room") }
             return room
         }
-        events.publish(DomainEvent(kind: .roomUpdated, roomId: roomId, actorId: actor, originSocketId: originSocketId))
+        await events.publish(DomainEvent(kind: .roomUpdated, roomId: roomId, actorId: actor, originSocketId: originSocketId))
         return room
     }
 
     /// The room as `viewer` sees it (used to build per-recipient `room:updated` payloads).
-    public func room(roomId: String, viewer: String) throws -> Room? {
-        try db.read { c in try Readers.room(c, id: roomId, viewer: viewer) }
+    public func room(roomId: String, viewer: String) async throws -> Room? {
+        try await db.read { c in try Readers.room(c, id: roomId, viewer: viewer) }
     }
 
     public func addMember(roomId: String, actor: String, input: Input) async throws -> PublicUser {
@@ -144,14 +144,14 @@ public struct RoomService: Sendable {
         }
     }
 
-    public func isMember(roomId: String, userId: String) throws -> Bool {
-        try db.read { c in
+    public func isMember(roomId: String, userId: String) async throws -> Bool {
+        try await db.read { c in
             try c.scalarInt("SELECT 1 FROM room_members WHERE room_id = ? AND user_id = ?", [.text(roomId), .text(userId)]) != nil
         }
     }
 
-    public func memberIds(roomId: String) throws -> [String] {
-        try db.read { c in try Readers.memberIds(c, roomId: roomId) }
+    public func memberIds(roomId: String) async throws -> [String] {
+        try await db.read { c in try Readers.memberIds(c, roomId: roomId) }
     }
 }
 

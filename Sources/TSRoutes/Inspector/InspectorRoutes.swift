@@ -65,24 +65,24 @@ public struct InspectorRoutes: Sendable {
     public func register(into router: inout RouterBuilder) {
         let routes = self
         let page: HTTPHandler = { request in
-            routes.guarded(request, allowQueryToken: true) {
+            await routes.guarded(request, allowQueryToken: true) {
                 HTTPResponse.bytes(InspectorPage.bytes, contentType: "text/html; charset=utf-8", headers: InspectorPage.headers)
             }
         }
         router.get("/inspector", page)
-        let api: [(String, @Sendable (HTTPRequest) throws -> JSONValue)] = [
+        let api: [(String, @Sendable (HTTPRequest) async throws -> JSONValue)] = [
             ("overview", { _ in routes.overview() }),
-            ("sockets", { _ in try routes.sockets() }),
-            ("rooms", { r in try routes.rooms(limit: try Self.intParameter(r, "limit", default: 100, range: 1...Self.maxRooms)) }),
+            ("sockets", { _ in try await routes.sockets() }),
+            ("rooms", { r in try await routes.rooms(limit: try Self.intParameter(r, "limit", default: 100, range: 1...Self.maxRooms)) }),
             ("events", { r in try routes.events(r) }),
             ("requests", { r in routes.requests(seconds: try Self.intParameter(r, "seconds", default: 300, range: 1...HTTPMetrics.recentCapacity)) }),
-            ("demo", { _ in routes.demo() }),
-            ("snapshot", { r in try routes.snapshot(r) }),
+            ("demo", { _ in await routes.demo() }),
+            ("snapshot", { r in try await routes.snapshot(r) }),
         ]
         for (name, answer) in api {
             // Authenticator.open renders a DomainError (a bad query parameter) as a 400 error envelope.
             router.get("/inspector/api/" + name, Authenticator.open { request in
-                var response = try routes.guarded(request) { .json(try answer(request), headers: Self.apiHeaders) }
+                var response = try await routes.guarded(request) { .json(try await answer(request), headers: Self.apiHeaders) }
                 // The page polls once a second: keep those lines out of the info access log.
                 if name == "snapshot" && response.status == 200 { response.accessLogLevel = .debug }
                 return response
@@ -93,10 +93,10 @@ public struct InspectorRoutes: Sendable {
     static let apiHeaders: HTTPHeaders = ["Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"]
 
     /// Runs `body` when `access` allows the request; otherwise 401 or 403 with a plain-text reason.
-    func guarded(_ request: HTTPRequest, allowQueryToken: Bool = false, _ body: () throws -> HTTPResponse) rethrows -> HTTPResponse {
+    func guarded(_ request: HTTPRequest, allowQueryToken: Bool = false, _ body: () async throws -> HTTPResponse) async rethrows -> HTTPResponse {
         switch access.check(request, allowQueryToken: allowQueryToken) {
         case .allowed:
-            return try body()
+            return try await body()
         case .unauthorized:
             var h = Self.apiHeaders
             h.add("WWW-Authenticate", "Bearer realm=\"touchsync-inspector\"")
@@ -132,10 +132,10 @@ public struct InspectorRoutes: Sendable {
         ])
     }
 
-    func sockets() throws -> JSONValue {
+    func sockets() async throws -> JSONValue {
         let all = hub.connectedSockets.sorted { ($0.connectedAt, $0.id) < ($1.connectedAt, $1.id) }
         let shown = all.prefix(Self.maxSockets)
-        let names = try usernames(Set(shown.compactMap(\.userID)))
+        let names = try await usernames(Set(shown.compactMap(\.userID)))
         return .object([
             "total": .int(Int64(all.count)),
             "sockets": .array(shown.map { socket in
@@ -153,7 +153,7 @@ public struct InspectorRoutes: Sendable {
     }
 
     /// Rooms with sockets in them first, then the most recently active, at most `limit`.
-    func rooms(limit: Int) throws -> JSONValue {
+    func rooms(limit: Int) async throws -> JSONValue {
         let connected = hub.connectedSockets
         var socketsPerRoom: [String: Int] = [:]
         var usersInRoom: [String: Set<String>] = [:]
@@ -168,11 +168,14 @@ public struct InspectorRoutes: Sendable {
         }
         struct RoomRow { let id: String; let name: String; let elementCount: Int64; let lastActivityAt: Int64; let isActive: Bool }
         let columns = "SELECT id, name, element_count, last_activity_at, is_active FROM rooms"
-        func room(_ r: Row) -> RoomRow { RoomRow(id: r.string(0), name: r.string(1), elementCount: r.int(2), lastActivityAt: r.int(3), isActive: r.bool(4)) }
-
-        return try domain.db.read { c in
+        let room: @Sendable (Row) -> RoomRow = { r in
+            RoomRow(id: r.string(0), name: r.string(1), elementCount: r.int(2), lastActivityAt: r.int(3), isActive: r.bool(4))
+        }
+        // Immutable copies for the reader thread.
+        let (socketsPerRoomNow, usersInRoomNow, onlineUsersNow) = (socketsPerRoom, usersInRoom, onlineUsers)
+        return try await domain.db.read { c in
             let total = try c.scalarInt("SELECT COUNT(*) FROM rooms") ?? 0
-            let live = Array(socketsPerRoom.keys.sorted().prefix(limit))
+            let live = Array(socketsPerRoomNow.keys.sorted().prefix(limit))
             var rows: [RoomRow] = live.isEmpty ? [] : try c.rows("\(columns) WHERE id IN (\(Self.placeholders(live.count)))", live.map { .text($0) }, room)
             rows.sort { ($0.lastActivityAt, $0.id) > ($1.lastActivityAt, $1.id) }
             let seen = Set(rows.map(\.id))
@@ -199,12 +202,12 @@ public struct InspectorRoutes: Sendable {
                 "rooms": .array(rows.map { r in
                     .object([
                         "id": .string(r.id), "name": .string(r.name), "elementCount": .int(r.elementCount),
-                        "memberCount": .int(Int64(memberCount[r.id] ?? 0)), "sockets": .int(Int64(socketsPerRoom[r.id] ?? 0)),
+                        "memberCount": .int(Int64(memberCount[r.id] ?? 0)), "sockets": .int(Int64(socketsPerRoomNow[r.id] ?? 0)),
                         "isActive": .bool(r.isActive), "lastActivityAt": .int(r.lastActivityAt),
                         "lastActivityAtISO": .string(Timestamp.iso8601(r.lastActivityAt)),
                         "members": .array((members[r.id] ?? []).map { m in
-                            .object(["id": .string(m.id), "username": .string(m.username), "online": .bool(onlineUsers.contains(m.id)),
-                                     "inRoom": .bool(usersInRoom[r.id]?.contains(m.id) == true)])
+                            .object(["id": .string(m.id), "username": .string(m.username), "online": .bool(onlineUsersNow.contains(m.id)),
+                                     "inRoom": .bool(usersInRoomNow[r.id]?.contains(m.id) == true)])
                         }),
                     ])
                 }),
@@ -246,29 +249,31 @@ public struct InspectorRoutes: Sendable {
     }
 
     /// One poll of the page: overview, sockets, rooms, requests and the events (as `events`).
-    func snapshot(_ request: HTTPRequest) throws -> JSONValue {
-        .object([
-            "overview": overview(), "sockets": try sockets(), "rooms": try rooms(limit: 100),
+    func snapshot(_ request: HTTPRequest) async throws -> JSONValue {
+        let sockets = try await sockets()
+        let rooms = try await rooms(limit: 100)
+        return .object([
+            "overview": overview(), "sockets": sockets, "rooms": rooms,
             "requests": requests(seconds: try Self.intParameter(request, "seconds", default: 300, range: 1...HTTPMetrics.recentCapacity)),
             "events": try events(request),
         ])
     }
 
     /// Demo users and a fresh token each (demo mode only; never any other user's token).
-    func demo() -> JSONValue {
+    func demo() async -> JSONValue {
         var users: [JSONValue] = []
         for u in demoUsers {
-            guard let id = try? domain.auth.userId(forUsername: u.username) else { continue }
+            guard let id = try? await domain.auth.userId(forUsername: u.username) else { continue }
             users.append(.object(["username": .string(u.username), "password": .string(u.password), "userId": .string(id),
                                   "token": .string(domain.auth.issueToken(userId: id))]))
         }
         return .object(["demo": .bool(!demoUsers.isEmpty), "users": .array(users)])
     }
 
-    func usernames(_ ids: Set<String>) throws -> [String: String] {
+    func usernames(_ ids: Set<String>) async throws -> [String: String] {
         guard !ids.isEmpty else { return [:] }
         let list = Array(ids)
-        return try domain.db.read { c in
+        return try await domain.db.read { c in
             var out: [String: String] = [:]
             for (id, name) in try c.rows("SELECT id, username FROM users WHERE id IN (\(Self.placeholders(list.count)))", list.map { .text($0) },
                                          { ($0.string(0), $0.string(1)) }) {

@@ -1,6 +1,7 @@
 import TSDomain
 import TSHTTP
 import TSJSON
+import TSStorage
 
 /// The two error envelopes of CONTRACT.md §0: `{"error": {code, message}}` for `/api/**`, and
 /// `{"success": false, message, error, code}` for the mobile routes under `/api/mobile/**`.
@@ -32,7 +33,7 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
     public let message: String
     public let field: String?
     public let envelope: Envelope
-    /// Sent as `Retry-After` (429).
+    /// Sent as `Retry-After` (429, 503).
     public let retryAfterSeconds: Int64?
 
     public init(status: Int, code: String, message: String, field: String? = nil, envelope: Envelope = .standard,
@@ -62,6 +63,11 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
         if let t = error as? AuthService.Throttled {
             return APIError(status: 429, code: "RATE_LIMITED", message: "Too many failed logins; retry in \(t.retryAfterSeconds) s",
                             envelope: envelope, retryAfterSeconds: t.retryAfterSeconds)
+        }
+        if error is DatabaseOverloadedError {
+            // Every reader is busy and database.maxQueuedReads reads already wait: shed load.
+            return APIError(status: 503, code: "UNAVAILABLE", message: "The server is busy; retry shortly", envelope: envelope,
+                            retryAfterSeconds: 1)
         }
         if let h = error as? HTTPError, envelope == .mobile {
             return APIError(status: h.status, code: h.code, message: h.message, envelope: .mobile)

@@ -37,10 +37,10 @@ public struct APIRoutes: Sendable {
             Reply.data(try await d.rooms.create(actor: ctx.user.id, input: ctx.optionalInput()).json, status: 201)
         })
         router.get("/api/rooms/my-rooms", a.wrap { ctx in
-            Reply.data(.array(try d.rooms.myRooms(viewer: ctx.user.id).map(\.json)))
+            Reply.data(.array(try await d.rooms.myRooms(viewer: ctx.user.id).map(\.json)))
         })
         router.get("/api/rooms/:roomId", a.wrap { ctx in
-            Reply.data(try d.rooms.detail(roomId: ctx.param("roomId"), viewer: ctx.user.id).json)
+            Reply.data(try await d.rooms.detail(roomId: ctx.param("roomId"), viewer: ctx.user.id).json)
         })
         router.patch("/api/rooms/:roomId", a.wrap { ctx in
             Reply.data(try await d.rooms.rename(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
@@ -62,7 +62,7 @@ public struct APIRoutes: Sendable {
 
         // Elements
         router.get("/api/rooms/:roomId/elements", a.wrap { ctx in
-            Reply.data(.array(try d.elements.list(roomId: ctx.param("roomId"), viewer: ctx.user.id).map(\.json)))
+            Reply.data(.array(try await d.elements.list(roomId: ctx.param("roomId"), viewer: ctx.user.id).map(\.json)))
         })
         router.post("/api/rooms/:roomId/elements", a.wrap { ctx in
             Reply.data(try await d.elements.create(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
@@ -89,7 +89,7 @@ public struct APIRoutes: Sendable {
                                                     originSocketId: ctx.originSocketId).json)
         })
         router.get("/api/rooms/:roomId/elements/:elementId/reactions", a.wrap { ctx in
-            Reply.data(try d.reactions.list(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), viewer: ctx.user.id,
+            Reply.data(try await d.reactions.list(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), viewer: ctx.user.id,
                                             limit: ctx.limit(), before: ctx.before).json)
         })
 
@@ -99,7 +99,7 @@ public struct APIRoutes: Sendable {
                                                  originSocketId: ctx.originSocketId).json, status: 201)
         })
         router.get("/api/rooms/:roomId/messages", a.wrap { ctx in
-            Reply.data(.array(try d.messages.list(roomId: ctx.param("roomId"), viewer: ctx.user.id, limit: ctx.limit(),
+            Reply.data(.array(try await d.messages.list(roomId: ctx.param("roomId"), viewer: ctx.user.id, limit: ctx.limit(),
                                                   before: ctx.before).map(\.json)))
         })
         router.post("/api/rooms/:roomId/messages/read", a.wrap { ctx in
@@ -122,7 +122,7 @@ public struct APIRoutes: Sendable {
         }
         router.post("/api/mobile/posts/interaction-state", a.wrap { ctx in
             let ids = try ctx.input().stringArray("postIds")
-            return Reply.mobile("Interaction states retrieved successfully", try d.posts.interactionStates(postIds: ids, viewer: ctx.user.id).json)
+            return Reply.mobile("Interaction states retrieved successfully", try await d.posts.interactionStates(postIds: ids, viewer: ctx.user.id).json)
         })
 
         // Devices and notifications
@@ -135,7 +135,7 @@ public struct APIRoutes: Sendable {
             return Reply.data(.object(["token": .string(token)]))
         })
         router.get("/api/notifications", a.wrap { ctx in
-            Reply.data(.array(try d.notifications.list(userId: ctx.user.id, limit: ctx.limit()).map(\.json)))
+            Reply.data(.array(try await d.notifications.list(userId: ctx.user.id, limit: ctx.limit()).map(\.json)))
         })
     }
 }

@@ -16,11 +16,11 @@ public struct Authenticator: Sendable {
         return token.isEmpty ? nil : token
     }
 
-    public func user(for request: HTTPRequest) throws -> PublicUser {
+    public func user(for request: HTTPRequest) async throws -> PublicUser {
         guard let token = Self.bearerToken(request.header("Authorization")) else {
             throw DomainError.unauthorized("Missing bearer token")
         }
-        return try auth.authenticate(token: token)
+        return try await auth.authenticate(token: token)
     }
 
     /// Wraps an authenticated handler: 401 without a valid token; domain errors rendered in the
@@ -30,7 +30,7 @@ public struct Authenticator: Sendable {
             let envelope = Envelope.forPath(request.path)
             var userId: String? = nil
             do {
-                let user = try self.user(for: request)
+                let user = try await self.user(for: request)
                 userId = user.id
                 var response = try await handler(RouteContext(request: request, user: user, envelope: envelope))
                 response.logUserID = user.id

@@ -20,7 +20,8 @@ public struct OperationsRoutes: Sendable {
         let version = self.version
         let startedAt = self.startedAt
         router.get("/health") { _ in
-            let dbOK = domain.db.ping()
+            // Never queues behind busy readers: a busy pool is a working database (Database.health).
+            let dbOK = await domain.db.ping()
             let uptime = Int64((DispatchTime.now().uptimeNanoseconds - startedAt) / 1_000_000_000)
             return .json(.object(["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime),
                                   "database": dbOK ? "ok" : "error"]), status: dbOK ? 200 : 503)

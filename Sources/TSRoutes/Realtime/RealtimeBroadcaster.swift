@@ -23,36 +23,36 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// Called once while wiring the server, before any event can be published.
     public func attach(_ domain: TouchSyncDomain) { self.domain = domain }
 
-    public func publish(_ event: DomainEvent) {
-        do { try broadcast(event) } catch {
+    public func publish(_ event: DomainEvent) async {
+        do { try await broadcast(event) } catch {
             logger.error("broadcast of \(event.name) in room \(event.roomId) failed: \(error)")
         }
     }
 
-    private func broadcast(_ event: DomainEvent) throws {
+    private func broadcast(_ event: DomainEvent) async throws {
         let room = RealtimeConfiguration.roomChannel(event.roomId)
         let except = event.originSocketId
         switch event.kind {
         case .elementCreated(let element):
             hub.emit(event.name, [.object(["element": element.json])], toRoom: room, except: except)
-            try global("element:created:global", ["roomId": .string(event.roomId), "elementId": .string(element.id),
+            try await global("element:created:global", ["roomId": .string(event.roomId), "elementId": .string(element.id),
                                                   "createdBy": .string(element.createdBy), "type": .string(element.type.rawValue)], roomId: event.roomId)
         case .elementUpdated(let element):
             if element.reactions == nil {
                 hub.emit(event.name, [.object(["element": element.json])], toRoom: room, except: except)
             } else {
-                try emitPerViewer(event.name, room: room, except: except, elementId: element.id) { reacted in
+                try await emitPerViewer(event.name, room: room, except: except, elementId: element.id) { reacted in
                     [.object(["element": element.viewed(hasReacted: reacted).json])]
                 }
             }
         case .elementDeleted(let elementId):
             hub.emit(event.name, [.object(["elementId": .string(elementId), "roomId": .string(event.roomId)])], toRoom: room, except: except)
-            try global("element:deleted:global", ["roomId": .string(event.roomId), "elementId": .string(elementId),
+            try await global("element:deleted:global", ["roomId": .string(event.roomId), "elementId": .string(elementId),
                                                   "deletedBy": .string(event.actorId)], roomId: event.roomId)
         case .roomCleared:
             let payload: JSONValue = .object(["roomId": .string(event.roomId), "clearedBy": .string(event.actorId)])
             hub.emit(event.name, [payload], toRoom: room, except: except)
-            try global("room:cleared:global", payload.objectValue!, roomId: event.roomId)
+            try await global("room:cleared:global", payload.objectValue!, roomId: event.roomId)
         case .roomUpdated:
             // Badges are the recipient's own: one payload (encoded once) per user.
             guard let domain else { return }
@@ -61,18 +61,18 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                 if let uid = socket.userID { byUser[uid, default: []].append(socket.id) }
             }
             for (uid, sockets) in byUser {
-                guard let r = try domain.rooms.room(roomId: event.roomId, viewer: uid) else { continue }
+                guard let r = try await domain.rooms.room(roomId: event.roomId, viewer: uid) else { continue }
                 hub.emit(event.name, [.object(["room": r.json])], toSockets: sockets, room: room, except: except)
             }
         case .messageCreated(let message):
             hub.emit(event.name, [.object(["message": message.json])], toRoom: room, except: except)
         case .reactionAdded(let elementId, let reaction, let stats):
-            try emitPerViewer(event.name, room: room, except: except, elementId: elementId) { reacted in
+            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId) { reacted in
                 [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "reaction": reaction.json,
                           "stats": stats.viewed(hasReacted: reacted).json])]
             }
         case .reactionRemoved(let elementId, let userId, let stats):
-            try emitPerViewer(event.name, room: room, except: except, elementId: elementId) { reacted in
+            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId) { reacted in
                 [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "userId": .string(userId),
                           "stats": stats.viewed(hasReacted: reacted).json])]
             }
@@ -81,11 +81,11 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
 
     /// Sends a room event whose payload depends on whether each recipient has reacted to the
     /// element: one group per variant, each encoded once.
-    private func emitPerViewer(_ name: String, room: String, except: String?, elementId: String, _ build: (Bool) -> [JSONValue]) throws {
+    private func emitPerViewer(_ name: String, room: String, except: String?, elementId: String, _ build: (Bool) -> [JSONValue]) async throws {
         let sockets = hub.sockets(inRoom: room).filter { $0.id != except }
         guard !sockets.isEmpty, let domain else { return }
         let users = Array(Set(sockets.compactMap(\.userID)))
-        let reacted = try domain.elements.reactedUsers(elementId: elementId, among: users)
+        let reacted = try await domain.elements.reactedUsers(elementId: elementId, among: users)
         var yes: [String] = []
         var no: [String] = []
         for s in sockets {
@@ -96,13 +96,13 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     }
 
     /// A global event (seed 003) to every member's sockets, or to every socket.
-    private func global(_ name: String, _ payload: JSONObject, roomId: String) throws {
+    private func global(_ name: String, _ payload: JSONObject, roomId: String) async throws {
         switch configuration.globalEvents {
         case .all:
             hub.emit(name, [.object(payload)], toSockets: hub.connectedSockets.map(\.id), room: "*", except: nil)
         case .members:
             guard let domain else { return }
-            for member in try domain.rooms.memberIds(roomId: roomId) {
+            for member in try await domain.rooms.memberIds(roomId: roomId) {
                 hub.emit(name, [.object(payload)], toRoom: RealtimeConfiguration.userChannel(member), except: nil)
             }
         }

@@ -2,6 +2,7 @@ import Logging
 import TSDomain
 import TSJSON
 import TSSocketIO
+import TSStorage
 
 /// Client → server events of CONTRACT.md §3, served by the same domain services as REST.
 /// Every handler answers its ack with the result or `{"error": {code, message}}`; a bad payload
@@ -31,7 +32,7 @@ public struct RealtimeHandlers: Sendable {
         let logger = self.logger
         hub.setAuthenticator { handshake, auth in
             guard let token = RealtimeHandlers.token(auth: auth, query: handshake.query, authorization: handshake.header("Authorization")),
-                  let user = try? domain.auth.authenticate(token: token) else {
+                  let user = try? await domain.auth.authenticate(token: token) else {
                 return .reject(message: "unauthorized")
             }
             return .accept(userID: user.id, data: user.json)
@@ -89,6 +90,8 @@ public struct RealtimeHandlers: Sendable {
                 ack?.send([result])
             } catch let e as DomainError {
                 ack?.send([Self.errorPayload(code: e.code, message: e.message)])
+            } catch is DatabaseOverloadedError {
+                ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The server is busy; retry shortly")])
             } catch {
                 logger.error("socket event \(event) from sid=\(socket.id) failed: \(error)")
                 ack?.send([Self.errorPayload(code: "INTERNAL", message: "Internal server error")])
@@ -101,7 +104,7 @@ public struct RealtimeHandlers: Sendable {
     private func join(_ socket: SocketIOSocket, _ input: Input) async throws -> JSONValue {
         let roomId = try input.string("roomId", maxLength: 64)
         guard let uid = socket.userID else { throw DomainError.unauthorized("unauthorized") }
-        let elements = try domain.elements.list(roomId: roomId, viewer: uid)  // 404 / 403 for non-members
+        let elements = try await domain.elements.list(roomId: roomId, viewer: uid)  // 404 / 403 for non-members
         socket.join(RealtimeConfiguration.roomChannel(roomId))
         let jsons = elements.map(\.json)
         // Through the hub (not socket.emit) so the emit is recorded for /api/test/events and the inspector.

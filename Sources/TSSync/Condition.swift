@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A pthread mutex with a condition variable: the wait/notify primitive of every layer that runs
+/// its own threads (the SQLite writer and reader threads). Never wait on one from an event loop
+/// or from a Swift concurrency task: wait only on threads spawned for that purpose
+/// (`SpawnedThread`), and hand results back to tasks through continuations.
+// @unchecked Sendable: the mutex and condition are the synchronisation primitives themselves;
+// their storage is heap allocated once, never moved, and destroyed only in deinit.
+public final class Condition: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let cond: UnsafeMutablePointer<pthread_cond_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        cond = .allocate(capacity: 1)
+        cond.initialize(to: pthread_cond_t())
+        pthread_cond_init(cond, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        cond.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Atomically unlocks, sleeps until signalled (or spuriously woken), and locks again.
+    /// Call with the lock held, in a loop that re-checks the awaited state.
+    public func wait() { pthread_cond_wait(cond, mutex) }
+
+    /// Wakes one waiter. Call with the lock held.
+    public func signal() { pthread_cond_signal(cond) }
+
+    /// Wakes every waiter. Call with the lock held.
+    public func broadcast() { pthread_cond_broadcast(cond) }
+
+    @inline(__always)
+    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}

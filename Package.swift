@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // TouchSync server. The target graph is the architecture, lowest layer first:
-//   CSQLite, CCrypto (system C libraries) -> TSJSON -> TSCrypto; TSStorage
+//   CSQLite, CCrypto, CSystem (system C libraries) -> TSJSON -> TSCrypto; TSStorage
 //   TSSockets -> TSHTTP -> TSWebSocket -> TSEngineIO -> TSSocketIO (realtime transport stack)
 //   TSStorage + TSCrypto -> TSDomain -> TSRoutes (REST + realtime bindings) -> TSApp -> touchsync
 // A lower layer never imports a higher one.
@@ -23,6 +23,9 @@ let package = Package(
         // C shims over system libraries (GRDB-style [system] module maps).
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
+        // The OS layer's C half: the real <sys/epoll.h>, <sys/eventfd.h>, <sys/event.h>, <poll.h>,
+        // socket headers, and wrappers for glibc's _GNU_SOURCE-only accept4/sched_getaffinity.
+        .target(name: "CSystem", path: "Sources/CSystem"),
 
         // Foundation-free building blocks.
         .target(name: "TSSync", swiftSettings: strict),
@@ -31,7 +34,7 @@ let package = Package(
         .target(name: "TSStorage", dependencies: ["CSQLite", "TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
 
         // Transport stack.
-        .target(name: "TSSockets", dependencies: ["TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSSockets", dependencies: ["TSSync", "CSystem", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSHTTP", dependencies: ["TSSockets", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSWebSocket", dependencies: ["TSSockets", "TSHTTP", "TSCrypto"], swiftSettings: strict),
         .target(name: "TSEngineIO", dependencies: ["TSSockets", "TSHTTP", "TSWebSocket", "TSJSON", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
@@ -41,7 +44,7 @@ let package = Package(
         .target(name: "TSDomain", dependencies: ["TSSync", "TSStorage", "TSCrypto", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSRoutes", dependencies: ["TSSync", "TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSApp", dependencies: ["TSSync", "TSRoutes", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .executableTarget(name: "touchsync", dependencies: ["TSApp", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .executableTarget(name: "touchsync", dependencies: ["TSApp", "TSSockets", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync-bench", dependencies: ["TSSockets", "TSJSON", "TSCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "bench/touchsync-bench", swiftSettings: strict),
         .executableTarget(name: "conformance-server", dependencies: ["TSSocketIO", "TSEngineIO", "TSWebSocket", "TSHTTP", "TSJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], path: "Sources/conformance-server", swiftSettings: strict),
 
@@ -50,6 +53,7 @@ let package = Package(
         .testTarget(name: "TSJSONTests", dependencies: ["TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSCryptoTests", dependencies: ["TSCrypto"], swiftSettings: strict),
         .testTarget(name: "TSStorageTests", dependencies: ["TSStorage", "TSSync"], swiftSettings: strict),
+        .testTarget(name: "TSSocketsTests", dependencies: ["TSSockets"], swiftSettings: strict),
         .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSWebSocketTests", dependencies: ["TSWebSocket", "TSHTTP", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),

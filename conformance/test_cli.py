@@ -359,3 +359,138 @@ def test_missing_secret_is_generated_stored_beside_the_database_and_warned_about
     assert secret_files, os.listdir(tmp)
     warnings = [l for l in lines if "secret" in l.lower() and ("warn" in l.lower() or "generated" in l.lower())]
     assert warnings and any(secret_files[0] in l or tmp in l for l in warnings), "".join(lines)
+
+
+# ---- issue 10: one self-contained binary; start-up errors a newcomer can act on ----------------
+
+def _serve_elsewhere(binary, cwd, args, env=None, timeout=60):
+    """Starts `binary serve --port 0 …args` in `cwd` (not the project root), without any
+    TOUCHSYNC_MIGRATIONS_DIR, and returns (proc, base, lines) once it listens."""
+    import threading
+    e = dict(os.environ)
+    e.update(BASE_ENV)
+    e.update(env or {})
+    for k in ("TOUCHSYNC_MIGRATIONS_DIR", "TOUCHSYNC_DATABASE_MIGRATIONS_DIR"):
+        e.pop(k, None)
+    proc = subprocess.Popen([binary, "serve", "--port", "0", *args], cwd=cwd, env=e,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    threading.Thread(target=lambda: [lines.append(l) for l in proc.stdout], daemon=True).start()
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        for l in list(lines):
+            m = re.search(r"TouchSync .* listening on (http://127\.0\.0\.1:\d+)", l)
+            if m and sum("curl " in x for x in lines) >= 4:
+                return proc, m.group(1), lines
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"{binary} did not start in {cwd}:\n" + "".join(lines))
+
+
+def test_serve_demo_runs_from_any_directory_and_as_a_lone_copied_binary():
+    """Issue 10 item 5: the migrations are embedded, so `touchsync serve --demo` works from a
+    directory with no Migrations/ in it, and the binary works after being copied alone elsewhere."""
+    tmp = tempfile.mkdtemp()
+    lone_dir = os.path.join(tmp, "lone")
+    os.makedirs(lone_dir)
+    lone = os.path.join(lone_dir, "touchsync")
+    shutil.copy2(BIN, lone)
+    for binary, cwd in [(BIN, tmp), (lone, lone_dir)]:
+        assert not os.path.exists(os.path.join(cwd, "Migrations"))
+        proc, base, lines = _serve_elsewhere(binary, cwd, ["--demo"])
+        try:
+            assert requests.get(base + "/health").status_code == 200
+            token = re.findall(r"Authorization: Bearer ([A-Za-z0-9_.-]+)", "".join(lines))[0]
+            rooms = requests.get(base + "/api/rooms/my-rooms", headers={"Authorization": "Bearer " + token})
+            assert rooms.status_code == 200 and len(rooms.json()["data"]) >= 1, rooms.text
+        finally:
+            proc.terminate()
+            assert proc.wait(timeout=15) == 0
+        # The default database is relative to where it was started.
+        assert os.path.exists(os.path.join(cwd, "data", "touchsync.sqlite"))
+
+
+def test_migrations_dir_override_still_applies_and_a_missing_one_is_named():
+    """TOUCHSYNC_MIGRATIONS_DIR stays an override: a directory with one extra migration is applied;
+    a directory that does not exist stops the start, naming it."""
+    tmp = tempfile.mkdtemp()
+    migrations = os.path.join(tmp, "Migrations")
+    shutil.copytree(os.path.join(ROOT, "Migrations"), migrations)
+    last = max(int(f.split("_")[0]) for f in os.listdir(migrations) if f.endswith(".sql"))
+    extra = f"{last + 1:04d}_override_probe.sql"
+    with open(os.path.join(migrations, extra), "w") as f:
+        f.write("CREATE TABLE override_probe (id INTEGER PRIMARY KEY);\n")
+    db = os.path.join(tmp, "db.sqlite")
+    r = run("migrate", "--database", db, env={"TOUCHSYNC_MIGRATIONS_DIR": migrations, "TOUCHSYNC_LOG_LEVEL": "info"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert extra in (r.stdout + r.stderr), "the override's extra migration was applied"
+    missing = os.path.join(tmp, "nowhere")
+    r = run("serve", "--port", "0", "--database", os.path.join(tmp, "db2.sqlite"),
+            env={"TOUCHSYNC_MIGRATIONS_DIR": missing}, timeout=30)
+    assert r.returncode != 0 and missing in (r.stdout + r.stderr), r.stdout + r.stderr
+
+
+def test_busy_port_is_named_before_the_database_is_touched():
+    """Issue 10 item 8: a busy port stops the start before migrating or seeding, names the port and
+    suggests --port 0 or the setting."""
+    import socket
+    tmp = tempfile.mkdtemp()
+    db = os.path.join(tmp, "db.sqlite")
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    port = holder.getsockname()[1]
+    try:
+        r = run("serve", "--demo", "--port", str(port), "--database", db, timeout=30)
+    finally:
+        holder.close()
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert f"port {port}" in out and "already in use" in out, out
+    assert "--port 0" in out and "server.port" in out, out
+    assert not os.path.exists(db), "the database was not created: the port is checked first"
+    assert "applied migration" not in out and "Demo users" not in out, out
+
+
+def test_demo_tour_prints_a_python_command_that_works_in_a_venv():
+    """Issue 10 item 8: Debian 12 refuses a system-wide pip install (PEP 668), so the tour creates a
+    virtualenv; its python-socketio line, run with a Python that has the pinned client (this test's
+    own .venv), receives the reaction the curl line causes."""
+    import sys
+    tmp = tempfile.mkdtemp()
+    proc, base, lines = _serve_elsewhere(BIN, tmp, ["--demo", "--database", os.path.join(tmp, "tour.sqlite")])
+    watcher = None
+    try:
+        text = "".join(lines)
+        assert "pip install \"python-socketio" not in text.split("venv")[0], "no bare system-wide pip install"
+        venv_line = next(l for l in lines if "python3 -m venv" in l)
+        m = re.search(r"python3 -m venv (\S+) && \1/bin/pip install -q \"python-socketio\[client\]==([\d.]+)\"", venv_line)
+        assert m, venv_line
+        venv = m.group(1)
+        watch = next(l for l in lines if f"{venv}/bin/python -c" in l).strip()
+        curl = next(l for l in lines if l.strip().startswith("curl -X POST")).strip()
+        cmd = watch.replace(f"{venv}/bin/python", sys.executable, 1)
+        watcher = subprocess.Popen(["bash", "-c", cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # Wait for the join ack before hearting (the watcher prints it).
+        import threading
+        out = []
+        threading.Thread(target=lambda: [out.append(l) for l in watcher.stdout], daemon=True).start()
+        deadline = time.time() + 30
+        while time.time() < deadline and not out and watcher.poll() is None:
+            time.sleep(0.1)
+        assert out, "the watcher printed its room:join ack"
+        url = re.search(r"(http://\S+/reactions/toggle)", curl).group(1)
+        token = re.search(r"Bearer ([A-Za-z0-9_.-]+)", curl).group(1)
+        r = requests.post(url, headers={"Authorization": "Bearer " + token})
+        assert r.status_code in (200, 201), r.text
+        deadline = time.time() + 15
+        while time.time() < deadline and not any("element:reaction:added" in l for l in out):
+            time.sleep(0.1)
+        assert any("element:reaction:added" in l for l in out), "".join(out)
+    finally:
+        if watcher:
+            watcher.kill()
+            watcher.wait(timeout=10)
+        proc.terminate()
+        proc.wait(timeout=15)
+# ---- end issue 10 ------------------------------------------------------------------------------

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import TSSockets
 
 /// Encodes response heads into a reused buffer (RFC 9112 §4, §6).
 struct HTTPResponseEncoder {
@@ -114,7 +112,7 @@ struct HTTPResponseEncoder {
 enum HTTPDate {
     static func imfFixdate(epochSeconds: Int) -> String {
         var t = time_t(epochSeconds)
-        var tm = Glibc.tm()
+        var tm = tm()
         gmtime_r(&t, &tm)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]

@@ -49,7 +49,7 @@ public final class HTTPServer: @unchecked Sendable {
             if let g = self.group {
                 group = g
             } else {
-                group = try EventLoopGroup(count: configuration.eventLoops, logger: context.logger)
+                group = try EventLoopGroup(count: configuration.eventLoops, logger: context.logger, poller: configuration.poller)
                 self.group = group
                 ownsGroup = true
             }
@@ -248,16 +248,6 @@ final class BlockingThread: Sendable {
     private let body: @Sendable () -> Void
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     func start() {
-        let box = Unmanaged.passRetained(self)
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { arg in
-            let t = Unmanaged<BlockingThread>.fromOpaque(arg!).takeRetainedValue()
-            t.body()
-            return nil
-        }, box.toOpaque())
-        pthread_detach(tid)
+        _ = Platform.spawnDetachedThread(body)
     }
 }
-#if canImport(Glibc)
-import Glibc
-#endif

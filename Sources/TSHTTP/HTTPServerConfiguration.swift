@@ -8,6 +8,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int = 3000
     /// Event loop threads (default: active cores).
     public var eventLoops: Int = EventLoopGroup.activeProcessorCount
+    /// Readiness backend of the event loops (`auto`: epoll on Linux, kqueue on Darwin, unless
+    /// `TOUCHSYNC_SERVER_POLLER` names another).
+    public var poller: PollerKind = .auto
     /// Longest request line; longer → 414 (RFC 9112 §3).
     public var maxRequestLineBytes: Int = 8 * 1024
     /// Largest header section in bytes; larger → 431 (RFC 6585 §5).

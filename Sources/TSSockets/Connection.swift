@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 
 /// A non-blocking TCP connection owned by one `EventLoop`.
@@ -64,8 +61,8 @@ public final class Connection: @unchecked Sendable {
     private var registered = false
     private var readingPaused = false
     private var writeInterest = false
-    /// The events currently registered with epoll (to skip redundant epoll_ctl calls).
-    private var registeredEvents: UInt32 = 0
+    /// The interest currently registered with the poller (to skip redundant poller calls).
+    private var registeredEvents: PollerEvents = []
     /// True while this connection is in its loop's end-of-iteration flush list.
     var flushScheduled = false
     private var outbound: ConnectionOutboundQueue
@@ -115,8 +112,8 @@ public final class Connection: @unchecked Sendable {
     /// Registers with the loop's epoll set. Loop only.
     func activate() throws {
         assert(loop.inEventLoop)
-        registration = try loop.register(fd: socket.fd, events: Epoll.IN, self)
-        registeredEvents = Epoll.IN
+        registration = try loop.register(fd: socket.fd, events: .readable, self)
+        registeredEvents = .readable
         registered = true
     }
 
@@ -275,11 +272,11 @@ public final class Connection: @unchecked Sendable {
 
     private func updateInterest() {
         guard registered, state != .closed else { return }
-        var events: UInt32 = 0
+        var events: PollerEvents = []
         let wantRead = state == .lingering || (!readingPaused && state == .open)
-        if wantRead { events |= Epoll.IN }
+        if wantRead { events.insert(.readable) }
         let wantWrite = outboundBufferedBytes > 0
-        if wantWrite { events |= Epoll.OUT }
+        if wantWrite { events.insert(.writable) }
         writeInterest = wantWrite
         if events == registeredEvents { return }
         registeredEvents = events
@@ -405,18 +402,18 @@ public final class Connection: @unchecked Sendable {
 }
 
 extension Connection: EventLoopSelectable {
-    func handleEvents(_ events: UInt32) {
-        if events & (Epoll.IN | Epoll.HUP | Epoll.ERR) != 0 {
+    func handleEvents(_ events: PollerEvents) {
+        if !events.isDisjoint(with: [.readable, .hangup, .error]) {
             readAvailable()
         }
-        if state != .closed, events & Epoll.OUT != 0 {
+        if state != .closed, events.contains(.writable) {
             flush()
         }
-        if state != .closed, events & Epoll.ERR != 0 {
+        if state != .closed, events.contains(.error) {
             var err: Int32 = 0
             var len = socklen_t(MemoryLayout<Int32>.size)
             _ = getsockopt(socket.fd, SOL_SOCKET, SO_ERROR, &err, &len)
-            closeNow(err != 0 ? .error(SocketError(syscall: "epoll", errno: err)) : .peerClosed)
+            closeNow(err != 0 ? .error(SocketError(syscall: "getsockopt(SO_ERROR)", errno: err)) : .peerClosed)
         }
     }
 }

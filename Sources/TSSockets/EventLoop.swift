@@ -1,12 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 
-/// Something registered with an `EventLoop`'s epoll set. Called on the loop thread only.
+/// Something registered with an `EventLoop`'s poller. Called on the loop thread only.
 protocol EventLoopSelectable: AnyObject {
-    /// `events` is the epoll event mask (EPOLLIN, EPOLLOUT, EPOLLHUP, EPOLLERR, ...).
-    func handleEvents(_ events: UInt32)
+    /// What is ready: `.readable`, `.writable`, `.hangup`, `.error`.
+    func handleEvents(_ events: PollerEvents)
 }
 
 /// A cancellable handle for `EventLoop.scheduleTask`.
@@ -18,9 +15,9 @@ public struct ScheduledTaskHandle: Sendable {
     public func cancel() { loop.cancelScheduled(id) }
 }
 
-/// One thread running `epoll_wait` (level-triggered) plus an eventfd used to wake it for
-/// cross-thread tasks. Timers live in a min-heap of deadlines driven by `clock`; the epoll timeout
-/// is the time to the next deadline.
+/// One thread waiting on a level-triggered `Poller` (epoll, kqueue or poll(2); see `PollerKind`),
+/// which also carries the cross-thread wake-up for tasks. Timers live in a min-heap of deadlines
+/// driven by `clock`; the poller's timeout is the time to the next deadline.
 // @unchecked Sendable: the registration table and read buffer are only touched on the loop thread
 // (checked with `inEventLoop`); the task queue and timer heap are guarded by `lock`; `threadID` is
 // written once before the initialiser returns.
@@ -30,9 +27,10 @@ public final class EventLoop: @unchecked Sendable {
     public let index: Int
     let logger: Logger
 
-    private let epfd: Int32
-    private let wakeFD: Int32
-    private var threadID = pthread_t()
+    /// The readiness backend (its kind is `pollerKind`).
+    private let poller: any Poller
+    /// Set by the loop thread before `init` returns; nil only until then.
+    private var threadID: pthread_t?
     private let lock = Lock()
     // Guarded by `lock`.
     private var pending: [@Sendable () -> Void] = []
@@ -53,30 +51,20 @@ public final class EventLoop: @unchecked Sendable {
     private let startSemaphore = Semaphore()
     private let exitSemaphore = Semaphore()
 
-    public convenience init(clock: any MonotonicClock = SystemClock()) throws {
-        try self.init(index: 0, clock: clock, logger: Logger(label: "touchsync.eventloop"))
+    /// The readiness backend this loop runs on (`auto` resolved).
+    public var pollerKind: PollerKind { poller.kind }
+
+    /// A standalone loop. `poller: .auto` is the platform's backend unless `TOUCHSYNC_SERVER_POLLER`
+    /// names another; an unavailable backend throws `PollerError.unavailable`.
+    public convenience init(clock: any MonotonicClock = SystemClock(), poller: PollerKind = .auto) throws {
+        try self.init(index: 0, clock: clock, logger: Logger(label: "touchsync.eventloop"), poller: poller)
     }
 
-    init(index: Int, clock: any MonotonicClock, logger: Logger) throws {
+    init(index: Int, clock: any MonotonicClock, logger: Logger, poller kind: PollerKind = .auto) throws {
         self.index = index
         self.clock = clock
         self.logger = logger
-        let ep = Epoll.create()
-        if ep < 0 { throw SocketError.current("epoll_create1") }
-        let efd = Epoll.eventfd()
-        if efd < 0 {
-            let e = SocketError.current("eventfd")
-            Glibc.close(ep)
-            throw e
-        }
-        if Epoll.ctl(ep, Epoll.CTL_ADD, efd, events: Epoll.IN, data: 0) != 0 {
-            let e = SocketError.current("epoll_ctl")
-            Glibc.close(ep)
-            Glibc.close(efd)
-            throw e
-        }
-        epfd = ep
-        wakeFD = efd
+        poller = try Platform.makePoller(kind)
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         try startThread()
     }
@@ -86,27 +74,23 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func startThread() throws {
-        let box = Unmanaged.passRetained(self)
-        var tid = pthread_t()
-        let rc = pthread_create(&tid, nil, { arg in
-            let loop = Unmanaged<EventLoop>.fromOpaque(arg!).takeRetainedValue()
-            loop.threadID = pthread_self()
-            loop.startSemaphore.signal()
-            loop.run()
-            return nil
-        }, box.toOpaque())
+        let rc = Platform.spawnDetachedThread { [self] in
+            threadID = pthread_self()
+            startSemaphore.signal()
+            run()
+        }
         if rc != 0 {
-            box.release()
-            Glibc.close(epfd)
-            Glibc.close(wakeFD)
+            poller.close()
             throw SocketError(syscall: "pthread_create", errno: rc)
         }
         startSemaphore.wait()
-        pthread_detach(tid)
     }
 
     /// True when called on this loop's thread.
-    public var inEventLoop: Bool { pthread_equal(pthread_self(), threadID) != 0 }
+    public var inEventLoop: Bool {
+        guard let threadID else { return false }
+        return pthread_equal(pthread_self(), threadID) != 0
+    }
 
     /// Runs `task` on the loop thread (after the current iteration). Thread-safe.
     public func execute(_ task: @escaping @Sendable () -> Void) {
@@ -159,29 +143,29 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     private func wakeUp() {
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeFD, &one, 8)
+        poller.wakeUp()
     }
 
     // MARK: registration (loop thread only)
 
-    func register(fd: Int32, events: UInt32, _ selectable: EventLoopSelectable) throws -> UInt64 {
+    /// Registers `fd` (level-triggered) and returns its registration token (never 0, never reused).
+    func register(fd: Int32, events: PollerEvents, _ selectable: EventLoopSelectable) throws -> UInt64 {
         assert(inEventLoop)
         let id = nextRegistrationID
         nextRegistrationID += 1
-        if Epoll.ctl(epfd, Epoll.CTL_ADD, fd, events: events, data: id) != 0 { throw SocketError.current("epoll_ctl") }
+        try poller.add(fd: fd, token: id, interest: events)
         registrations[id] = selectable
         return id
     }
 
-    func modify(fd: Int32, registration: UInt64, events: UInt32) throws {
+    func modify(fd: Int32, registration: UInt64, events: PollerEvents) throws {
         assert(inEventLoop)
-        if Epoll.ctl(epfd, Epoll.CTL_MOD, fd, events: events, data: registration) != 0 { throw SocketError.current("epoll_ctl") }
+        try poller.modify(fd: fd, token: registration, interest: events)
     }
 
     func deregister(fd: Int32, registration: UInt64) {
         assert(inEventLoop)
-        _ = Epoll.ctl(epfd, Epoll.CTL_DEL, fd, events: 0, data: 0)
+        poller.remove(fd: fd, token: registration)
         registrations[registration] = nil
     }
 
@@ -205,8 +189,8 @@ public final class EventLoop: @unchecked Sendable {
     // MARK: the loop
 
     private func run() {
-        let maxEvents = 256
-        let events = UnsafeMutableRawPointer.allocate(byteCount: maxEvents * Epoll.eventSize, alignment: 16)
+        let events = UnsafeMutableBufferPointer<PollerEvent>.allocate(capacity: 256)
+        events.initialize(repeating: PollerEvent(token: 0, events: []))
         defer { events.deallocate() }
         while true {
             let timeout: Int32 = lock.withLock {
@@ -220,22 +204,16 @@ public final class EventLoop: @unchecked Sendable {
                 return Int32(min(ms, 60_000))
             }
             if timeout == -2 { break }
-            let n = Epoll.wait(epfd, events, Int32(maxEvents), timeout)
-            if n < 0 {
-                let err = Glibc.errno
-                if err == EINTR { continue }
-                logger.critical("epoll_wait failed", metadata: ["error": "\(SocketError(syscall: "epoll_wait", errno: err))"])
+            let n: Int
+            do {
+                n = try poller.wait(timeoutMilliseconds: timeout, into: events)
+            } catch {
+                logger.critical("poller wait failed", metadata: ["poller": "\(poller.kind)", "error": "\(error)"])
                 break
             }
-            for i in 0..<Int(n) {
-                let ev = Epoll.event(at: i, in: events)
-                let id = ev.data
-                if id == 0 {
-                    var value: UInt64 = 0
-                    _ = Glibc.read(wakeFD, &value, 8)
-                    continue
-                }
-                registrations[id]?.handleEvents(ev.events)
+            for i in 0..<n {
+                let ev = events[i]
+                registrations[ev.token]?.handleEvents(ev.events)
             }
             runExpiredTimers()
             runPendingTasks()
@@ -244,8 +222,7 @@ public final class EventLoop: @unchecked Sendable {
         // Drain tasks so closures (and whatever they retain) are released on the loop.
         runPendingTasks()
         runFlushes()
-        Glibc.close(epfd)
-        Glibc.close(wakeFD)
+        poller.close()
         registrations.removeAll()
         exitSemaphore.signal()
     }

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 
 /// A fixed set of `EventLoop`s handed out round-robin.
@@ -10,28 +7,18 @@ public final class EventLoopGroup: @unchecked Sendable {
     private let lock = Lock()
     private var counter = 0
 
-    /// Number of cores this process may run on (at least 1): the sched_getaffinity(2) mask, so
-    /// `taskset -c 0` or a cpuset gives one loop per usable core; the online count if that fails.
-    public static var activeProcessorCount: Int {
-        let bytes = 1024 / 8  // room for 1024 CPUs, like glibc's cpu_set_t
-        let mask = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 8)
-        defer { mask.deallocate() }
-        mask.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
-        if Epoll.schedGetaffinity(0, bytes, mask) == 0 {
-            var count = 0
-            for i in 0..<(bytes / 8) { count += mask.load(fromByteOffset: i * 8, as: UInt64.self).nonzeroBitCount }
-            if count > 0 { return count }
-        }
-        return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-    }
+    /// Number of cores this process may run on (at least 1): on Linux the sched_getaffinity(2)
+    /// mask, so `taskset -c 0` or a cpuset gives one loop per usable core; elsewhere the online count.
+    public static var activeProcessorCount: Int { Platform.availableProcessorCount() }
 
-    /// Starts `count` loop threads (at least one).
+    /// Starts `count` loop threads (at least one), each on its own `poller` (`.auto`: the platform's
+    /// backend unless `TOUCHSYNC_SERVER_POLLER` names another).
     public init(count: Int = EventLoopGroup.activeProcessorCount, clock: any MonotonicClock = SystemClock(),
-                logger: Logger = Logger(label: "touchsync.eventloop")) throws {
+                logger: Logger = Logger(label: "touchsync.eventloop"), poller: PollerKind = .auto) throws {
         var loops: [EventLoop] = []
         for i in 0..<max(1, count) {
             do {
-                loops.append(try EventLoop(index: i, clock: clock, logger: logger))
+                loops.append(try EventLoop(index: i, clock: clock, logger: logger, poller: poller))
             } catch {
                 for loop in loops { loop.shutdown() }
                 throw error

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A monotonic time source in nanoseconds. Everything with a timeout takes one, so tests can use
 /// `ManualClock` instead of sleeping.

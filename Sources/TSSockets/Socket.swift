@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Result of a non-blocking read.
 public enum ReadResult: Sendable, Equatable {
@@ -38,15 +35,15 @@ public struct Socket: Sendable, Hashable {
 
     public init(fd: Int32) { self.fd = fd }
 
-    /// Ignores SIGPIPE process-wide (idempotent). Sends also use MSG_NOSIGNAL; this covers any other write path.
+    /// Ignores SIGPIPE process-wide (idempotent). Sends are already protected (MSG_NOSIGNAL on Linux,
+    /// SO_NOSIGPIPE on Darwin; see `Platform`); this covers any other write path.
     public static func ignoreSIGPIPE() {
         _ = SIGPIPEOnce.done
     }
 
     /// socket(2): a non-blocking, close-on-exec TCP socket.
     public static func makeTCP(ipv6: Bool) throws -> Socket {
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let fd = Glibc.socket(ipv6 ? AF_INET6 : AF_INET, type, 0)
+        let fd = Platform.makeStreamSocket(family: ipv6 ? AF_INET6 : AF_INET)
         if fd < 0 { throw SocketError.current("socket") }
         return Socket(fd: fd)
     }
@@ -57,7 +54,7 @@ public struct Socket: Sendable, Hashable {
         let address = try SocketAddress(host: host, port: port)
         let socket = try makeTCP(ipv6: address.isIPv6)
         do {
-            try socket.setOption(level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
+            try socket.setOption(level: SOL_SOCKET, name: Platform.reuseAddressOption, value: 1)
             try socket.bind(address)
             try socket.listen(backlog: backlog)
             return socket
@@ -70,43 +67,43 @@ public struct Socket: Sendable, Hashable {
     /// setsockopt(2) with an `Int32` value.
     public func setOption(level: Int32, name: Int32, value: Int32) throws {
         var v = value
-        let rc = Glibc.setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size))
+        let rc = Platform.setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size))
         if rc != 0 { throw SocketError.current("setsockopt") }
     }
 
     /// Disables Nagle's algorithm (TCP_NODELAY).
     public func setNoDelay() throws {
-        try setOption(level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
+        try setOption(level: Platform.tcpLevel, name: Platform.tcpNoDelayOption, value: 1)
     }
 
     /// bind(2).
     public func bind(_ address: SocketAddress) throws {
-        let rc = address.withSockAddr { ptr, len in Glibc.bind(fd, ptr, len) }
+        let rc = address.withSockAddr { ptr, len in Platform.bind(fd, ptr, len) }
         if rc != 0 { throw SocketError.current("bind") }
     }
 
     /// listen(2).
     public func listen(backlog: Int32) throws {
-        if Glibc.listen(fd, backlog) != 0 { throw SocketError.current("listen") }
+        if Platform.listen(fd, backlog) != 0 { throw SocketError.current("listen") }
     }
 
-    /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC. EINTR and ECONNABORTED are retried.
+    /// accept(2) of a non-blocking, close-on-exec socket (accept4 on Linux, accept + fcntl on
+    /// Darwin; see `Platform.accept`). EINTR and ECONNABORTED are retried.
     public func accept() throws -> AcceptResult {
         while true {
             var storage = sockaddr_storage()
             var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let flags = Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
             let client = withUnsafeMutablePointer(to: &storage) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { Epoll.accept4(fd, $0, &len, flags) }
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { Platform.accept(fd, $0, &len) }
             }
             if client >= 0 {
                 return .accepted(Socket(fd: client), remoteAddress: SocketAddress.describe(storage))
             }
-            let err = Glibc.errno
+            let err = Platform.errno
             switch err {
             case EINTR, ECONNABORTED: continue
             case EAGAIN, EWOULDBLOCK: return .wouldBlock
-            default: throw SocketError(syscall: "accept4", errno: err)
+            default: throw SocketError(syscall: Platform.acceptCallName, errno: err)
             }
         }
     }
@@ -114,10 +111,10 @@ public struct Socket: Sendable, Hashable {
     /// read(2) into `buffer`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> ReadResult {
         while true {
-            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            let n = Platform.read(fd, buffer.baseAddress, buffer.count)
             if n > 0 { return .bytes(n) }
             if n == 0 { return .eof }
-            let err = Glibc.errno
+            let err = Platform.errno
             switch err {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK: return .wouldBlock
@@ -126,13 +123,13 @@ public struct Socket: Sendable, Hashable {
         }
     }
 
-    /// send(2) with MSG_NOSIGNAL.
+    /// send(2); a closed peer gives EPIPE, never SIGPIPE (`Platform.sendFlags`).
     public func send(_ buffer: UnsafeRawBufferPointer) throws -> WriteResult {
         if buffer.isEmpty { return .bytes(0) }
         while true {
-            let n = Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
+            let n = Platform.send(fd, buffer.baseAddress, buffer.count)
             if n >= 0 { return .bytes(n) }
-            let err = Glibc.errno
+            let err = Platform.errno
             switch err {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK: return .wouldBlock
@@ -143,12 +140,12 @@ public struct Socket: Sendable, Hashable {
 
     /// shutdown(2) of the sending side; errors are ignored (the peer may already be gone).
     public func shutdownWrite() {
-        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        _ = Platform.shutdown(fd, Platform.shutWrite)
     }
 
     /// close(2). EINTR is not retried (on Linux the descriptor is released regardless).
     public func close() {
-        _ = Glibc.close(fd)
+        _ = Platform.close(fd)
     }
 
     /// getsockname(2): the locally bound port.
@@ -156,7 +153,7 @@ public struct Socket: Sendable, Hashable {
         var storage = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let rc = withUnsafeMutablePointer(to: &storage) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.getsockname(fd, $0, &len) }
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { Platform.getsockname(fd, $0, &len) }
         }
         if rc != 0 { throw SocketError.current("getsockname") }
         return SocketAddress.port(of: storage)

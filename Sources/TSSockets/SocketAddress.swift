@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// An IPv4 or IPv6 socket address parsed from a numeric host (or `localhost`).
 public struct SocketAddress: Sendable {
@@ -16,16 +13,12 @@ public struct SocketAddress: Sendable {
     public init(host: String, port: Int) throws {
         guard (0...65535).contains(port) else { throw SocketError(syscall: "bind", errno: EINVAL) }
         let h = host == "localhost" ? "127.0.0.1" : host
-        var v4 = sockaddr_in()
-        v4.sin_family = sa_family_t(AF_INET)
-        v4.sin_port = in_port_t(UInt16(port).bigEndian)
+        var v4 = Platform.makeIPv4Address(port: UInt16(port))
         if inet_pton(AF_INET, h, &v4.sin_addr) == 1 {
             storage = .v4(v4)
             return
         }
-        var v6 = sockaddr_in6()
-        v6.sin6_family = sa_family_t(AF_INET6)
-        v6.sin6_port = in_port_t(UInt16(port).bigEndian)
+        var v6 = Platform.makeIPv6Address(port: UInt16(port))
         let stripped = h.hasPrefix("[") && h.hasSuffix("]") ? String(h.dropFirst().dropLast()) : h
         if inet_pton(AF_INET6, stripped, &v6.sin6_addr) == 1 {
             storage = .v6(v6)

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A failed system call: the syscall's name and the `errno` captured immediately after it failed.
 public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -26,7 +21,7 @@ public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Captures the current thread's `errno` for `syscall`.
     @inline(__always)
     static func current(_ syscall: String) -> SocketError {
-        SocketError(syscall: syscall, errno: Glibc.errno)
+        SocketError(syscall: syscall, errno: Platform.errno)
     }
 
     public var description: String { "\(syscall): \(message) (errno \(errno))" }

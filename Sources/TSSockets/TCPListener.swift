@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 
 /// Accepts TCP connections on one loop and spreads them over an `EventLoopGroup`.
@@ -65,7 +62,7 @@ public final class TCPListener: @unchecked Sendable {
         acceptLoop.execute {
             do {
                 self.socket = socket
-                self.registration = try self.acceptLoop.register(fd: socket.fd, events: Epoll.IN, self)
+                self.registration = try self.acceptLoop.register(fd: socket.fd, events: .readable, self)
             } catch let e as SocketError {
                 socket.close()
                 self.socket = nil
@@ -165,14 +162,14 @@ public final class TCPListener: @unchecked Sendable {
 
     private func pauseAccepting(for nanoseconds: UInt64) {
         guard let socket else { return }
-        do { try acceptLoop.modify(fd: socket.fd, registration: registration, events: 0) } catch { return }
+        do { try acceptLoop.modify(fd: socket.fd, registration: registration, events: []) } catch { return }
         acceptLoop.scheduleTask(in: nanoseconds) { [weak self] in
             guard let self, let s = self.socket else { return }
-            try? self.acceptLoop.modify(fd: s.fd, registration: self.registration, events: Epoll.IN)
+            try? self.acceptLoop.modify(fd: s.fd, registration: self.registration, events: .readable)
         }
     }
 }
 
 extension TCPListener: EventLoopSelectable {
-    func handleEvents(_ events: UInt32) { acceptAll() }
+    func handleEvents(_ events: PollerEvents) { acceptAll() }
 }

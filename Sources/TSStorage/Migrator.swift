@@ -13,17 +13,41 @@ import Foundation
 ///   https://sqlite.org/lang_altertable.html#otheralter) and is checked with
 ///   `PRAGMA foreign_key_check` before it commits.
 public struct Migrator: Sendable {
-    public let directory: String
+    /// The directory the migrations are read from; nil for embedded migrations.
+    public let directory: String?
+    private let embedded: [Migration]
 
     public static let foreignKeysOffMarker = "-- migrate:foreign_keys=off"
 
     public init(directory: String) {
         self.directory = directory
+        self.embedded = []
     }
 
-    /// The migration files in `directory`, sorted by version. Files not ending in `.sql` (and
-    /// hidden files) are ignored.
+    /// Migrations compiled into the executable: (file name `NNNN_name.sql`, exact contents). The
+    /// checksum is that of the contents, as for a file, so a database migrated from the files and
+    /// one migrated from the binary agree.
+    public init(embedded files: [(fileName: String, sql: String)]) throws {
+        var result: [Migration] = []
+        for (fileName, sql) in files {
+            guard let (version, name) = Migration.parseFileName(fileName) else {
+                throw MigrationError.invalidFileName(file: fileName)
+            }
+            result.append(Migration(version: version, name: name, fileName: fileName, path: "(embedded)/" + fileName,
+                                    checksum: SHA256Digest.hexDigest(Array(sql.utf8)), sql: sql))
+        }
+        result.sort { $0.version < $1.version }
+        for (a, b) in zip(result, result.dropFirst()) where a.version == b.version {
+            throw MigrationError.duplicateVersion(version: a.version, files: [a.fileName, b.fileName])
+        }
+        self.directory = nil
+        self.embedded = result
+    }
+
+    /// The migrations, sorted by version: the embedded ones, or the files in `directory` (files
+    /// not ending in `.sql`, and hidden files, are ignored).
     public func migrations() throws -> [Migration] {
+        guard let directory else { return embedded }
         let fm = FileManager.default
         var isDirectory: ObjCBool = false
         guard fm.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,

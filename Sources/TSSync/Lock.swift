@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A pthread mutex, the one lock type of every layer (Foundation-free, so usable from the bottom up).
 // @unchecked Sendable: the mutex itself is the synchronisation primitive; its storage is heap

@@ -3,11 +3,12 @@
 //   /engine.io/ — raw Engine.IO v4 server echoing every message (engine.io-protocol test-suite)
 //   /socket.io/ — Socket.IO v5 server, namespaces `/` and `/custom` (socket.io-protocol test-suite)
 //
-// conformance-server [--port 3000] [--ping-interval MS] [--ping-timeout MS]
+// conformance-server [--port 3000] [--ping-interval MS] [--ping-timeout MS] [--poller auto|epoll|kqueue|poll]
 import ArgumentParser
 import Foundation
 import Logging
 import TSHTTP
+import TSSockets
 import TSWebSocket
 
 struct ConformanceServer: ParsableCommand {
@@ -27,6 +28,9 @@ struct ConformanceServer: ParsableCommand {
     @Option(name: .customLong("ping-timeout"), help: "Engine.IO pingTimeout in ms (the official test suites use 200).")
     var pingTimeout: Int = 200
 
+    @Option(help: "Readiness backend: auto (epoll on Linux, kqueue on macOS; TOUCHSYNC_SERVER_POLLER overrides), epoll, kqueue or poll.")
+    var poller: String = "auto"
+
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).")
     var logLevel: String = "warning"
 
@@ -42,11 +46,15 @@ struct ConformanceServer: ParsableCommand {
         var http = HTTPServerConfiguration()
         http.host = host
         http.port = port
+        guard let kind = PollerKind(rawValue: poller), kind.isAvailable else {
+            throw ValidationError("--poller must be one of auto, " + Platform.availablePollers.map(\.rawValue).joined(separator: ", "))
+        }
+        http.poller = kind
         // Autobahn's 9.x cases echo messages of up to 16 MiB: allow that much to be queued.
         http.maxOutboundBytesPerConnection = 64 << 20
         let server = HTTPServer(configuration: http, responder: router.freeze(logger: logger), logger: logger)
         let bound = try server.start()
-        print("listening on http://\(host):\(bound)")
+        print("listening on http://\(host):\(bound) (poller \(kind.resolved))")
         fflush(nil)  // all streams (`stdout` itself is not concurrency-safe to name in Swift 6)
         withExtendedLifetime(app) {
             while true { sleep(3600) }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import TSApp
+import TSSockets
 import TSJSON
 
 @main
@@ -72,6 +73,10 @@ struct Serve: AsyncParsableCommand {
         if testMode { extra["testMode"] = true }
         if noInspector { extra["inspector.enabled"] = false }
         let config = try common.load(extra: extra)
+        // The listening address first: a busy port should not cost a migration and a demo seed.
+        do { try PortCheck.ensureAvailable(host: config.string("server.host"), port: config.int("server.port")) } catch {
+            throw Fatal.fail("\(error)")
+        }
         let server: TouchSyncServer
         do { server = try TouchSyncServer(configuration: config) } catch {
             FileHandle.standardError.write(Data("touchsync: \(error)\n".utf8))
@@ -79,8 +84,12 @@ struct Serve: AsyncParsableCommand {
         }
         let demoMode = config.bool("demo")
         if demoMode { try await DemoSeeder.seedIfEmpty(server.domain) }
-        let port = try server.start()
         let host = config.string("server.host")
+        let port: Int
+        do { port = try server.start() } catch let error as SocketError {
+            // Taken between the check and now (another process raced us): the same advice.
+            throw Fatal.fail(PortCheck.message(for: error, host: host, port: config.int("server.port")))
+        }
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         let base = "http://\(shownHost):\(port)"
         print(await StartupBanner.text(base: base, databasePath: server.databasePath, server: server, demo: demoMode))

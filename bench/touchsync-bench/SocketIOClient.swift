@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import TSSockets
 
 /// A minimal websocket-only Socket.IO v5 / Engine.IO v4 client for load generation.

@@ -4,7 +4,7 @@
 #
 # Usage: conformance/autobahn/run.sh [CASES]          CASES: JSON list, default all of 1-7, 9, 10
 # Env:   AUTOBAHN_DIR   wstest install (default /tmp/autobahn; set up by
-#                       ../shared/tools/autobahn-setup.sh, beside the clone, if missing)
+#                       conformance/autobahn/setup.sh if missing)
 #        SCRATCH        SwiftPM scratch path (default .build-autobahn)
 #        PORT           port for the server (default: a free one)
 #        SERVER_BIN     an already built conformance-server to use instead of building one
@@ -22,9 +22,7 @@ case $SCRATCH in /*) ;; *) SCRATCH=$ROOT/$SCRATCH ;; esac
 OUT=${REPORTS:-$SCRATCH/autobahn-reports}
 
 if [ ! -x "$AUTOBAHN_DIR/wstest" ]; then
-  SETUP=$ROOT/../shared/tools/autobahn-setup.sh
-  [ -x "$SETUP" ] || { echo "autobahn: $SETUP not found (shared/ must be beside the clone)" >&2; exit 1; }
-  "$SETUP" "$AUTOBAHN_DIR"
+  bash "$ROOT/conformance/autobahn/setup.sh" "$AUTOBAHN_DIR"
 fi
 
 # Release build: the 9.x cases push 16 MiB messages through the codec.

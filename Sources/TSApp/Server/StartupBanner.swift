@@ -26,6 +26,10 @@ public enum StartupBanner {
         return lines.joined(separator: "\n")
     }
 
+    /// Where the tour's virtualenv goes: Debian 12 (and Homebrew Python) refuse a system-wide
+    /// `pip install` (PEP 668, externally managed), so the tour creates its own environment.
+    static let tourVenv = "~/.touchsync-venv"
+
     /// A two-step tour on the demo data: watch a room as alice, toggle a heart as bob.
     static func tryIt(base: String, server: TouchSyncServer, tokens: [String: (id: String, token: String)]) async -> [String] {
         guard let alice = tokens["alice"], let bob = tokens["bob"],
@@ -33,8 +37,10 @@ public enum StartupBanner {
               let element = try? await server.domain.elements.list(roomId: room.id, viewer: alice.id).first(where: { $0.type == .photo })
         else { return [] }
         return [
-            "Try it: watch the Design Team room as alice (pip install \"python-socketio[client]\"), then heart a photo as bob:",
-            "  python3 -c \"import socketio; s = socketio.Client(); s.on('*', lambda e, *a: print(e, a)); "
+            "Try it: watch the Design Team room as alice, then heart a photo as bob.",
+            "  Once: a Python virtualenv with the Socket.IO client (Debian/Ubuntu: sudo apt-get install python3-venv)",
+            "  python3 -m venv \(tourVenv) && \(tourVenv)/bin/pip install -q \"python-socketio[client]==5.18.1\"",
+            "  \(tourVenv)/bin/python -c \"import socketio; s = socketio.Client(); s.on('*', lambda e, *a: print(e, a)); "
                 + "s.connect('\(base)', auth={'token': '\(alice.token)'}); print(s.call('room:join', {'roomId': '\(room.id)'})); s.wait()\"",
             "  curl -X POST -H 'Authorization: Bearer \(bob.token)' \(base)/api/rooms/\(room.id)/elements/\(element.id)/reactions/toggle",
         ]

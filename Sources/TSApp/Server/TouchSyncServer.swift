@@ -124,6 +124,11 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.port = configuration.int("server.port")
         let loops = configuration.int("server.eventLoops")
         if loops > 0 { http.eventLoops = loops }
+        guard let poller = PollerKind(rawValue: configuration.string("server.poller")), poller.isAvailable else {
+            throw ConfigurationError("server.poller must be one of auto, "
+                + Platform.availablePollers.map(\.rawValue).joined(separator: ", ") + " on this system")
+        }
+        http.poller = poller
         http.maxConnections = configuration.int("server.maxConnections")
         http.maxRequestLineBytes = configuration.int("server.maxRequestLineBytes")
         http.maxHeaderBytes = configuration.int("server.maxHeaderBytes")
@@ -148,10 +153,7 @@ public final class TouchSyncServer: @unchecked Sendable {
 
     /// Applies pending migrations; a changed, already-applied one stops the start naming the file.
     static func migrate(_ db: Database, configuration: AppConfiguration, logger: Logger) throws {
-        guard let dir = Migrator.locateMigrationsDirectory(explicit: configuration.optionalString("database.migrationsDir")) else {
-            throw ConfigurationError("cannot find the Migrations directory: run from the project root or set TOUCHSYNC_MIGRATIONS_DIR")
-        }
-        let applied = try Migrator(directory: dir).migrate(db)
+        let applied = try EmbeddedMigrations.migrator(configuration: configuration, logger: logger).migrate(db)
         for m in applied { logger.info("applied migration \(m.fileName)") }
     }
 

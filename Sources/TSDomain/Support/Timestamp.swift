@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import TSSync
 
 /// Renders Unix seconds as the contract's dates: ISO 8601 UTC with second precision
 /// (`2024-01-15T10:00:00Z`), which Swift's `.iso8601` date decoding accepts (CONTRACT.md §0).

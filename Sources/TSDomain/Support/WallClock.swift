@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import TSSync
 
 /// Wall-clock time for timestamps the API shows. Injected so tests and demo data are reproducible.
 public protocol WallClock: Sendable {

@@ -1,0 +1,127 @@
+#if canImport(Darwin)
+import Darwin
+
+// NOT BUILT ON A MAC YET: this file was written and reviewed line by line against the macOS SDK
+// headers (<sys/socket.h>, <netinet/in.h>, <fcntl.h>, <pthread.h>, <sys/event.h>) but no Mac was
+// available to compile it. See README "macOS".
+
+/// The Darwin (macOS) half of the platform layer; same members as `Platform+Glibc.swift`.
+public enum Platform {
+    public static let defaultPoller = PollerKind.kqueue
+    public static let availablePollers: [PollerKind] = [.kqueue, .poll]
+
+    static func makePoller(_ kind: PollerKind) throws -> any Poller {
+        switch kind.resolved {
+        case .kqueue: return try KQueuePoller()
+        case .poll: return try PollPoller()
+        case .epoll, .auto: throw PollerError.unavailable(kind.resolved)
+        }
+    }
+
+    // MARK: sockets
+
+    /// socket(2) + fcntl(2): Darwin has no SOCK_NONBLOCK/SOCK_CLOEXEC type flags (SOCK_STREAM is
+    /// a plain Int32 macro there) and no MSG_NOSIGNAL, so the socket gets O_NONBLOCK, FD_CLOEXEC
+    /// and SO_NOSIGPIPE after creation. -1 with errno on failure (the descriptor is closed).
+    static func makeStreamSocket(family: Int32) -> Int32 {
+        let fd = Darwin.socket(family, SOCK_STREAM, 0)
+        if fd < 0 { return -1 }
+        return configureNewSocket(fd)
+    }
+
+    /// accept(2) + the same fcntl/setsockopt calls (Darwin has no accept4). -1 with errno on failure.
+    static func accept(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>, _ length: UnsafeMutablePointer<socklen_t>) -> Int32 {
+        let client = Darwin.accept(fd, address, length)
+        if client < 0 { return -1 }
+        return configureNewSocket(client)
+    }
+    static let acceptCallName = "accept"
+
+    /// O_NONBLOCK, FD_CLOEXEC and SO_NOSIGPIPE on a new socket; closes it and returns -1 (errno
+    /// preserved) when one fails.
+    private static func configureNewSocket(_ fd: Int32) -> Int32 {
+        var one: Int32 = 1
+        let flags = Darwin.fcntl(fd, F_GETFL)
+        if flags < 0
+            || Darwin.fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0
+            || Darwin.fcntl(fd, F_SETFD, FD_CLOEXEC) < 0
+            || Darwin.setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size)) < 0 {
+            let saved = Darwin.errno
+            _ = Darwin.close(fd)
+            Darwin.errno = saved
+            return -1
+        }
+        return fd
+    }
+
+    /// Darwin has no MSG_NOSIGNAL; every socket carries SO_NOSIGPIPE instead (see above).
+    static let sendFlags: Int32 = 0
+
+    /// SO_REUSEADDR on listeners; SO_REUSEPORT is not used (see Platform+Glibc.swift).
+    static let reuseAddressOption = SO_REUSEADDR
+    static let tcpLevel = Int32(IPPROTO_TCP)
+    static let tcpNoDelayOption = TCP_NODELAY
+    static let shutWrite = Int32(SHUT_WR)
+
+    /// An IPv4 socket address; BSD sockets carry the structure's length in `sin_len`.
+    static func makeIPv4Address(port: UInt16) -> sockaddr_in {
+        var a = sockaddr_in()
+        a.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = in_port_t(port.bigEndian)
+        return a
+    }
+
+    /// An IPv6 socket address with `sin6_len` set.
+    static func makeIPv6Address(port: UInt16) -> sockaddr_in6 {
+        var a = sockaddr_in6()
+        a.sin6_len = UInt8(MemoryLayout<sockaddr_in6>.size)
+        a.sin6_family = sa_family_t(AF_INET6)
+        a.sin6_port = in_port_t(port.bigEndian)
+        return a
+    }
+
+    // MARK: plain descriptors
+
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { Darwin.read(fd, buffer, count) }
+    static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.write(fd, buffer, count) }
+    static func send(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(fd, buffer, count, sendFlags) }
+    static func close(_ fd: Int32) -> Int32 { Darwin.close(fd) }
+    static func bind(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.bind(fd, address, length) }
+    static func listen(_ fd: Int32, _ backlog: Int32) -> Int32 { Darwin.listen(fd, backlog) }
+    static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(fd, address, length) }
+    static func shutdown(_ fd: Int32, _ how: Int32) -> Int32 { Darwin.shutdown(fd, how) }
+    static func getsockname(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>, _ length: UnsafeMutablePointer<socklen_t>) -> Int32 {
+        Darwin.getsockname(fd, address, length)
+    }
+    static func setsockopt(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: UnsafeRawPointer, _ length: socklen_t) -> Int32 {
+        Darwin.setsockopt(fd, level, name, value, length)
+    }
+    static var errno: Int32 { Darwin.errno }
+
+    // MARK: processors and threads
+
+    /// Darwin has no CPU-affinity masks for processes; the online processor count.
+    static func availableProcessorCount() -> Int {
+        max(1, Int(sysconf(_SC_NPROCESSORS_ONLN)))
+    }
+
+    /// Starts a detached thread running `body`. Returns 0 or the pthread_create(3) error number.
+    /// (Darwin's `pthread_t` is a non-optional pointer, written through `pthread_t?`, and the start
+    /// routine takes a non-optional pointer.)
+    public static func spawnDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
+        let box = Unmanaged.passRetained(ThreadBody(body))
+        var tid: pthread_t? = nil
+        let rc = pthread_create(&tid, nil, { arg in
+            Unmanaged<ThreadBody>.fromOpaque(arg).takeRetainedValue().body()
+            return nil
+        }, box.toOpaque())
+        if rc != 0 {
+            box.release()
+            return rc
+        }
+        if let tid { pthread_detach(tid) }
+        return 0
+    }
+}
+#endif

@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+import CSystem
+
+/// The Linux (glibc) half of the platform layer. `Platform+Darwin.swift` has the same members for
+/// macOS; every difference between the two systems lives in these two files (and in the CSystem
+/// shim), so the rest of the package never says `#if os`. Each member is one system call or one
+/// constant; callers handle errno (captured right after the call).
+public enum Platform {
+    /// The readiness backend `PollerKind.auto` means here.
+    public static let defaultPoller = PollerKind.epoll
+    /// Backends this build can run.
+    public static let availablePollers: [PollerKind] = [.epoll, .poll]
+
+    /// Makes a poller of `kind` (`auto` resolved first).
+    static func makePoller(_ kind: PollerKind) throws -> any Poller {
+        switch kind.resolved {
+        case .epoll: return try EpollPoller()
+        case .poll: return try PollPoller()
+        case .kqueue, .auto: throw PollerError.unavailable(kind.resolved)
+        }
+    }
+
+    // MARK: sockets
+
+    /// socket(2): a non-blocking, close-on-exec TCP socket in one call (SOCK_STREAM is an enum
+    /// on glibc, hence `.rawValue`). -1 with errno on failure.
+    static func makeStreamSocket(family: Int32) -> Int32 {
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        return Glibc.socket(family, type, 0)
+    }
+
+    /// accept4(2): the accepted socket is non-blocking and close-on-exec. -1 with errno on failure.
+    static func accept(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>, _ length: UnsafeMutablePointer<socklen_t>) -> Int32 {
+        ts_accept4_nonblock_cloexec(fd, address, length)
+    }
+    /// The syscall name reported with `accept`'s errno.
+    static let acceptCallName = "accept4"
+
+    /// Flags for send(2): MSG_NOSIGNAL, so a closed peer gives EPIPE instead of SIGPIPE.
+    static let sendFlags = Int32(MSG_NOSIGNAL)
+
+    /// SO_REUSEADDR on listeners (rebinding while old connections sit in TIME_WAIT). SO_REUSEPORT
+    /// is deliberately not used: on Linux it would let a second server bind the same busy port.
+    static let reuseAddressOption = SO_REUSEADDR
+    static let tcpLevel = Int32(IPPROTO_TCP)
+    static let tcpNoDelayOption = TCP_NODELAY
+    static let shutWrite = Int32(SHUT_WR)
+
+    /// An IPv4 socket address (glibc's `sockaddr_in` has no length field).
+    static func makeIPv4Address(port: UInt16) -> sockaddr_in {
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = in_port_t(port.bigEndian)
+        return a
+    }
+
+    /// An IPv6 socket address (no `sin6_len` on glibc).
+    static func makeIPv6Address(port: UInt16) -> sockaddr_in6 {
+        var a = sockaddr_in6()
+        a.sin6_family = sa_family_t(AF_INET6)
+        a.sin6_port = in_port_t(port.bigEndian)
+        return a
+    }
+
+    // MARK: plain descriptors (named here because Socket's methods shadow the libc names)
+
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { Glibc.read(fd, buffer, count) }
+    static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.write(fd, buffer, count) }
+    static func send(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(fd, buffer, count, sendFlags) }
+    static func close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
+    static func bind(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.bind(fd, address, length) }
+    static func listen(_ fd: Int32, _ backlog: Int32) -> Int32 { Glibc.listen(fd, backlog) }
+    static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(fd, address, length) }
+    static func shutdown(_ fd: Int32, _ how: Int32) -> Int32 { Glibc.shutdown(fd, how) }
+    static func getsockname(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>, _ length: UnsafeMutablePointer<socklen_t>) -> Int32 {
+        Glibc.getsockname(fd, address, length)
+    }
+    static func setsockopt(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: UnsafeRawPointer, _ length: socklen_t) -> Int32 {
+        Glibc.setsockopt(fd, level, name, value, length)
+    }
+    static var errno: Int32 { Glibc.errno }
+
+    // MARK: processors and threads
+
+    /// CPUs this process may run on: the sched_getaffinity(2) mask (Linux only), so `taskset -c 0`
+    /// or a cpuset gives one loop per usable core; the online count if that fails.
+    static func availableProcessorCount() -> Int {
+        let n = ts_sched_cpu_count()
+        if n > 0 { return Int(n) }
+        return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
+    /// Starts a detached thread running `body`. Returns 0 or the pthread_create(3) error number.
+    /// (glibc's `pthread_t` is an integer and the start routine takes an optional pointer.)
+    public static func spawnDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
+        let box = Unmanaged.passRetained(ThreadBody(body))
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, nil, { arg in
+            guard let arg else { return nil }
+            Unmanaged<ThreadBody>.fromOpaque(arg).takeRetainedValue().body()
+            return nil
+        }, box.toOpaque())
+        if rc != 0 {
+            box.release()
+            return rc
+        }
+        pthread_detach(tid)
+        return 0
+    }
+}
+#endif

@@ -1,0 +1,75 @@
+import Foundation
+import XCTest
+
+/// The platform layer is the only code that may name an OS-specific API (issue 10): a Linux-only
+/// call elsewhere in Sources/ or bench/ would break the macOS build, which cannot be compiled here,
+/// so this test greps for them.
+final class PlatformLayerTests: XCTestCase {
+    /// Files allowed to use OS-specific APIs, relative to the package root.
+    static let platformLayer: [String] = [
+        "Sources/CSystem/",
+        "Sources/TSSockets/Platform+Glibc.swift",
+        "Sources/TSSockets/Platform+Darwin.swift",
+        "Sources/TSSockets/Poller+Epoll.swift",
+        "Sources/TSSockets/Poller+KQueue.swift",
+        "Sources/TSSync/Platform+LibC.swift",
+    ]
+
+    /// Linux-only (or Darwin-only) names, and per-platform conditionals.
+    static let forbidden: [(name: String, pattern: String)] = [
+        ("import Glibc", #"import\s+Glibc"#),
+        ("import Darwin", #"import\s+Darwin"#),
+        ("Glibc.", #"\bGlibc\."#),
+        ("Darwin.", #"\bDarwin\."#),
+        ("#if os(...)", #"#(if|elseif)\s+os\("#),
+        ("canImport(Glibc/Darwin)", #"canImport\((Glibc|Darwin|Musl)\)"#),
+        ("epoll_*", #"\bepoll_[a-z]"#),
+        ("EPOLL*", #"\bEPOLL[A-Z_]"#),
+        ("eventfd", #"\beventfd\b"#),
+        ("accept4", #"\baccept4\b"#),
+        ("sched_*affinity", #"\bsched_[gs]etaffinity\b"#),
+        ("SOCK_NONBLOCK/SOCK_CLOEXEC", #"\bSOCK_(NONBLOCK|CLOEXEC)\b"#),
+        ("MSG_NOSIGNAL", #"\bMSG_NOSIGNAL\b"#),
+        ("SO_NOSIGPIPE", #"\bSO_NOSIGPIPE\b"#),
+        ("kqueue/kevent", #"\b(kqueue|kevent)\("#),
+        ("dlsym", #"\bdlsym\b"#),
+        ("pthread_create", #"\bpthread_create\("#),
+    ]
+
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    func testNoOSSpecificAPIOutsideThePlatformLayer() throws {
+        let fm = FileManager.default
+        var scanned = 0
+        var violations: [String] = []
+        let regexes = try Self.forbidden.map { ($0.name, try NSRegularExpression(pattern: $0.pattern)) }
+        for top in ["Sources", "bench"] {
+            guard let walker = fm.enumerator(at: Self.root.appendingPathComponent(top), includingPropertiesForKeys: nil) else { continue }
+            for case let url as URL in walker {
+                guard ["swift", "c", "h"].contains(url.pathExtension) else { continue }
+                let rel = String(url.path.dropFirst(Self.root.path.count + 1))
+                if Self.platformLayer.contains(where: { rel.hasPrefix($0) }) { continue }
+                let text = try String(contentsOf: url, encoding: .utf8)
+                scanned += 1
+                for (lineNo, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let code = String(line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+                    let range = NSRange(code.startIndex..., in: code)
+                    for (name, re) in regexes where re.firstMatch(in: code, range: range) != nil {
+                        violations.append("\(rel):\(lineNo + 1): \(name): \(line.trimmingCharacters(in: .whitespaces))")
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(scanned, 100, "the scan found the sources (root \(Self.root.path))")
+        XCTAssertTrue(violations.isEmpty, "OS-specific APIs outside the platform layer (move them into Sources/TSSockets/Platform+*.swift):\n"
+                      + violations.joined(separator: "\n"))
+    }
+
+    func testTheScanCatchesAViolation() throws {
+        let re = try NSRegularExpression(pattern: Self.forbidden.first { $0.name == "accept4" }!.pattern)
+        let line = "let fd = accept4(listener, nil, nil, 0)"
+        XCTAssertNotNil(re.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)))
+    }
+}

@@ -9,9 +9,10 @@ import TSSockets
 /// events, acks and broadcasts. Mount `handle(_:)` at `/socket.io/*`.
 ///
 /// Thread-safety and invariants:
-/// - `hub` (lock: `LockedValue`) holds every connected socket by id and room membership in
-///   both directions (`rooms[room]` ∋ id ⇔ `socketRooms[id]` ∋ room). A socket is in `sockets`
-///   from its CONNECT reply until its disconnect, and always in the room named by its id.
+/// - `hub` (lock: `LockedValue`) holds one `SocketIONamespaceAdapter` per namespace: the
+///   namespace's connected sockets and its rooms (rooms are namespace-local, Socket.IO v5). A
+///   socket is in its namespace's adapter from its CONNECT reply until its disconnect, and always
+///   in the room named by its id. `namespaceOf` maps a socket id to its namespace.
 /// - `handlers` (lock) holds the application callbacks; they are read, then called with no
 ///   lock held.
 /// - `counters` (lock) holds the emit/drop/slow-consumer counters.
@@ -28,9 +29,12 @@ public final class SocketIOServer: @unchecked Sendable {
     public typealias Authenticator = @Sendable (SocketIOHandshake, JSONValue?) async -> SocketIOAuthResult
 
     struct Hub {
-        var sockets: [String: SocketIOSocket] = [:]
-        var rooms: [String: Set<String>] = [:]
-        var socketRooms: [String: Set<String>] = [:]
+        var adapters: [String: SocketIONamespaceAdapter] = [:]
+        var namespaceOf: [String: String] = [:]
+
+        func socket(id: String) -> SocketIOSocket? {
+            namespaceOf[id].flatMap { adapters[$0]?.sockets[id] }
+        }
     }
 
     struct Handlers {
@@ -86,18 +90,24 @@ public final class SocketIOServer: @unchecked Sendable {
 
     // MARK: queries
 
-    public func socket(id: String) -> SocketIOSocket? { hub.withLock { $0.sockets[id] } }
+    public func socket(id: String) -> SocketIOSocket? { hub.withLock { $0.socket(id: id) } }
 
-    public var connectedSockets: [SocketIOSocket] { hub.withLock { Array($0.sockets.values) } }
+    /// Every connected socket, of every namespace.
+    public var connectedSockets: [SocketIOSocket] { hub.withLock { $0.adapters.values.flatMap { Array($0.sockets.values) } } }
 
-    public func sockets(inRoom room: String) -> [SocketIOSocket] {
-        hub.withLock { h in (h.rooms[room] ?? []).compactMap { h.sockets[$0] } }
+    /// The sockets of `room` in `namespace` (rooms are per namespace).
+    public func sockets(inRoom room: String, namespace: String = "/") -> [SocketIOSocket] {
+        hub.withLock { $0.adapters[namespace]?.members(of: room, except: nil) ?? [] }
     }
 
-    func rooms(ofSocket id: String) -> Set<String> { hub.withLock { $0.socketRooms[id] ?? [] } }
+    func rooms(ofSocket id: String, namespace: String) -> Set<String> {
+        hub.withLock { $0.adapters[namespace]?.rooms(of: id) ?? [] }
+    }
 
     public var stats: SocketIOStats {
-        let (sockets, rooms) = hub.withLock { (Array($0.sockets.values), $0.rooms.count) }
+        let (sockets, rooms) = hub.withLock { h in
+            (h.adapters.values.flatMap { Array($0.sockets.values) }, h.adapters.values.reduce(0) { $0 + $1.rooms.count })
+        }
         var s = counters.current
         s.rooms = rooms
         for socket in sockets {
@@ -111,20 +121,12 @@ public final class SocketIOServer: @unchecked Sendable {
 
     // MARK: rooms
 
-    func join(socketID: String, room: String) {
-        hub.withLock { h in
-            guard h.sockets[socketID] != nil else { return }
-            h.rooms[room, default: []].insert(socketID)
-            h.socketRooms[socketID, default: []].insert(room)
-        }
+    func join(socketID: String, namespace: String, room: String) {
+        hub.withLock { $0.adapters[namespace]?.join(socketID, room) }
     }
 
-    func leave(socketID: String, room: String) {
-        hub.withLock { h in
-            h.rooms[room]?.remove(socketID)
-            if h.rooms[room]?.isEmpty == true { h.rooms[room] = nil }
-            h.socketRooms[socketID]?.remove(room)
-        }
+    func leave(socketID: String, namespace: String, room: String) {
+        hub.withLock { $0.adapters[namespace]?.leave(socketID, room) }
     }
 
     // MARK: emitting
@@ -136,46 +138,45 @@ public final class SocketIOServer: @unchecked Sendable {
         return out
     }
 
-    /// Sends event to every socket in `room` except `exceptSocketID`; the packet (and its
-    /// WebSocket frame) is encoded once per namespace. Returns the number of recipients.
+    /// Sends event to every socket in `room` of `namespace` except `exceptSocketID`; the packet
+    /// (and its WebSocket frame) is encoded once. Returns the number of recipients.
     @discardableResult
-    public func emit(_ event: String, _ args: [JSONValue], toRoom room: String, except exceptSocketID: String? = nil) -> Int {
-        emit(event, args, attachments: [], toRoom: room, except: exceptSocketID)
+    public func emit(_ event: String, _ args: [JSONValue], toRoom room: String, namespace: String = "/",
+                     except exceptSocketID: String? = nil) -> Int {
+        emit(event, args, attachments: [], toRoom: room, namespace: namespace, except: exceptSocketID)
     }
 
     @discardableResult
     public func emit(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], toRoom room: String,
-                     except exceptSocketID: String? = nil) -> Int {
-        let targets: [SocketIOSocket] = hub.withLock { h in
-            (h.rooms[room] ?? []).compactMap { $0 == exceptSocketID ? nil : h.sockets[$0] }
-        }
-        var byNamespace: [String: [EngineIOSession]] = [:]
-        for t in targets { byNamespace[t.namespace, default: []].append(t.session) }
-        var delivered = 0
-        for (ns, sessions) in byNamespace {
-            let packets = Self.preEncode(SocketIOPacketCodec.event(event, args, namespace: ns, attachments: attachments))
-            delivered += EngineIOServer.broadcast(packets, to: sessions)
-        }
-        countEmit(delivered: delivered, dropped: targets.count - delivered)
-        observe(SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: delivered))
-        return delivered
+                     namespace: String = "/", except exceptSocketID: String? = nil) -> Int {
+        let targets = hub.withLock { $0.adapters[namespace]?.members(of: room, except: exceptSocketID) ?? [] }
+        return deliver(event, args, attachments: attachments, namespace: namespace, to: targets,
+                       record: SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: 0))
     }
 
-    /// Sends event to the given sockets with the packet encoded once per namespace: for payloads
+    /// Sends event to the given sockets of `namespace` with the packet encoded once: for payloads
     /// that differ by recipient, sent as one group per variant. `room`/`except` only label the
     /// emit record. Returns the number of recipients.
     @discardableResult
-    public func emit(_ event: String, _ args: [JSONValue], toSockets ids: [String], room: String, except exceptSocketID: String? = nil) -> Int {
-        let targets: [SocketIOSocket] = hub.withLock { h in ids.compactMap { h.sockets[$0] } }
-        var byNamespace: [String: [EngineIOSession]] = [:]
-        for t in targets { byNamespace[t.namespace, default: []].append(t.session) }
+    public func emit(_ event: String, _ args: [JSONValue], toSockets ids: [String], namespace: String = "/", room: String,
+                     except exceptSocketID: String? = nil) -> Int {
+        let targets = hub.withLock { $0.adapters[namespace]?.sockets(withIDs: ids) ?? [] }
+        return deliver(event, args, attachments: [], namespace: namespace, to: targets,
+                       record: SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: 0))
+    }
+
+    /// The one fan-out path: encodes the packet once for the namespace and hands the same bytes
+    /// to every target (`EngineIOServer.broadcast`), then counts and records the emit.
+    private func deliver(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], namespace: String,
+                         to targets: [SocketIOSocket], record: SocketIOEmitRecord) -> Int {
         var delivered = 0
-        for (ns, sessions) in byNamespace {
-            let packets = Self.preEncode(SocketIOPacketCodec.event(event, args, namespace: ns, attachments: []))
-            delivered += EngineIOServer.broadcast(packets, to: sessions)
+        if !targets.isEmpty {
+            let packets = Self.preEncode(SocketIOPacketCodec.event(event, args, namespace: namespace, attachments: attachments))
+            delivered = EngineIOServer.broadcast(packets, to: targets.map(\.session))
         }
         countEmit(delivered: delivered, dropped: targets.count - delivered)
-        observe(SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: delivered))
+        observe(SocketIOEmitRecord(event: record.event, args: record.args, target: record.target, except: record.except,
+                                   recipients: delivered))
         return delivered
     }
 
@@ -206,12 +207,9 @@ public final class SocketIOServer: @unchecked Sendable {
 
     func socketDidDisconnect(_ socket: SocketIOSocket, reason: String) {
         let removed: Bool = hub.withLock { h in
-            guard h.sockets[socket.id] === socket else { return false }
-            h.sockets[socket.id] = nil
-            for room in h.socketRooms.removeValue(forKey: socket.id) ?? [] {
-                h.rooms[room]?.remove(socket.id)
-                if h.rooms[room]?.isEmpty == true { h.rooms[room] = nil }
-            }
+            guard h.adapters[socket.namespace]?.remove(socket) != nil else { return false }
+            h.namespaceOf[socket.id] = nil
+            if h.adapters[socket.namespace]?.isEmpty == true { h.adapters[socket.namespace] = nil }
             return true
         }
         guard removed else { return }
@@ -257,9 +255,8 @@ public final class SocketIOServer: @unchecked Sendable {
                                         handshake: handshake, session: session, client: client, server: self)
             guard client.add(socket) else { return }
             hub.withLock { h in
-                h.sockets[socket.id] = socket
-                h.rooms[socket.id, default: []].insert(socket.id)
-                h.socketRooms[socket.id] = [socket.id]
+                h.adapters[ns, default: SocketIONamespaceAdapter(namespace: ns)].add(socket)
+                h.namespaceOf[socket.id] = ns
             }
             socket.sendPacket(SocketIOPacket(type: .connect, namespace: ns, data: ["sid": .string(socket.id)]))
             if let f = handlers.withLock({ $0.onConnect }) { f(socket) }

@@ -4,7 +4,8 @@ import TSJSON
 
 /// One client connected to one namespace (Socket.IO v5, "Connection to a namespace").
 ///
-/// Immutable apart from room membership, which lives in the server's hub (under its lock).
+/// Immutable apart from room membership, which lives in its namespace's adapter in the server's
+/// hub (under the hub lock).
 /// Every socket is a member of the room named by its own id.
 public final class SocketIOSocket: Sendable {
     /// The socket id sent in the CONNECT reply (`40{"sid":"…"}`); distinct from the Engine.IO sid.
@@ -37,10 +38,11 @@ public final class SocketIOSocket: Sendable {
     public var engineSessionID: String { session.id }
     public var transport: EngineTransport { session.transport }
     public var isConnected: Bool { server.socket(id: id) === self }
-    public var rooms: Set<String> { server.rooms(ofSocket: id) }
+    /// The rooms of this socket's namespace it is in (rooms are per namespace).
+    public var rooms: Set<String> { server.rooms(ofSocket: id, namespace: namespace) }
 
-    public func join(_ room: String) { server.join(socketID: id, room: room) }
-    public func leave(_ room: String) { server.leave(socketID: id, room: room) }
+    public func join(_ room: String) { server.join(socketID: id, namespace: namespace, room: room) }
+    public func leave(_ room: String) { server.leave(socketID: id, namespace: namespace, room: room) }
 
     /// Sends an EVENT to this socket.
     public func emit(_ event: String, _ args: [JSONValue]) { emit(event, args, attachments: []) }

@@ -34,6 +34,20 @@ final class ConformanceApp: Sendable {
         socketIO.on("message-with-ack", withAttachments: { _, event, ack in
             ack?.send(event.args, attachments: event.attachments)
         })
+        // Rooms (not used by the official suites; our live tests use them to show that rooms
+        // belong to their namespace): `join` a room, then `to-room` [room, payload] emits
+        // `room-message` [payload] to that room of the sender's namespace (sender included).
+        socketIO.on("join") { socket, args, ack in
+            guard let room = args.first?.stringValue else { ack?.send([false]); return }
+            socket.join(room)
+            ack?.send([true])
+        }
+        let hub = socketIO
+        socketIO.on("to-room") { socket, args, ack in
+            guard args.count == 2, let room = args.first?.stringValue else { ack?.send([0]); return }
+            let n = hub.emit("room-message", [args[1]], toRoom: room, namespace: socket.namespace)
+            ack?.send([.int(Int64(n))])
+        }
     }
 
     /// Adds `/engine.io/*` and `/socket.io/*` for every method (the Engine.IO servers answer

@@ -494,3 +494,138 @@ def test_demo_tour_prints_a_python_command_that_works_in_a_venv():
         proc.terminate()
         proc.wait(timeout=15)
 # ---- end issue 10 ------------------------------------------------------------------------------
+# --- touchsync exec (issue 13 item 3, docs/exec.md) -------------------------------------------
+# The command is a small python script (this interpreter, so `requests` is importable) that checks
+# what it was given and writes a report; the test then checks the exit status and that the server
+# is gone afterwards.
+
+EXEC_CHECK = r'''
+import json, os, sys, requests
+out = {"env": {k: v for k, v in os.environ.items() if k.startswith(("TOUCHSYNC_", "TEST_RUNNER_TOUCHSYNC_"))}}
+base = os.environ["TOUCHSYNC_URL"]
+out["health"] = requests.get(base + "/health").status_code
+if "TOUCHSYNC_TOKEN_ALICE" in os.environ:
+    h = {"Authorization": "Bearer " + os.environ["TOUCHSYNC_TOKEN_ALICE"]}
+    out["me"] = requests.get(base + "/api/auth/me", headers=h).json()["data"]["username"]
+if "TOUCHSYNC_FIXTURES_FILE" in os.environ:
+    out["file"] = json.load(open(os.environ["TOUCHSYNC_FIXTURES_FILE"]))
+if "TOUCHSYNC_ROOM_DESIGN" in os.environ:
+    room, el = os.environ["TOUCHSYNC_ROOM_DESIGN"], os.environ["TOUCHSYNC_ELEMENT_KICKOFF"]
+    since = requests.get(base + "/api/test/events?limit=1").json()["data"]["lastSequence"]
+    t = requests.post(f"{base}/api/rooms/{room}/elements/{el}/reactions/toggle", headers=h)
+    out["toggle"] = t.status_code
+    ev = requests.get(f"{base}/api/test/events?since={since}&event=element:reaction:added").json()["data"]["events"]
+    out["events"] = len(ev)
+json.dump(out, open(sys.argv[1], "w"))
+sys.exit(int(sys.argv[2]))
+'''
+
+
+def exec_run(*args, env=None, timeout=90):
+    e = dict(os.environ)
+    e.update(BASE_ENV)
+    e.pop("TOUCHSYNC_JWT_SECRET", None)  # exec needs none
+    e.update(env or {})
+    return subprocess.run([BIN, "exec", *args], cwd=ROOT, env=e, capture_output=True, text=True, timeout=timeout)
+
+
+def exec_check(*exec_args, status=0):
+    import json
+    import sys
+    tmp = tempfile.mkdtemp()
+    report = os.path.join(tmp, "report.json")
+    script = os.path.join(tmp, "check.py")
+    with open(script, "w") as f:
+        f.write(EXEC_CHECK)
+    r = exec_run(*exec_args, "--", sys.executable, script, report, str(status))
+    with open(report) as f:
+        return r, json.load(f)
+
+
+def assert_gone(url):
+    try:
+        requests.get(url + "/health", timeout=2)
+    except requests.ConnectionError:
+        return
+    raise AssertionError(f"{url} still answers after exec returned")
+
+
+def test_exec_runs_the_command_against_a_fresh_test_mode_server_with_fixture_variables():
+    r, out = exec_check("--fixtures", os.path.join(ROOT, "config", "fixtures", "example.json"))
+    assert r.returncode == 0, r.stderr
+    env = out["env"]
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", env["TOUCHSYNC_URL"]) and out["health"] == 200
+    assert out["me"] == "alice", "TOUCHSYNC_TOKEN_ALICE is alice's token"
+    for name in ("TOKEN_BOB", "TOKEN_CAROL", "USER_ID_ALICE", "ROOM_WEEKEND", "ELEMENT_PHOTO", "MESSAGE_WELCOME", "POST_LAUNCH"):
+        assert env.get("TOUCHSYNC_" + name), name
+        assert env.get("TEST_RUNNER_TOUCHSYNC_" + name) == env["TOUCHSYNC_" + name], "the xcodebuild copy"
+    # The JSON file holds the same, as the fixtures answer shows it.
+    assert out["file"]["url"] == env["TOUCHSYNC_URL"]
+    assert out["file"]["users"]["alice"]["token"] == env["TOUCHSYNC_TOKEN_ALICE"]
+    assert out["file"]["rooms"]["design"] == env["TOUCHSYNC_ROOM_DESIGN"]
+    # Test mode is on: the worked example of docs/test-mode.md, without a socket.
+    assert out["toggle"] == 200 and out["events"] == 1
+    assert_gone(env["TOUCHSYNC_URL"])
+    assert not os.path.exists(env["TOUCHSYNC_FIXTURES_FILE"]), "the fixtures file is removed afterwards"
+
+
+def test_exec_exits_with_the_commands_status_and_stops_the_server():
+    for status in (0, 1, 3):
+        r, out = exec_check(status=status)
+        assert r.returncode == status, (status, r.stderr)
+        assert out["health"] == 200 and "TOUCHSYNC_TOKEN_ALICE" not in out["env"]
+        assert_gone(out["env"]["TOUCHSYNC_URL"])
+    # Killed by a signal: 128 + N, as a shell reports it.
+    r = exec_run("--", "sh", "-c", "kill -KILL $$")
+    assert r.returncode == 128 + signal.SIGKILL, r.stderr
+    # Not found: 127; fixtures that do not load: 125 and the command never runs.
+    r = exec_run("--", "no-such-command-here")
+    assert r.returncode == 127 and "command not found" in r.stderr
+    tmp = tempfile.mkdtemp()
+    marker = os.path.join(tmp, "ran")
+    bad = os.path.join(tmp, "bad.json")
+    with open(bad, "w") as f:
+        f.write('{"rooms": [{"ref": "r", "createdBy": "nobody"}]}')
+    r = exec_run("--fixtures", bad, "--", "touch", marker)
+    assert r.returncode == 125 and "rooms[0].createdBy" in r.stderr, r.stderr
+    assert not os.path.exists(marker)
+    r = exec_run()
+    assert r.returncode != 0 and "missing the command" in r.stderr
+
+
+def test_exec_demo_exports_the_demo_users_tokens():
+    r, out = exec_check("--demo")
+    assert r.returncode == 0, r.stderr
+    assert out["me"] == "alice"
+    assert set(out["file"]["users"]) >= {"alice", "bob", "carol"}
+    assert_gone(out["env"]["TOUCHSYNC_URL"])
+
+
+def test_exec_forwards_sigterm_to_the_command():
+    import sys
+    tmp = tempfile.mkdtemp()
+    ready = os.path.join(tmp, "ready")
+    script = ("import os, signal, sys, time\n"
+              "signal.signal(signal.SIGTERM, lambda *a: sys.exit(42))\n"
+              f"open({ready!r}, 'w').write(os.environ['TOUCHSYNC_URL'])\n"
+              "time.sleep(60)\n")
+    e = dict(os.environ)
+    e.update(BASE_ENV)
+    proc = subprocess.Popen([BIN, "exec", "--", sys.executable, "-c", script], cwd=ROOT, env=e,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not os.path.exists(ready) or not open(ready).read():
+            assert proc.poll() is None, proc.communicate()
+            assert time.time() < deadline, "the command did not start"
+            time.sleep(0.05)
+        url = open(ready).read()
+        assert requests.get(url + "/health").status_code == 200
+        started = time.time()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 42, "the command's own status after it handled SIGTERM"
+        assert time.time() - started < 10
+        assert_gone(url)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -41,7 +41,9 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             if element.reactions == nil {
                 hub.emit(event.name, [.object(["element": element.json])], toRoom: room, except: except)
             } else {
-                try await emitPerViewer(event.name, room: room, except: except, elementId: element.id) { reacted in
+                // `element` is the actor's view: what the log shows when nobody listens.
+                try await emitPerViewer(event.name, room: room, except: except, elementId: element.id,
+                                  actorHasReacted: element.reactions?.hasReacted ?? false) { reacted in
                     [.object(["element": element.viewed(hasReacted: reacted).json])]
                 }
             }
@@ -64,15 +66,19 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                 guard let r = try await domain.rooms.room(roomId: event.roomId, viewer: uid) else { continue }
                 hub.emit(event.name, [.object(["room": r.json])], toSockets: sockets, room: room, except: except)
             }
+            if byUser.isEmpty, let r = try await domain.rooms.room(roomId: event.roomId, viewer: event.actorId) {
+                // Nobody listens: still logged (docs/test-mode.md), with the actor's view and 0 recipients.
+                hub.emit(event.name, [.object(["room": r.json])], toSockets: [], room: room, except: except)
+            }
         case .messageCreated(let message):
             hub.emit(event.name, [.object(["message": message.json])], toRoom: room, except: except)
         case .reactionAdded(let elementId, let reaction, let stats):
-            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId) { reacted in
+            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId, actorHasReacted: true) { reacted in
                 [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "reaction": reaction.json,
                           "stats": stats.viewed(hasReacted: reacted).json])]
             }
         case .reactionRemoved(let elementId, let userId, let stats):
-            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId) { reacted in
+            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId, actorHasReacted: false) { reacted in
                 [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "userId": .string(userId),
                           "stats": stats.viewed(hasReacted: reacted).json])]
             }
@@ -80,10 +86,17 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     }
 
     /// Sends a room event whose payload depends on whether each recipient has reacted to the
-    /// element: one group per variant, each encoded once.
-    private func emitPerViewer(_ name: String, room: String, except: String?, elementId: String, _ build: (Bool) -> [JSONValue]) async throws {
+    /// element: one group per variant, each encoded once. With no recipient the event is still
+    /// emitted to nobody, so the event log records it (docs/test-mode.md) with the variant the
+    /// actor would see (`actorHasReacted`) and 0 recipients.
+    private func emitPerViewer(_ name: String, room: String, except: String?, elementId: String, actorHasReacted: Bool,
+                               _ build: (Bool) -> [JSONValue]) async throws {
         let sockets = hub.sockets(inRoom: room).filter { $0.id != except }
-        guard !sockets.isEmpty, let domain else { return }
+        guard !sockets.isEmpty else {
+            hub.emit(name, build(actorHasReacted), toSockets: [], room: room, except: except)
+            return
+        }
+        guard let domain else { return }
         let users = Array(Set(sockets.compactMap(\.userID)))
         let reacted = try await domain.elements.reactedUsers(elementId: elementId, among: users)
         var yes: [String] = []

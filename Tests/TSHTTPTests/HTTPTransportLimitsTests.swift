@@ -30,7 +30,18 @@ final class HTTPTransportLimitsTests: XCTestCase {
     var port = 0
     let logLines = LockedValue<[String]>([])
     static let bigSize = 8 * 1024 * 1024
-    static let big: [UInt8] = (0..<bigSize).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 13) }
+    /// 8 MiB: 128 blocks of 64 KiB, each block numbered in its first byte (cheap to build in a
+    /// debug build, and a misplaced block shows).
+    static let big: [UInt8] = {
+        var block = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        var out: [UInt8] = []
+        out.reserveCapacity(bigSize)
+        for i in 0..<(bigSize / 65_536) {
+            block[0] = UInt8(truncatingIfNeeded: i)
+            out.append(contentsOf: block)
+        }
+        return out
+    }()
 
     func startServer(_ configure: (inout HTTPServerConfiguration) -> Void) throws {
         var config = HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2)
@@ -87,7 +98,7 @@ final class HTTPTransportLimitsTests: XCTestCase {
         let c = try RawClient(port: port, receiveTimeoutSeconds: 10, receiveBuffer: 4096)
         try c.send(request("GET", "/big"))
         // The client reads nothing: the kernel buffers fill, then no byte moves for 300 ms.
-        XCTAssertTrue(waitFor(10) { self.server?.openConnections == 0 }, "the stalled connection is dropped")
+        XCTAssertTrue(waitFor(20) { self.server?.openConnections == 0 }, "the stalled connection is dropped")
         let lines = logLines.current
         XCTAssertTrue(lines.contains { $0.contains("GET /big 200") && $0.contains("not delivered (slow consumer)") }, "\(lines)")
         XCTAssertTrue(lines.contains { $0.contains("slow consumer") && $0.contains("took no byte") }, "\(lines)")

@@ -110,3 +110,25 @@ final class ConnectionOutboundQueueTests: XCTestCase {
         XCTAssertNil(r.expiry(now: 1_000 * s))
     }
 }
+
+/// The per-address cap's bookkeeping (issue 9 item 3); the live refusal is in HTTPTransportLimitsTests.
+final class ConnectionAddressCapTests: XCTestCase {
+    func testCountsPerAddressWithoutThePort() {
+        XCTAssertEqual(ConnectionAddressCap.host(of: "127.0.0.1:5555"), "127.0.0.1")
+        XCTAssertEqual(ConnectionAddressCap.host(of: "[::1]:5555"), "::1")
+        XCTAssertEqual(ConnectionAddressCap.host(of: "[2001:db8::7]:80"), "2001:db8::7")
+        let cap = ConnectionAddressCap(maxPerAddress: 2, clock: ManualClock())
+        XCTAssertTrue(cap.acquire("10.0.0.1:1"))
+        XCTAssertTrue(cap.acquire("10.0.0.1:2"))
+        XCTAssertFalse(cap.acquire("10.0.0.1:3"), "a third from the same address, another port")
+        XCTAssertTrue(cap.acquire("10.0.0.2:1"), "another address is served")
+        cap.release("10.0.0.1:1")
+        XCTAssertEqual(cap.count(host: "10.0.0.1"), 1)
+        XCTAssertTrue(cap.acquire("10.0.0.1:4"))
+        for port in [2, 4] { cap.release("10.0.0.1:\(port)") }
+        cap.release("10.0.0.2:1")
+        XCTAssertEqual(cap.count(host: "10.0.0.1"), 0)
+        XCTAssertEqual(cap.count(host: "10.0.0.2"), 0, "no entry is kept for an address without connections")
+        XCTAssertTrue(ConnectionAddressCap(maxPerAddress: 0).acquire("10.0.0.1:1"), "0 turns the cap off")
+    }
+}

@@ -129,6 +129,7 @@ final class HTTPTransportLimitsTests: XCTestCase {
         let elapsed = Date().timeIntervalSince(start)
         XCTAssertEqual(r.status, 408)
         XCTAssertEqual(r.header("Connection"), "close")
+        XCTAssertTrue(r.bodyString.contains("\"REQUEST_TIMEOUT\""), r.bodyString)
         XCTAssertTrue(c.waitForClose())
         XCTAssertGreaterThanOrEqual(elapsed, 0.35)
         XCTAssertLessThan(elapsed, 1.9, "answered at the 400 ms deadline, not extended by the trickle")

@@ -31,6 +31,8 @@ db="$BENCH_DATA/bench.sqlite"
 rm -f "$db" "$db-wal" "$db-shm" "$db.jwtsecret"
 export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
 export TOUCHSYNC_SERVER_MAX_CONNECTIONS="${MAX_CONNECTIONS:-20000}"
+# Every benchmark socket comes from 127.0.0.1: lift the per-address cap (default 256).
+export TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS="${MAX_CONNECTIONS_PER_ADDRESS:-0}"
 export TOUCHSYNC_SERVER_EVENT_LOOPS="${EVENT_LOOPS:-0}"
 "$BIN/touchsync" bench-seed --database "$db" --out "$BENCH_DATA" --log-level warning 2>"$BENCH_DATA/seed.log"
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"

@@ -10,11 +10,12 @@ public struct EngineIOConfiguration: Sendable {
     public var maxPayload: Int = 1_000_000
     /// Time allowed between the upgrade probe and the client's `5`, ms.
     public var upgradeTimeout: Int = 10_000
-    /// Bytes a polling session may hold for its next GET; past it the session is closed as a
-    /// slow consumer.
+    /// Backlog a polling session may hold for its next GET besides its largest packet (one
+    /// packet of any size waits whole); past it the session is closed as a slow consumer.
     public var maxBufferedPacketsBytes: Int = 1 << 20
-    /// Outbound bytes a WebSocket may have pending (not yet taken by the kernel) before it is
-    /// closed as a slow consumer (sets `Connection.maxOutboundBytes`). Default 1 MiB.
+    /// Backlog a WebSocket may have queued behind the frame being sent (one frame of any size
+    /// may wait too) before it is closed as a slow consumer (sets `Connection.maxOutboundBytes`,
+    /// see `ConnectionOutboundQueue`). Default 1 MiB.
     public var maxOutboundBytesPerWebSocket: Int = 1 << 20
     /// Total time one WebSocket frame may take to arrive (from its first byte); past it the
     /// connection is closed with 1008 (`WebSocketConfiguration.frameReadTimeout`).

@@ -11,8 +11,9 @@ public struct SocketIOConfiguration: Sendable {
     public var connectTimeout: Double = 45
     /// Default time `emitWithAck` waits for the client's ACK, seconds.
     public var ackTimeout: Double = 10
-    /// Outbound bytes a websocket socket may have pending before it is disconnected as a slow
-    /// consumer (sets `Connection.maxOutboundBytes`). Default 1 MiB.
+    /// Backlog a websocket socket may have queued behind the message being sent (one message
+    /// of any size is exempt) before it is disconnected as a slow consumer (sets
+    /// `Connection.maxOutboundBytes`). Default 1 MiB.
     public var maxOutboundBytesPerSocket: Int = 1 << 20 {
         didSet { engine.maxOutboundBytesPerWebSocket = maxOutboundBytesPerSocket }
     }

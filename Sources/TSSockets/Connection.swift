@@ -136,6 +136,10 @@ public final class Connection: @unchecked Sendable {
             onDone?(.dropped(reason: closeReason, sentBytes: 0, totalBytes: first.count + second.count))
             return
         }
+        if first.isEmpty && second.isEmpty {
+            onDone?(.delivered)
+            return
+        }
         let backlogBefore = outbound.backlogBytes
         let pendingBefore = outbound.pendingBytes
         guard outbound.append(first, second, onDone: onDone) else {

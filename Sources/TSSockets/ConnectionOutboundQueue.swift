@@ -166,7 +166,9 @@ public struct ConnectionOutboundQueue {
             }
         }
         if head == messages.count {
-            messages = []
+            // Drained: the payloads are released; a small message table is kept (no allocation
+            // for the next write of an idle socket), a large one freed.
+            if messages.capacity <= 4 { messages.removeAll(keepingCapacity: true) } else { messages = [] }
             head = 0
             lastProgress = nil
             drainDeadline = nil

@@ -20,6 +20,7 @@ public final class TCPListener: @unchecked Sendable {
     let rejectResponse: (@Sendable () -> [UInt8])?
     let makeHandler: @Sendable (Connection) -> ConnectionHandler
     /// Per-address cap (transport hook): refused connections get `rejectResponse()` and close.
+    /// Set before `start()`; only read on the accept loop afterwards.
     public var addressCap: ConnectionAddressCap?
 
     private let acceptLoop: EventLoop

@@ -94,6 +94,22 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
         }
     }
 
+    /// Server shutdown: sends Close(1001 Going Away, `reason`) after what is already queued,
+    /// then closes TCP gracefully at once instead of waiting for the peer's Close (RFC 6455
+    /// §7.1.1 lets the server close first; the peer reads the Close, then end of stream).
+    /// The delegate is told now. Idempotent, thread-safe.
+    public func goAway(reason: String = "") {
+        loop.executeOrRun { [self] in
+            if case .sendClose(let code, let reason) = inbound.machine.close(code: WebSocketCloseCode.goingAway, reason: reason) {
+                connection.write(WebSocketFrameEncoder.encodeClose(code: code, reason: reason))
+            }
+            closeTimer?.cancel()
+            closeTimer = nil
+            connection.closeGracefully(.serverShutdown)
+            reportClose(tcpReason: nil)
+        }
+    }
+
     // MARK: Upgrade
 
     /// Turns `connection` into a WebSocket after a 101 response has been written — for callers

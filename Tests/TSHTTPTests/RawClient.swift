@@ -22,9 +22,26 @@ final class RawClient {
         let description: String
     }
 
-    init(port: Int, receiveTimeoutSeconds: Int = 5) throws {
+    /// `sourceAddress` binds the client's end first (e.g. "127.0.0.2": another loopback
+    /// address, to test per-address limits); `receiveBuffer` sets SO_RCVBUF (a slow reader).
+    init(port: Int, receiveTimeoutSeconds: Int = 5, sourceAddress: String? = nil, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError(description: "socket failed") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source = sourceAddress {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let rc = withUnsafePointer(to: &local) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard rc == 0 else {
+                close(fd)
+                throw ClientError(description: "bind \(source) failed errno \(errno)")
+            }
+        }
         var tv = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
@@ -119,6 +136,20 @@ final class RawClient {
     }
 
     var bufferedCount: Int { inbox.count }
+
+    /// Reads and discards until EOF/reset (true) or a receive timeout (false); counts the bytes.
+    func drainUntilClose() -> (closed: Bool, bytes: Int) {
+        var total = inbox.count
+        inbox.removeAll()
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { total += n; continue }
+            if n == 0 { return (true, total) }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return (false, total) }
+            return (true, total)
+        }
+    }
 }
 
 func request(_ method: String = "GET", _ path: String, headers: [String] = [], body: String = "") -> String {

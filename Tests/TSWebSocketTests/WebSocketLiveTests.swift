@@ -31,6 +31,14 @@ final class WebSocketLiveTests: XCTestCase {
                 ws.delegate = TestDelegate(closes: closes)
             }
         }
+        router.get("/trickle") { request in
+            var c = WebSocketConfiguration()
+            c.frameReadTimeout = .seconds(10)
+            return WebSocketHandshake.response(for: request, configuration: c) { ws in
+                upgraded.set(ws)
+                ws.delegate = TestDelegate(closes: closes)
+            }
+        }
         var config = HTTPServerConfiguration()
         config.port = 0
         config.eventLoops = 1
@@ -161,6 +169,34 @@ final class WebSocketLiveTests: XCTestCase {
         XCTAssertTrue(client.readEOF())
         try waitFor { self.closes.get().count == 1 }
         XCTAssertEqual(closes.get().first?.0, 1000)
+    }
+
+    /// Issue 9 item 2: a frame trickled byte by byte is failed with 1008 once it has taken
+    /// `frameReadTimeout` from its first byte; its later bytes do not extend the deadline.
+    func testTrickledFrameIsClosedWith1008OnATotalDeadline() throws {
+        let client = try RawWebSocketClient(port: port, timeoutSeconds: 1)
+        _ = try client.handshake(path: "/trickle")
+        try waitFor { self.upgraded.get() != nil }
+        let ws = try XCTUnwrap(upgraded.get())
+        // A complete frame first: echo-free handler, but it must not start any deadline.
+        client.sendFrame(.text, Array("hello".utf8))
+        let frame = clientFrame(.text, String(repeating: "a", count: 100))
+        client.write(Array(frame[0..<10]))
+        usleep(100_000)
+        clock.advance(by: 6_000_000_000)
+        ws.loop.execute {}
+        client.write(Array(frame[10..<20]))
+        usleep(100_000)
+        clock.advance(by: 3_000_000_000)
+        ws.loop.execute {}
+        XCTAssertEqual(client.read(maxBytes: 1024), .timedOut, "9 s into the frame: still open")
+        client.write(Array(frame[20..<30]))
+        usleep(100_000)
+        clock.advance(by: 1_000_000_001)
+        ws.loop.execute {}
+        XCTAssertEqual(try client.readFrame(), WebSocketFrame(opcode: .close, payload: closePayload(1008, Array("frame read timeout".utf8))))
+        XCTAssertTrue(client.readEOF())
+        try waitFor { self.closes.get().count == 1 }
     }
 
     func testServerInitiatedCloseCompletedByPeer() throws {

@@ -79,6 +79,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         engine.frameReadTimeout = .seconds(max(1, configuration.int("server.bodyReadTimeoutSeconds")))
         var sio = SocketIOConfiguration(engine: engine)
         sio.maxOutboundBytesPerSocket = configuration.int("realtime.maxOutboundBytesPerSocket")
+        sio.engine.maxBufferedPacketsBytes = sio.maxOutboundBytesPerSocket  // the same backlog bound over polling
         hub = try SocketIOServer(configuration: sio, clock: clock, logger: Logger(label: "touchsync.realtime"))
         eventLog = RealtimeEventLog(capacity: configuration.int("realtime.eventLogCapacity"),
                                     maxBytes: configuration.int("realtime.eventLogMaxBytes"), clock: wallClock)

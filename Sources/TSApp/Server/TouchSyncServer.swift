@@ -132,6 +132,8 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.shutdownGracePeriod = UInt64(configuration.int("server.shutdownGraceSeconds")) * 1_000_000_000
         http.maxOutboundBytesPerConnection = configuration.int("server.maxOutboundBytesPerConnection")
         http.clock = clock
+        // Every documented route checks its request against its OpenAPI schema (issue 9 item 10).
+        RequestValidation.install(into: &router, authenticator: Authenticator(auth: domain.auth))
         let frozen = router.freeze(logger: Logger(label: "touchsync.http"))
         registeredRoutes = frozen.registeredRoutes
         openAPI.setRoutes(registeredRoutes)

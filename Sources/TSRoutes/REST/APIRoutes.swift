@@ -25,12 +25,20 @@ public struct APIRoutes: Sendable {
 
         // Auth and users
         router.post("/api/auth/register", Authenticator.open { req in
-            Reply.data(try await d.auth.register(Input(value: req.jsonBody())).json, status: 201)
+            Reply.data(try await d.auth.register(Input(value: RequestValidation.body(of: req))).json, status: 201)
         })
         router.post("/api/auth/login", Authenticator.open { req in
-            Reply.data(try await d.auth.login(Input(value: req.jsonBody()), clientAddress: Self.clientAddress(req.remoteAddress)).json)
+            Reply.data(try await d.auth.login(Input(value: RequestValidation.body(of: req)), clientAddress: Self.clientAddress(req.remoteAddress)).json)
         })
         router.get("/api/auth/me", a.wrap { ctx in Reply.data(ctx.user.json) })
+        router.post("/api/auth/refresh", Authenticator.open { req in
+            guard let token = Authenticator.bearerToken(req.header("Authorization")) else { throw DomainError.unauthorized("Missing bearer token") }
+            return Reply.data(try d.auth.refresh(token: token).json)
+        })
+        router.post("/api/auth/logout", a.wrap { ctx in
+            try await d.auth.logout(userId: ctx.user.id)
+            return Reply.data(.object(["userId": .string(ctx.user.id), "loggedOut": true]))
+        })
 
         // Rooms
         router.post("/api/rooms", a.wrap { ctx in

@@ -30,6 +30,7 @@ final class SessionAPITests: XCTestCase {
         let fresh = try XCTUnwrap(token(r))
         XCTAssertEqual(r.json["data"]?["user"]?["id"]?.stringValue, alice.id)
         XCTAssertEqual(claims(fresh)["sub"]?.stringValue, alice.id)
+        XCTAssertNil(claims(fresh)["ver"], "version 0 is left out: tokens look as they did before logout existed")
         XCTAssertGreaterThanOrEqual(claims(fresh)["exp"]?.intValue ?? 0, claims(alice.token)["exp"]?.intValue ?? .max)
         let me = try await api.get("/api/auth/me", token: fresh)
         XCTAssertEqual(me.status, 200)
@@ -87,6 +88,29 @@ final class SessionAPITests: XCTestCase {
         XCTAssertEqual(s8, 200)
         let refreshedAgain = try await api.post("/api/auth/refresh", token: again)
         XCTAssertEqual(claims(try XCTUnwrap(token(refreshedAgain)))["ver"]?.intValue, 1)
+    }
+
+    /// A logout also ends the user's live sockets (they were authenticated with revoked tokens),
+    /// and a revoked token cannot open a new one; other users' sockets stay.
+    func testLogoutDisconnectsTheCallersSocketsAndRefusesRevokedTokens() async throws {
+        let alice = try await api.register("alice")
+        let bob = try await api.register("bob")
+        let aliceSocket = try await PollingSocket.connect(base: live.base, token: alice.token)
+        let bobSocket = try await PollingSocket.connect(base: live.base, token: bob.token)
+        let out = try await api.post("/api/auth/logout", token: alice.token)
+        XCTAssertEqual(out.status, 200)
+        let packets = try await aliceSocket.receive(until: { $0 == "41" })
+        XCTAssertTrue(packets.contains("41"), "Socket.IO DISCONNECT for the logged-out user's socket: \(packets)")
+        do {
+            _ = try await PollingSocket.connect(base: live.base, token: alice.token)
+            XCTFail("a revoked token must not connect")
+        } catch let e as PollingSocket.Failure {
+            XCTAssertTrue(e.description.contains("unauthorized"), e.description)
+        }
+        // Bob's socket still works: its room:join ack comes back (an error ack for an unknown room).
+        try await bobSocket.emit("room:join", ["roomId": "00000000-0000-4000-8000-000000000000"], ackId: 7)
+        let acks = try await bobSocket.receive(until: { $0.hasPrefix("437") })
+        XCTAssertTrue(acks.contains { $0.hasPrefix("437") }, "\(acks)")
     }
 
     func testSessionRoutesAreDocumented() async throws {

@@ -101,7 +101,11 @@ public final class TouchSyncServer: @unchecked Sendable {
 
         // Routes, frozen before serving.
         var router = RouterBuilder()
-        APIRoutes(domain: domain).register(into: &router)
+        // A logout revokes the user's tokens: their live sockets go too (Socket.IO DISCONNECT).
+        let logoutHub = hub
+        APIRoutes(domain: domain, onLogout: { userId in
+            for socket in logoutHub.sockets(inRoom: RealtimeConfiguration.userChannel(userId)) { socket.disconnect() }
+        }).register(into: &router)
         OperationsRoutes(domain: domain, version: BuildInfo.version).register(into: &router)
         let httpBox = LateBound<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,

@@ -40,7 +40,7 @@ public enum OpenAPICatalog {
            responses: [data(200, "A fresh session", S.ref("Session"))], errors: [401]),
         Op(.POST, "/api/auth/logout", tag: "Auth", summary: "Revoke every token of the caller",
            description: "Increments the caller's token version: every token issued to the caller so far, on any device, is refused with 401 "
-               + "from now on (REST and new Socket.IO connections). Log in again for a new token.",
+               + "from now on (REST and new Socket.IO connections), and the caller's connected sockets get a Socket.IO DISCONNECT. Log in again for a new token.",
            responses: [data(200, "Logged out", S.ref("LoggedOut"))], errors: [401]),
 
         // Rooms

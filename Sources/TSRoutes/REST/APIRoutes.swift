@@ -6,9 +6,13 @@ import TSJSON
 public struct APIRoutes: Sendable {
     let domain: TouchSyncDomain
     let authenticator: Authenticator
+    /// Called with the user id after `POST /api/auth/logout` revoked the user's tokens: the server
+    /// disconnects that user's Socket.IO sockets, which were authenticated with revoked tokens.
+    let onLogout: @Sendable (String) -> Void
 
-    public init(domain: TouchSyncDomain) {
+    public init(domain: TouchSyncDomain, onLogout: @escaping @Sendable (String) -> Void = { _ in }) {
         self.domain = domain
+        self.onLogout = onLogout
         authenticator = Authenticator(auth: domain.auth)
     }
 
@@ -22,6 +26,7 @@ public struct APIRoutes: Sendable {
     public func register(into router: inout RouterBuilder) {
         let d = domain
         let a = authenticator
+        let loggedOut = onLogout
 
         // Auth and users
         router.post("/api/auth/register", Authenticator.open { req in
@@ -37,6 +42,7 @@ public struct APIRoutes: Sendable {
         })
         router.post("/api/auth/logout", a.wrap { ctx in
             try await d.auth.logout(userId: ctx.user.id)
+            loggedOut(ctx.user.id)
             return Reply.data(.object(["userId": .string(ctx.user.id), "loggedOut": true]))
         })
 

@@ -152,7 +152,7 @@ final class RequestValidationTests: XCTestCase {
         func walk(_ v: JSONValue, _ path: String) {
             if let o = v.objectValue {
                 for (k, child) in o {
-                    if k == "properties" {
+                    if k == "properties" || k == "patternProperties" {
                         for (name, p) in child.objectValue ?? JSONObject() { walk(p, "\(path).\(name)") }
                         continue
                     }
@@ -197,6 +197,9 @@ final class RequestValidationTests: XCTestCase {
         XCTAssertNil(c.violation(["b": 1], against: ["anyOf": [["required": ["a"]], ["required": ["b"]]]], at: "body"))
         XCTAssertNotNil(c.violation(.null, against: ["enum": ["a", "b"]], at: "e"))
         XCTAssertNil(c.violation(.null, against: ["type": ["string", "null"], "enum": ["a", .null]], at: "e"))
+        let comments: JSONValue = ["type": "object", "properties": ["a": ["type": "integer"]], "patternProperties": ["^_": [:]], "additionalProperties": false]
+        XCTAssertNil(c.violation(["a": 1, "_comment": "x"], against: comments, at: "body"))
+        XCTAssertEqual(c.violation(["b": 1], against: comments, at: "body")?.field, "b")
         XCTAssertEqual(RequestValidation.parseInteger("-12"), -12)
         XCTAssertNil(RequestValidation.parseInteger(""))
         XCTAssertNil(RequestValidation.parseInteger("+1"))

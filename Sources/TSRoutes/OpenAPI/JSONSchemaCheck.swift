@@ -4,7 +4,8 @@ import TSJSON
 /// request schema in `OpenAPICatalog` is both the documentation and the check (issue 9 item 10:
 /// one source of truth). Keywords (JSON Schema Validation 2020-12 §6): `$ref` (into
 /// `#/components/schemas/`), `type` (a name or a list), `enum`, `const`, `allOf`, `anyOf`,
-/// `oneOf`, `properties`, `required`, `additionalProperties` (boolean or schema), `items`,
+/// `oneOf`, `properties`, `patternProperties`, `required`, `additionalProperties` (boolean or
+/// schema), `items`,
 /// `minItems`, `maxItems`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
 /// `minLength`, `maxLength` (in Unicode code points, §6.3.1), `pattern` (searched, not anchored,
 /// §6.3.3) and `format: uuid` (RFC 9562 text form). Any other keyword is a documentation
@@ -21,7 +22,7 @@ public struct JSONSchemaCheck: Sendable {
 
     /// The keywords this checker enforces, plus the annotation keywords it may skip.
     public static let keywords: Set<String> = [
-        "$ref", "type", "enum", "const", "allOf", "anyOf", "oneOf", "properties", "required", "additionalProperties", "items",
+        "$ref", "type", "enum", "const", "allOf", "anyOf", "oneOf", "properties", "patternProperties", "required", "additionalProperties", "items",
         "minItems", "maxItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
         "pattern", "format", "description", "title", "examples", "default", "x-patternMessage",
     ]
@@ -106,10 +107,20 @@ public struct JSONSchemaCheck: Sendable {
         for name in s["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] where o[name] == nil {
             return Violation(field: prefix + name, message: "is required")
         }
+        let patterns = s["patternProperties"]?.objectValue ?? JSONObject()
         for (k, v) in o {
             if let p = props[k] {
                 if let violation = violation(v, against: p, at: prefix + k) { return violation }
-            } else if let extra = s["additionalProperties"] {
+                continue
+            }
+            // §10.3.2.2: a key matched by a patternProperties pattern is not "additional".
+            var matched = false
+            for (pattern, p) in patterns where Self.matches(k, pattern: pattern) {
+                matched = true
+                if let violation = violation(v, against: p, at: prefix + k) { return violation }
+            }
+            if matched { continue }
+            if let extra = s["additionalProperties"] {
                 if extra.boolValue == false { return Violation(field: prefix + k, message: "is not a known field") }
                 if let violation = violation(v, against: extra, at: prefix + k) { return violation }
             }

@@ -140,23 +140,28 @@ enum OpenAPIComponents {
             ("disconnectedSockets", S.integer), ("durationMs", S.number),
             ("lastEventSequence", S.describe(S.integer, "Pass as ?since= to /api/test/events to see only later events.")),
         ])
-        let ref: JSONValue = S.describe(S.string, "A client-chosen key other objects of the document use to refer to this one.")
-        s["FixtureDocument"] = S.object([
-            ("users", S.array(S.object([("ref", ref), ("username", S.username),
-                                        ("password", ["type": "string", "minLength": 8]), ("firstName", S.nullable(S.string)),
-                                        ("avatarUrl", S.nullable(S.string))], optional: ["ref", "firstName", "avatarUrl"]))),
-            ("rooms", S.array(S.object([("ref", ref), ("name", S.nullable(S.string)), ("createdBy", S.string),
-                                        ("members", S.array(S.string))], optional: ["name", "members"]))),
-            ("elements", S.array(S.object([("ref", ref), ("room", S.string), ("createdBy", S.string)] + elementMutableProperties,
-                                          optional: elementOptional.union(["ref", "positionX", "positionY", "width", "height"])))),
-            ("reactions", S.array(S.object([("element", S.string), ("user", S.string)]))),
-            ("messages", S.array(S.object([("ref", ref), ("room", S.string), ("user", S.string), ("text", S.string)], optional: ["ref"]))),
-            ("posts", S.array(S.object([("ref", ref), ("author", S.string), ("content", S.string), ("imageUrl", S.nullable(S.string))],
-                                       optional: ["ref", "imageUrl"]))),
-            ("likes", S.array(S.object([("post", S.string), ("user", S.string)]))),
-            ("saves", S.array(S.object([("post", S.string), ("user", S.string)]))),
-        ], optional: Set(FixtureLoader.kinds), open: true,
-           description: "Objects refer to each other by ref (users default to their username). See docs/test-mode.md.")
+        let ref: JSONValue = S.describe(S.string(min: 1, max: 200), "A client-chosen key other objects of the document use to refer to this one.")
+        let to: JSONValue = S.describe(S.string(min: 1, max: 200), "The ref of an object of this document.")
+        func list(_ item: JSONValue) -> JSONValue { S.array(item, maxItems: FixtureLoader.maxObjectsPerKind) }
+        var fixtureDocument = S.object([
+            ("users", list(S.object([("ref", ref), ("username", S.username), ("password", S.string(min: 8, max: 1024)),
+                                     ("firstName", S.nullable(S.string(max: 100))), ("avatarUrl", S.nullable(S.string(max: 2048)))],
+                                    optional: ["ref", "firstName", "avatarUrl"]))),
+            ("rooms", list(S.object([("ref", ref), ("name", S.nullable(S.string(max: 200))), ("createdBy", to),
+                                     ("members", S.array(to))], optional: ["name", "members"]))),
+            ("elements", list(S.object([("ref", ref), ("room", to), ("createdBy", to)] + elementMutableProperties,
+                                       optional: elementOptional.union(["ref", "positionX", "positionY", "width", "height"])))),
+            ("reactions", list(S.object([("element", to), ("user", to)]))),
+            ("messages", list(S.object([("ref", ref), ("room", to), ("user", to), ("text", S.string(min: 1, max: 10_000))], optional: ["ref"]))),
+            ("posts", list(S.object([("ref", ref), ("author", to), ("content", S.string(min: 1, max: 10_000)), ("imageUrl", S.nullable(S.string(max: 4096)))],
+                                    optional: ["ref", "imageUrl"]))),
+            ("likes", list(S.object([("post", to), ("user", to)]))),
+            ("saves", list(S.object([("post", to), ("user", to)]))),
+        ], optional: Set(FixtureLoader.kinds),
+           description: "Objects refer to each other by ref (users default to their username); a ref to no object of the document is 400. "
+               + "Keys starting with _ or $ (comments, $schema) are ignored. See docs/test-mode.md.").objectValue ?? JSONObject()
+        fixtureDocument["patternProperties"] = ["^[_$]": .object([:])]
+        s["FixtureDocument"] = .object(fixtureDocument)
         let idsByRef = S.map(S.id, description: "Ids by ref.")
         s["FixtureResult"] = S.object([
             ("users", S.map(S.object([("id", S.id), ("username", S.string), ("token", S.string)]), description: "Each user by ref, with a bearer token.")),

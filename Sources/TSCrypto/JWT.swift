@@ -15,7 +15,8 @@ public enum JWT {
 
     /// Signs `claims` with HMAC-SHA256 under `secret`.
     public static func sign(claims: JWTClaims, secret: [UInt8]) -> String {
-        let payload: JSONValue = ["sub": .string(claims.sub), "iat": .int(claims.iat), "exp": .int(claims.exp)]
+        var payload: JSONValue = ["sub": .string(claims.sub), "iat": .int(claims.iat), "exp": .int(claims.exp)]
+        if claims.ver != 0, case .object(var o) = payload { o["ver"] = .int(claims.ver); payload = .object(o) }
         let signingInput = headerSegment + "." + Base64URL.encode(payload.serialized())
         let signature = HMAC.sha256(key: secret, message: Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
@@ -60,7 +61,12 @@ public enum JWT {
 
         guard now < exp else { throw .expired }
         guard iat <= exp, iat <= now &+ clockSkewSeconds else { throw .issuedInFuture }
-        return JWTClaims(sub: sub, iat: iat, exp: exp)
+        var ver: Int64 = 0
+        if let v = payload["ver"] {
+            guard let n = numericDate(v) else { throw .invalidClaims("ver") }
+            ver = n
+        }
+        return JWTClaims(sub: sub, iat: iat, exp: exp, ver: ver)
     }
 
     /// Strict JSON with duplicate keys refused (RFC 7515 §5.2 step 4 allows it, and it removes

@@ -28,8 +28,18 @@ public struct Router: HTTPResponder, Sendable {
 
         var allowed: [HTTPMethod] = []
         var headFallback: (HTTPHandler, RouteParameters, String)?
+        // The most specific matching pattern owns the path: a literal route shadows a parameter
+        // route of the same shape for every method (`OPTIONS /api/rooms/my-rooms` is 405 with
+        // `Allow: GET, HEAD`, not the methods of `/api/rooms/:roomId`). Routes are sorted by
+        // specificity, so the first match sets the bar.
+        var owner: [RouteSegment]?
         for route in routes {
             guard let params = Router.match(route.segments, parts) else { continue }
+            if let owner {
+                if RouteSegment.compareSpecificity(owner, route.segments) != 0 { break }
+            } else {
+                owner = route.segments
+            }
             if route.method == method {
                 return .matched(handler: route.handler, parameters: params, pattern: route.pattern)
             }

@@ -32,6 +32,15 @@ public struct RouterBuilder: Sendable {
     public mutating func delete(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.DELETE, pattern, handler) }
     public mutating func options(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.OPTIONS, pattern, handler) }
 
+    /// Replaces each route's handler with `transform(method, pattern, handler)`: a check that
+    /// belongs in front of every handler (request validation against the route's documented
+    /// schema, `TSRoutes.RequestValidation`) is installed once, not repeated in each handler.
+    public mutating func wrapHandlers(_ transform: (_ method: HTTPMethod, _ pattern: String, _ handler: @escaping HTTPHandler) -> HTTPHandler) {
+        routes = routes.map { r in
+            Route(method: r.method, pattern: r.pattern, segments: r.segments, handler: transform(r.method, r.pattern, r.handler), order: r.order)
+        }
+    }
+
     /// An immutable router. More specific patterns win regardless of registration order
     /// (literal > parameter > end of pattern > wildcard, segment by segment).
     public func freeze(logger: Logger = Logger(label: "touchsync.http.router")) -> Router {

@@ -86,6 +86,9 @@ public final class SocketIOServer: @unchecked Sendable {
         handlers.withLock { $0.events[event] = handler }
     }
 
+    /// The client-to-server events with a handler, sorted (docs/api.md is checked against them).
+    public var eventNames: [String] { handlers.withLock { $0.events.keys.sorted() } }
+
     public func setEmitObserver(_ f: @escaping @Sendable (SocketIOEmitRecord) -> Void) { handlers.withLock { $0.emitObserver = f } }
 
     // MARK: queries

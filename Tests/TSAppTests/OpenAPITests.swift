@@ -211,6 +211,13 @@ final class OpenAPITests: XCTestCase {
 
         check(try await api.get("/api/test/events?since=0&limit=50"), "GET", "/api/test/events")
 
+        // Sessions (issue 13 item 6): refresh, then logout revokes; both refused afterwards.
+        let refreshed = try await api.post("/api/auth/refresh", token: dave)
+        check(refreshed, "POST", "/api/auth/refresh")
+        check(try await api.post("/api/auth/logout", token: dave), "POST", "/api/auth/logout")
+        check(try await api.post("/api/auth/refresh", token: dave), "POST", "/api/auth/refresh")  // 401: revoked
+        check(try await api.post("/api/auth/logout", token: dave), "POST", "/api/auth/logout")  // 401
+
         // Parameterless GET routes added by other features (the inspector): their live answer too.
         for op in OpenAPICatalog.operations where op.method == .GET && op.pathParameters.isEmpty && !covered.contains("GET \(op.pattern)")
             && !op.pattern.hasPrefix("/socket.io") && live.server.registeredRoutes.contains(where: { $0.method == .GET && $0.pattern == op.pattern }) {

@@ -49,6 +49,19 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(resp.status, 404, "empty parameter segment does not match")
     }
 
+    /// The most specific matching pattern owns the path for every method: `/api/rooms/my-rooms`
+    /// is not also `/api/rooms/:roomId` for PATCH (issue 9 item 10: OPTIONS listed PATCH).
+    func testLiteralRouteShadowsParameterRouteForOtherMethods() async {
+        let r = makeRouter()
+        for method: HTTPMethod in [.PATCH, .OPTIONS, .DELETE] {
+            let resp = await r.respond(to: HTTPRequest(method: method, target: "/api/rooms/my-rooms"))
+            XCTAssertEqual(resp.status, 405, "\(method)")
+            XCTAssertEqual(resp.headers["Allow"], "GET, HEAD", "\(method)")
+        }
+        let patched = await r.respond(to: HTTPRequest(method: .PATCH, target: "/api/rooms/other"))
+        XCTAssertEqual(body(patched), "patched")
+    }
+
     func testHeadFallsBackToGet() async {
         let resp = await makeRouter().respond(to: HTTPRequest(method: .HEAD, target: "/api/rooms/my-rooms"))
         XCTAssertEqual(resp.status, 200)

@@ -104,7 +104,11 @@ public final class TouchSyncServer: @unchecked Sendable {
 
         // Routes, frozen before serving.
         var router = RouterBuilder()
-        APIRoutes(domain: domain).register(into: &router)
+        // A logout revokes the user's tokens: their live sockets go too (Socket.IO DISCONNECT).
+        let logoutHub = hub
+        APIRoutes(domain: domain, onLogout: { userId in
+            for socket in logoutHub.sockets(inRoom: RealtimeConfiguration.userChannel(userId)) { socket.disconnect() }
+        }).register(into: &router)
         OperationsRoutes(domain: domain, version: BuildInfo.version).register(into: &router)
         let httpBox = LateBound<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
@@ -145,6 +149,8 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.minOutboundBytesPerSecond = max(0, configuration.int("server.minOutboundBytesPerSecond"))
         http.maxConnectionsPerAddress = max(0, configuration.int("server.maxConnectionsPerAddress"))
         http.clock = clock
+        // Every documented route checks its request against its OpenAPI schema (issue 9 item 10).
+        RequestValidation.install(into: &router, authenticator: Authenticator(auth: domain.auth))
         let frozen = router.freeze(logger: Logger(label: "touchsync.http"))
         registeredRoutes = frozen.registeredRoutes
         openAPI.setRoutes(registeredRoutes)

@@ -25,7 +25,7 @@ public struct AuthService: Sendable {
         let username = try input.string("username", maxLength: 32)
         try Self.validateUsername(username)
         let password = try input.string("password", maxLength: 1024)
-        guard password.count >= 8 else { throw DomainError.validation(field: "password", message: "must be at least 8 characters") }
+        guard password.unicodeScalars.count >= 8 else { throw DomainError.validation(field: "password", message: "must be at least 8 characters") }
         let firstName = try input.optionalString("firstName", maxLength: 100)
         let avatarUrl = try input.optionalString("avatarUrl", maxLength: 2048)
         let hash = await hashPassword(password)
@@ -80,8 +80,8 @@ public struct AuthService: Sendable {
 
     private func verifiedLogin(username: String, password: String) async throws -> LoginOutcome {
         let row = try await db.read { c in
-            try c.first("SELECT id, username, first_name, avatar_url, password_hash FROM users WHERE username = ?", [.text(username)]) {
-                (Readers.user($0, at: 0), $0.string(4))
+            try c.first("SELECT id, username, first_name, avatar_url, password_hash, token_version FROM users WHERE username = ?", [.text(username)]) {
+                (Readers.user($0, at: 0), $0.string(4), $0.int(5))
             }
         }
         // Verify against a dummy hash when the user does not exist, so both failures cost the same.
@@ -89,7 +89,7 @@ public struct AuthService: Sendable {
         let ok = await verifyPassword(password, encoded: encoded)
         guard let user = row?.0 else { return .unknownUser }
         guard ok else { return .wrongPassword }
-        return .success(Session(token: issueToken(userId: user.id), user: user))
+        return .success(Session(token: issueToken(userId: user.id, version: row?.2 ?? 0), user: user))
     }
 
     public func me(userId: String) async throws -> PublicUser {
@@ -97,22 +97,48 @@ public struct AuthService: Sendable {
         return u
     }
 
-    public func issueToken(userId: String, lifetimeSeconds: Int64? = nil) -> String {
+    /// A token for `userId` at its token `version` (read from the database when not given, so a
+    /// token printed by the CLI or the demo banner is valid after a logout).
+    public func issueToken(userId: String, lifetimeSeconds: Int64? = nil, version: Int64? = nil) -> String {
         let now = clock.nowSeconds()
-        return JWT.sign(claims: JWTClaims(sub: userId, iat: now, exp: now + (lifetimeSeconds ?? configuration.tokenLifetimeSeconds)),
+        let ver = version ?? (try? db.read { c in try c.scalarInt("SELECT token_version FROM users WHERE id = ?", [.text(userId)]) }).flatMap { $0 } ?? 0
+        return JWT.sign(claims: JWTClaims(sub: userId, iat: now, exp: now + (lifetimeSeconds ?? configuration.tokenLifetimeSeconds), ver: Int64(ver)),
                         secret: configuration.jwtSecret)
     }
 
-    /// The user id of a valid token whose user still exists; 401 otherwise.
+    /// The user of a valid token whose user still exists and has not logged out since the token
+    /// was issued (its `ver` claim equals the user's `token_version`, read in the same query that
+    /// loads the user: no extra database round trip); 401 otherwise.
     public func authenticate(token: String) async throws -> PublicUser {
+        try await verifiedSession(token: token).user
+    }
+
+    func verifiedSession(token: String) async throws -> (user: PublicUser, version: Int64) {
         let claims: JWTClaims
         do { claims = try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds()) } catch {
             throw DomainError.unauthorized("Invalid or expired token")
         }
-        guard let user = try await db.read({ c in try Readers.publicUser(c, id: claims.sub) }) else {
+        guard let row = try await db.read({ c in
+            try c.first("SELECT id, username, first_name, avatar_url, token_version FROM users WHERE id = ?", [.text(claims.sub)]) {
+                (Readers.user($0, at: 0), $0.int(4))
+            }
+        }), row.1 == claims.ver else {
             throw DomainError.unauthorized("Invalid or expired token")
         }
-        return user
+        return (row.0, row.1)
+    }
+
+    /// `POST /api/auth/refresh`: a fresh token (new `iat`/`exp`, same version) for a valid one.
+    public func refresh(token: String) async throws -> Session {
+        let (user, version) = try await verifiedSession(token: token)
+        return Session(token: issueToken(userId: user.id, version: version), user: user)
+    }
+
+    /// `POST /api/auth/logout`: revokes every token issued to `userId` so far.
+    public func logout(userId: String) async throws {
+        try await db.write { c in
+            try c.run("UPDATE users SET token_version = token_version + 1 WHERE id = ?", [.text(userId)])
+        }
     }
 
     public func userId(forUsername username: String) async throws -> String? {

@@ -11,11 +11,11 @@ public struct ElementService: Sendable {
     let notifier: NotificationWorker
 
     /// Bounds for positions and sizes, so that a client bug cannot store absurd geometry.
-    static let coordinateRange: ClosedRange<Double> = -1_000_000...1_000_000
-    static let sizeRange: ClosedRange<Double> = 0...100_000
-    static let durationRange: ClosedRange<Double> = 0...86_400
-    static let urlMax = 4096
-    static let contentMax = 100_000
+    public static let coordinateRange: ClosedRange<Double> = -1_000_000...1_000_000
+    public static let sizeRange: ClosedRange<Double> = 0...100_000
+    public static let durationRange: ClosedRange<Double> = 0...86_400
+    public static let urlMax = 4096
+    public static let contentMax = 100_000
 
     public func list(roomId: String, viewer: String) async throws -> [Element] {
         try await db.read { c in

@@ -42,7 +42,7 @@ public struct MessageService: Sendable {
             if let before {
                 guard let (t, rowid) = try c.first("SELECT created_at, rowid FROM messages WHERE id = ? AND room_id = ?",
                                                    [.text(before), .text(roomId)], { ($0.int(0), $0.int(1)) }) else {
-                    throw DomainError.validation(field: "before", message: "is not a message of this room")
+                    throw DomainError.notFound("Message `before` in this room")
                 }
                 return try c.rows(select + " AND (m.created_at < ? OR (m.created_at = ? AND m.rowid < ?)) ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
                                   [.text(roomId), .int(t), .int(t), .int(rowid), .int(Int64(limit))], map)

@@ -69,7 +69,7 @@ public struct ReactionService: Sendable {
             if let before {
                 guard let cur = try c.first("SELECT created_at, rowid FROM reactions WHERE id = ? AND element_id = ?",
                                             [.text(before), .text(elementId)], { ($0.int(0), $0.int(1)) }) else {
-                    throw DomainError.validation(field: "before", message: "is not a reaction of this element")
+                    throw DomainError.notFound("Reaction `before` of this element")
                 }
                 cursor = cur
             }

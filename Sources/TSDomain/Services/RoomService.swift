@@ -36,7 +36,7 @@ public struct RoomService: Sendable {
                       name == nil ? .null : .text(actor)])
             for member in Set(memberIds + [actor]) {
                 guard try c.scalarInt("SELECT 1 FROM users WHERE id = ?", [.text(member)]) != nil else {
-                    throw DomainError.validation(field: "memberIds", message: "unknown user id \(member)")
+                    throw DomainError.notFound("User \(member)")
                 }
                 try c.run("""
                     INSERT INTO room_members (room_id, user_id, joined_at, elements_seen_at, messages_read_at) VALUES (?, ?, ?, ?, ?)

@@ -2,6 +2,8 @@ import TSJSON
 
 /// Reads and validates fields of a JSON request object. Every failure is a
 /// `DomainError.validation` naming the field and saying why (CONTRACT.md §0: "say which field and why").
+/// Lengths count Unicode code points, as JSON Schema's `maxLength` does, so these checks agree
+/// with the request schemas of the OpenAPI document that `RequestValidation` enforces first.
 public struct Input: Sendable {
     public let object: JSONObject
 
@@ -18,14 +20,14 @@ public struct Input: Sendable {
         guard let v = object[field], !v.isNull else { throw .validation(field: field, message: "is required") }
         guard let s = v.stringValue else { throw .validation(field: field, message: "must be a string") }
         if !allowEmpty && s.isEmpty { throw .validation(field: field, message: "must not be empty") }
-        if s.utf8.count > maxLength { throw .validation(field: field, message: "must be at most \(maxLength) bytes") }
+        if s.unicodeScalars.count > maxLength { throw .validation(field: field, message: "must be at most \(maxLength) characters") }
         return s
     }
 
     public func optionalString(_ field: String, maxLength: Int = 10_000) throws(DomainError) -> String? {
         guard let v = object[field], !v.isNull else { return nil }
         guard let s = v.stringValue else { throw .validation(field: field, message: "must be a string or null") }
-        if s.utf8.count > maxLength { throw .validation(field: field, message: "must be at most \(maxLength) bytes") }
+        if s.unicodeScalars.count > maxLength { throw .validation(field: field, message: "must be at most \(maxLength) characters") }
         return s
     }
 

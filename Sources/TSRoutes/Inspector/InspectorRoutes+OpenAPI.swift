@@ -79,7 +79,8 @@ extension InspectorRoutes {
                                                        schema: ["type": "integer", "minimum": 1, "maximum": .int(Int64(maxRooms))])
 
     static let eventParameters = [
-        OpenAPIOperation.Parameter(query: "since", "Only events with seq > since; without it, the newest `limit`.", schema: ["type": "integer", "minimum": 0]),
+        OpenAPIOperation.Parameter(query: "since", "Only events with seq > since; without it, the newest `limit`.",
+                                   schema: ["type": "integer", "minimum": 0, "maximum": .int(Int64.max)]),
         OpenAPIOperation.Parameter(query: "limit", "At most this many (1-1000, default 200).",
                                    schema: ["type": "integer", "minimum": 1, "maximum": .int(Int64(maxEvents))]),
         OpenAPIOperation.Parameter(query: "event", "Only this event name.", schema: S.string),

@@ -16,10 +16,15 @@ public enum OpenAPICatalog {
     static let socketHeader = P(header: "X-Socket-Id", "The caller's Socket.IO socket id: that socket does not get the room event this request causes.",
                                 schema: ["type": "string", "maxLength": 64])
     static let limit50 = P(query: "limit", "Page size, 1-100 (default 50).", schema: ["type": "integer", "minimum": 1, "maximum": 100])
-    static let before = P(query: "before", "Cursor: the id of the last item of the previous page.", schema: S.string)
+    static let before = P(query: "before", "Cursor: the id of the last item of the previous page (404 when it is not an item of this list).",
+                          schema: S.string(max: 64))
+    /// Query integers without a stated bound are bounded by what the server can represent.
+    static let int64Max: JSONValue = .int(Int64.max)
     static let engineError = Body(400, "Engine.IO error (unknown transport or sid, bad handshake method, bad request)", schema: S.ref("EngineIOError"))
-    static let engineQuery = [P(query: "EIO", "Engine.IO protocol version (4).", schema: S.string),
-                              P(query: "transport", "polling or websocket.", schema: S.enumeration(["polling", "websocket"])),
+    static let engineQuery = [P(query: "EIO", "Engine.IO protocol version: 4 (anything else, or none, is 400 with Engine.IO error code 5).",
+                                schema: S.string, required: true),
+                              P(query: "transport", "polling or websocket (anything else, or none, is 400 with Engine.IO error code 0).",
+                                schema: S.enumeration(["polling", "websocket"]), required: true),
                               P(query: "sid", "The session id (after the handshake).", schema: S.string)]
 
     public static let operations: [OpenAPIOperation] = [
@@ -29,11 +34,19 @@ public enum OpenAPICatalog {
         Op(.POST, "/api/auth/login", tag: "Auth", summary: "Log in", description: "Wrong credentials answer 401 with the same message whether the user exists or not.",
            security: .none, request: S.ref("LoginRequest"), responses: [data(200, "Logged in", S.ref("Session"))], errors: [400, 401, 415]),
         Op(.GET, "/api/auth/me", tag: "Auth", summary: "The caller", responses: [data(200, "The caller's public user", S.ref("User"))], errors: [401]),
+        Op(.POST, "/api/auth/refresh", tag: "Auth", summary: "A fresh token for a valid one",
+           description: "Send the current token as Authorization: Bearer. The answer has a new token (new iat and exp, auth.tokenLifetimeSeconds) "
+               + "for the same user; the old one stays valid until it expires or the user logs out. An expired or revoked token is 401: log in again.",
+           responses: [data(200, "A fresh session", S.ref("Session"))], errors: [401]),
+        Op(.POST, "/api/auth/logout", tag: "Auth", summary: "Revoke every token of the caller",
+           description: "Increments the caller's token version: every token issued to the caller so far, on any device, is refused with 401 "
+               + "from now on (REST and new Socket.IO connections), and the caller's connected sockets get a Socket.IO DISCONNECT. Log in again for a new token.",
+           responses: [data(200, "Logged out", S.ref("LoggedOut"))], errors: [401]),
 
         // Rooms
         Op(.POST, "/api/rooms", tag: "Rooms", summary: "Create a room (the creator is a member)",
            description: "Without a name the room is named after its creation date and time, with nameSetBy null.",
-           request: S.ref("CreateRoomRequest"), requestRequired: false, responses: [data(201, "Created", S.ref("Room"))], errors: [400, 401, 415]),
+           request: S.ref("CreateRoomRequest"), requestRequired: false, responses: [data(201, "Created", S.ref("Room"))], errors: [400, 401, 404, 415]),
         Op(.GET, "/api/rooms/my-rooms", tag: "Rooms", summary: "The caller's rooms, most recently active first",
            responses: [data(200, "Rooms with the caller's badges", S.array(S.ref("Room")))], errors: [401]),
         Op(.GET, "/api/rooms/:roomId", tag: "Rooms", summary: "A room with its members and elements",
@@ -138,7 +151,7 @@ public enum OpenAPICatalog {
         Op(.GET, "/api/test/events", tag: "Test mode", summary: "The realtime events the server emitted, in order",
            description: "Only with --test-mode. From a bounded ring buffer (realtime.eventLogCapacity).", security: .none,
            responses: [data(200, "Events after `since`", S.ref("RealtimeEventPage"))],
-           parameters: [P(query: "since", "Only events with seq > since (default 0).", schema: ["type": "integer", "minimum": 0]),
+           parameters: [P(query: "since", "Only events with seq > since (default 0).", schema: ["type": "integer", "minimum": 0, "maximum": int64Max]),
                         P(query: "limit", "At most this many (1-10000, default 1000).", schema: ["type": "integer", "minimum": 1, "maximum": 10_000]),
                         P(query: "event", "Only this event name.", schema: S.string),
                         P(query: "roomId", "Only events addressed to, or about, this room.", schema: S.string)],

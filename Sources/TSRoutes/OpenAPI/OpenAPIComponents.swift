@@ -20,10 +20,12 @@ enum OpenAPIComponents {
 
     static let elementMutableProperties: [(String, JSONValue)] = [
         ("type", S.ref("ElementType")),
-        ("positionX", S.number), ("positionY", S.number),
-        ("width", ["type": "number", "minimum": 0]), ("height", ["type": "number", "minimum": 0]),
-        ("content", S.nullable(S.string)), ("imageUrl", S.nullable(S.string)), ("audioUrl", S.nullable(S.string)),
-        ("videoUrl", S.nullable(S.string)), ("thumbnailUrl", S.nullable(S.string)), ("duration", S.nullable(["type": "number", "minimum": 0])),
+        ("positionX", S.range(ElementService.coordinateRange)), ("positionY", S.range(ElementService.coordinateRange)),
+        ("width", S.range(ElementService.sizeRange)), ("height", S.range(ElementService.sizeRange)),
+        ("content", S.nullable(S.string(max: ElementService.contentMax))), ("imageUrl", S.nullable(S.string(max: ElementService.urlMax))),
+        ("audioUrl", S.nullable(S.string(max: ElementService.urlMax))), ("videoUrl", S.nullable(S.string(max: ElementService.urlMax))),
+        ("thumbnailUrl", S.nullable(S.string(max: ElementService.urlMax))),
+        ("duration", S.describe(S.nullable(S.range(ElementService.durationRange)), "Seconds (audio or video).")),
     ]
 
     static let elementOptional: Set<String> = ["content", "imageUrl", "audioUrl", "videoUrl", "thumbnailUrl", "duration"]
@@ -53,7 +55,8 @@ enum OpenAPIComponents {
 
         // §1 objects
         s["User"] = S.object(userProperties, description: "A user as other users see them.")
-        s["Session"] = S.object([("token", S.describe(S.string, "HS256 JWT: claims sub, iat, exp.")), ("user", S.ref("User"))])
+        s["Session"] = S.object([("token", S.describe(S.string, "HS256 JWT: claims sub, iat, exp, and ver (the user's token version, absent while 0).")),
+                                 ("user", S.ref("User"))])
         s["Badges"] = S.object([
             ("messages", S.describe(S.integer, "Messages by other users after the caller's read marker.")),
             ("elements", S.describe(S.integer, "Elements created by other users after the caller last saw the room.")),
@@ -103,24 +106,33 @@ enum OpenAPIComponents {
         s["ElementDeleted"] = S.object([("id", S.id)])
         s["RoomCleared"] = S.object([("roomId", S.id), ("deleted", S.integer)])
         s["DeviceDeleted"] = S.object([("token", S.string)])
+        s["LoggedOut"] = S.object([("userId", S.id), ("loggedOut", S.constant(true))],
+                                  description: "Every token issued to the user before this request is revoked.")
 
-        // §2 request bodies
+        // §2 request bodies. RequestValidation checks every request against these schemas
+        // before the handler runs: each limit here is enforced, and each enforced limit is here.
         s["RegisterRequest"] = S.object([
-            ("username", ["type": "string", "pattern": "^[a-z0-9_.]{3,32}$"]), ("password", ["type": "string", "minLength": 8]),
-            ("firstName", S.nullable(S.string)), ("avatarUrl", S.nullable(S.string)),
+            ("username", S.username), ("password", S.string(min: 8, max: 1024)),
+            ("firstName", S.nullable(S.string(max: 100))), ("avatarUrl", S.nullable(S.string(max: 2048))),
         ], optional: ["firstName", "avatarUrl"])
-        s["LoginRequest"] = S.object([("username", S.string), ("password", S.string)])
-        s["CreateRoomRequest"] = S.object([("name", S.nullable(S.string)), ("memberIds", S.array(S.id, maxItems: 100))], optional: ["name", "memberIds"])
-        s["RenameRoomRequest"] = S.object([("name", ["type": "string", "minLength": 1, "maxLength": 200])])
-        s["AddMemberRequest"] = S.object([("userId", S.id), ("username", S.string)], optional: ["userId", "username"],
-                                         description: "Either userId or username.")
+        s["LoginRequest"] = S.object([("username", S.string(min: 1, max: 64)), ("password", S.string(min: 1, max: 1024))])
+        s["CreateRoomRequest"] = S.object([
+            ("name", S.describe(S.nullable(S.notBlank(max: 200)), "Without it (or null) the room is named after its creation date and time.")),
+            ("memberIds", S.describe(S.array(S.id, maxItems: 100), "Users to add besides the creator (an unknown id is 404).")),
+        ], optional: ["name", "memberIds"])
+        s["RenameRoomRequest"] = S.object([("name", S.notBlank(max: 200))])
+        var addMember = S.object([("userId", S.id), ("username", S.string(min: 1, max: 64))], optional: ["userId", "username"],
+                                 description: "Either userId or username (userId wins when both are given).").objectValue ?? JSONObject()
+        addMember["anyOf"] = [["required": ["userId"]], ["required": ["username"]]]
+        s["AddMemberRequest"] = .object(addMember)
         s["CreateElementRequest"] = S.object(elementMutableProperties, optional: elementOptional)
         s["UpdateElementRequest"] = S.object(elementMutableProperties, optional: Set(elementMutableProperties.map(\.0)),
                                              description: "Any subset of the mutable fields.")
-        s["SendMessageRequest"] = S.object([("text", ["type": "string", "minLength": 1])])
-        s["CreatePostRequest"] = S.object([("content", S.string), ("imageUrl", S.nullable(S.string))], optional: ["imageUrl"])
+        s["SendMessageRequest"] = S.object([("text", S.notBlank(max: 10_000))])
+        s["CreatePostRequest"] = S.object([("content", S.string(min: 1, max: 10_000)), ("imageUrl", S.nullable(S.string(max: 4096)))],
+                                          optional: ["imageUrl"])
         s["InteractionStateRequest"] = S.object([("postIds", ["type": "array", "items": S.string, "minItems": 1, "maxItems": 50])])
-        s["RegisterDeviceRequest"] = S.object([("token", S.string), ("platform", S.enumeration(["ios", "android"]))])
+        s["RegisterDeviceRequest"] = S.object([("token", S.string(min: 1, max: 512)), ("platform", S.enumeration(["ios", "android"]))])
 
         // Test-target mode (docs/test-mode.md)
         s["TestResetResult"] = S.object([
@@ -128,23 +140,28 @@ enum OpenAPIComponents {
             ("disconnectedSockets", S.integer), ("durationMs", S.number),
             ("lastEventSequence", S.describe(S.integer, "Pass as ?since= to /api/test/events to see only later events.")),
         ])
-        let ref: JSONValue = S.describe(S.string, "A client-chosen key other objects of the document use to refer to this one.")
-        s["FixtureDocument"] = S.object([
-            ("users", S.array(S.object([("ref", ref), ("username", ["type": "string", "pattern": "^[a-z0-9_.]{3,32}$"]),
-                                        ("password", ["type": "string", "minLength": 8]), ("firstName", S.nullable(S.string)),
-                                        ("avatarUrl", S.nullable(S.string))], optional: ["ref", "firstName", "avatarUrl"]))),
-            ("rooms", S.array(S.object([("ref", ref), ("name", S.nullable(S.string)), ("createdBy", S.string),
-                                        ("members", S.array(S.string))], optional: ["name", "members"]))),
-            ("elements", S.array(S.object([("ref", ref), ("room", S.string), ("createdBy", S.string)] + elementMutableProperties,
-                                          optional: elementOptional.union(["ref", "positionX", "positionY", "width", "height"])))),
-            ("reactions", S.array(S.object([("element", S.string), ("user", S.string)]))),
-            ("messages", S.array(S.object([("ref", ref), ("room", S.string), ("user", S.string), ("text", S.string)], optional: ["ref"]))),
-            ("posts", S.array(S.object([("ref", ref), ("author", S.string), ("content", S.string), ("imageUrl", S.nullable(S.string))],
-                                       optional: ["ref", "imageUrl"]))),
-            ("likes", S.array(S.object([("post", S.string), ("user", S.string)]))),
-            ("saves", S.array(S.object([("post", S.string), ("user", S.string)]))),
-        ], optional: Set(FixtureLoader.kinds), open: true,
-           description: "Objects refer to each other by ref (users default to their username). See docs/test-mode.md.")
+        let ref: JSONValue = S.describe(S.string(min: 1, max: 200), "A client-chosen key other objects of the document use to refer to this one.")
+        let to: JSONValue = S.describe(S.string(min: 1, max: 200), "The ref of an object of this document.")
+        func list(_ item: JSONValue) -> JSONValue { S.array(item, maxItems: FixtureLoader.maxObjectsPerKind) }
+        var fixtureDocument = S.object([
+            ("users", list(S.object([("ref", ref), ("username", S.username), ("password", S.string(min: 8, max: 1024)),
+                                     ("firstName", S.nullable(S.string(max: 100))), ("avatarUrl", S.nullable(S.string(max: 2048)))],
+                                    optional: ["ref", "firstName", "avatarUrl"]))),
+            ("rooms", list(S.object([("ref", ref), ("name", S.nullable(S.string(max: 200))), ("createdBy", to),
+                                     ("members", S.array(to))], optional: ["name", "members"]))),
+            ("elements", list(S.object([("ref", ref), ("room", to), ("createdBy", to)] + elementMutableProperties,
+                                       optional: elementOptional.union(["ref", "positionX", "positionY", "width", "height"])))),
+            ("reactions", list(S.object([("element", to), ("user", to)]))),
+            ("messages", list(S.object([("ref", ref), ("room", to), ("user", to), ("text", S.string(min: 1, max: 10_000))], optional: ["ref"]))),
+            ("posts", list(S.object([("ref", ref), ("author", to), ("content", S.string(min: 1, max: 10_000)), ("imageUrl", S.nullable(S.string(max: 4096)))],
+                                    optional: ["ref", "imageUrl"]))),
+            ("likes", list(S.object([("post", to), ("user", to)]))),
+            ("saves", list(S.object([("post", to), ("user", to)]))),
+        ], optional: Set(FixtureLoader.kinds),
+           description: "Objects refer to each other by ref (users default to their username); a ref to no object of the document is 400. "
+               + "Keys starting with _ or $ (comments, $schema) are ignored. See docs/test-mode.md.").objectValue ?? JSONObject()
+        fixtureDocument["patternProperties"] = ["^[_$]": .object([:])]
+        s["FixtureDocument"] = .object(fixtureDocument)
         let idsByRef = S.map(S.id, description: "Ids by ref.")
         s["FixtureResult"] = S.object([
             ("users", S.map(S.object([("id", S.id), ("username", S.string), ("token", S.string)]), description: "Each user by ref, with a bearer token.")),

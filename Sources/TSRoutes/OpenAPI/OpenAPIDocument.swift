@@ -64,7 +64,7 @@ public enum OpenAPIDocument {
             ["name": .string(name), "in": "path", "required": true, "schema": ["type": "string"]]
         }
         for p in op.parameters {
-            params.append(["name": .string(p.name), "in": .string(p.location), "required": false, "description": .string(p.description), "schema": p.schema])
+            params.append(["name": .string(p.name), "in": .string(p.location), "required": .bool(p.required), "description": .string(p.description), "schema": p.schema])
         }
         if !params.isEmpty { o["parameters"] = .array(params) }
         if let body = op.requestSchema {

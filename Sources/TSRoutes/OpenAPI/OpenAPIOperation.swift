@@ -26,17 +26,21 @@ public struct OpenAPIOperation: Sendable {
         public let location: String  // "query" or "header"
         public let description: String
         public let schema: JSONValue
-        public init(query name: String, _ description: String, schema: JSONValue) {
+        /// A required parameter missing from the request is a 400 (`RequestValidation`).
+        public let required: Bool
+        public init(query name: String, _ description: String, schema: JSONValue, required: Bool = false) {
             self.name = name
             location = "query"
             self.description = description
             self.schema = schema
+            self.required = required
         }
-        public init(header name: String, _ description: String, schema: JSONValue) {
+        public init(header name: String, _ description: String, schema: JSONValue, required: Bool = false) {
             self.name = name
             location = "header"
             self.description = description
             self.schema = schema
+            self.required = required
         }
     }
 

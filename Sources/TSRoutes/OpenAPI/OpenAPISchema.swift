@@ -12,6 +12,29 @@ enum OpenAPISchema {
     static let dateTime: JSONValue = ["type": "string", "format": "date-time", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$",
                                       "description": "ISO 8601 UTC, second precision (no fractional seconds)."]
 
+    /// A string of `min`...`max` Unicode code points (JSON Schema `minLength`/`maxLength`).
+    static func string(min: Int = 0, max: Int) -> JSONValue {
+        var o: JSONObject = ["type": "string"]
+        if min > 0 { o["minLength"] = .int(Int64(min)) }
+        o["maxLength"] = .int(Int64(max))
+        return .object(o)
+    }
+
+    /// A string with at least one non-whitespace character, at most `max` code points.
+    static func notBlank(max: Int) -> JSONValue {
+        ["type": "string", "minLength": 1, "maxLength": .int(Int64(max)), "pattern": "\\S", "x-patternMessage": "must not be blank"]
+    }
+
+    /// A number within `range`.
+    static func range(_ range: ClosedRange<Double>) -> JSONValue {
+        func n(_ d: Double) -> JSONValue { d.rounded() == d && abs(d) < 1e15 ? .int(Int64(d)) : .double(d) }
+        return ["type": "number", "minimum": n(range.lowerBound), "maximum": n(range.upperBound)]
+    }
+
+    /// Usernames (AuthService.validateUsername).
+    static let username: JSONValue = ["type": "string", "minLength": 3, "maxLength": 32, "pattern": "^[a-z0-9_.]{3,32}$",
+                                      "x-patternMessage": "may contain only a-z, 0-9, '_' and '.'"]
+
     static func ref(_ name: String) -> JSONValue { .object(["$ref": .string("#/components/schemas/\(name)")]) }
 
     /// `schema` or `null` (3.1 style: a type list for primitives, `anyOf` for references).

@@ -6,9 +6,13 @@ import TSJSON
 public struct APIRoutes: Sendable {
     let domain: TouchSyncDomain
     let authenticator: Authenticator
+    /// Called with the user id after `POST /api/auth/logout` revoked the user's tokens: the server
+    /// disconnects that user's Socket.IO sockets, which were authenticated with revoked tokens.
+    let onLogout: @Sendable (String) -> Void
 
-    public init(domain: TouchSyncDomain) {
+    public init(domain: TouchSyncDomain, onLogout: @escaping @Sendable (String) -> Void = { _ in }) {
         self.domain = domain
+        self.onLogout = onLogout
         authenticator = Authenticator(auth: domain.auth)
     }
 
@@ -22,15 +26,25 @@ public struct APIRoutes: Sendable {
     public func register(into router: inout RouterBuilder) {
         let d = domain
         let a = authenticator
+        let loggedOut = onLogout
 
         // Auth and users
         router.post("/api/auth/register", Authenticator.open { req in
-            Reply.data(try await d.auth.register(Input(value: req.jsonBody())).json, status: 201)
+            Reply.data(try await d.auth.register(Input(value: RequestValidation.body(of: req))).json, status: 201)
         })
         router.post("/api/auth/login", Authenticator.open { req in
-            Reply.data(try await d.auth.login(Input(value: req.jsonBody()), clientAddress: Self.clientAddress(req.remoteAddress)).json)
+            Reply.data(try await d.auth.login(Input(value: RequestValidation.body(of: req)), clientAddress: Self.clientAddress(req.remoteAddress)).json)
         })
         router.get("/api/auth/me", a.wrap { ctx in Reply.data(ctx.user.json) })
+        router.post("/api/auth/refresh", Authenticator.open { req in
+            guard let token = Authenticator.bearerToken(req.header("Authorization")) else { throw DomainError.unauthorized("Missing bearer token") }
+            return Reply.data(try await d.auth.refresh(token: token).json)
+        })
+        router.post("/api/auth/logout", a.wrap { ctx in
+            try await d.auth.logout(userId: ctx.user.id)
+            loggedOut(ctx.user.id)
+            return Reply.data(.object(["userId": .string(ctx.user.id), "loggedOut": true]))
+        })
 
         // Rooms
         router.post("/api/rooms", a.wrap { ctx in

@@ -9,6 +9,7 @@ public struct RouteContext: Sendable {
     public let envelope: Envelope
 
     /// The socket that made this request (`X-Socket-Id`), whose own room events are skipped.
+    /// Longer than 64 characters is refused with 400 before the handler runs (`RequestValidation`).
     public var originSocketId: String? {
         guard let s = request.header("X-Socket-Id"), !s.isEmpty, s.utf8.count <= 64 else { return nil }
         return s
@@ -16,9 +17,10 @@ public struct RouteContext: Sendable {
 
     public func param(_ name: String) -> String { request.parameters[name] ?? "" }
 
-    /// The JSON body as an `Input`; 415 for another content type, 400 for anything but an object.
+    /// The JSON body as an `Input` (already checked against the route's documented schema by
+    /// `RequestValidation`); 415 for another content type, 400 for anything but an object.
     public func input() throws -> Input {
-        try Input(value: request.jsonBody())
+        try Input(value: RequestValidation.body(of: request))
     }
 
     /// An optional body: an empty body reads as `{}`.

@@ -198,5 +198,14 @@ INSERT INTO notification_cursors (name, delivered_seq) VALUES
     ('room', (SELECT COALESCE(MAX(seq), 0) FROM room_notifications));
 
 """####),
+        ("0004_token_version.sql", ####"""
+-- Per-user token version (issue 13 item 6): every access token carries the version of its user
+-- at issue time (JWT claim `ver`, absent = 0), and verification compares it with this column in
+-- the same query that already loads the caller. POST /api/auth/logout increments it, which
+-- revokes every token issued before; POST /api/auth/refresh issues a fresh token at the current
+-- version.
+ALTER TABLE users ADD COLUMN token_version INTEGER NOT NULL DEFAULT 0;
+
+"""####),
     ]
 }

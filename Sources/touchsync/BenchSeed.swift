@@ -101,12 +101,14 @@ struct BenchSeed: AsyncParsableCommand {
             return p.id
         }
 
-        let tokens = userIds.map { d.auth.issueToken(userId: $0) }
+        var tokens: [String] = []
+        for id in userIds { tokens.append(await d.auth.issueToken(userId: id)) }
+        let roomyToken = await d.auth.issueToken(userId: roomy)
         let files: [(String, [String])] = [
             ("tokens.txt", tokens), ("user-ids.txt", userIds), ("member-tokens.txt", Array(tokens.prefix(100))),
             ("toggle-room.txt", [toggleRoom]), ("toggle-elements.txt", toggleElements),
             ("join-room.txt", [joinRoom]), ("fanout-room.txt", [fanoutRoom]), ("create-room.txt", [createRoom]),
-            ("roomy-token.txt", [d.auth.issueToken(userId: roomy)]), ("post-ids.txt", postIds),
+            ("roomy-token.txt", [roomyToken]), ("post-ids.txt", postIds),
         ]
         for (name, lines) in files {
             try (lines.joined(separator: "\n") + "\n").write(toFile: "\(out)/\(name)", atomically: true, encoding: .utf8)

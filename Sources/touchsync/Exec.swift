@@ -133,7 +133,7 @@ struct Exec: AsyncParsableCommand {
         for u in DemoSeeder.users {
             guard let id = try await server.domain.auth.userId(forUsername: u.username) else { continue }
             users[u.username] = .object(["id": .string(id), "username": .string(u.username),
-                                         "token": .string(server.domain.auth.issueToken(userId: id))])
+                                         "token": .string(await server.domain.auth.issueToken(userId: id))])
         }
         return .object(["users": .object(users)])
     }

@@ -163,7 +163,7 @@ struct Token: AsyncParsableCommand {
         guard let userId = try await server.domain.auth.userId(forUsername: username) else {
             throw Fatal.fail("no user named \(username) in \(server.databasePath)")
         }
-        print(server.domain.auth.issueToken(userId: userId, lifetimeSeconds: lifetime))
+        print(await server.domain.auth.issueToken(userId: userId, lifetimeSeconds: lifetime))
     }
 
     static func parseDuration(_ s: String) -> Int64? {

@@ -90,7 +90,7 @@ final class AuthAPITests: LiveServerTestCase {
         var sig = Array(parts[2])
         sig[sig.count / 2] = sig[sig.count / 2] == "A" ? "B" : "A"
         let forgedPayload = Base64URL.encode(Array(#"{"sub":"someone-else","iat":1,"exp":99999999999}"#.utf8))
-        let expired = live.server.domain.auth.issueToken(userId: user.id, lifetimeSeconds: -60)
+        let expired = await live.server.domain.auth.issueToken(userId: user.id, lifetimeSeconds: -60)
         let bad: [String: String?] = [
             "missing": nil,
             "garbage": "not-a-jwt",

@@ -47,7 +47,7 @@ final class SessionAPITests: XCTestCase {
         XCTAssertEqual(missing.json["error"]?["code"], "UNAUTHORIZED")
         let s2 = try await api.post("/api/auth/refresh", token: alice.token + "x").status
         XCTAssertEqual(s2, 401)
-        let expired = live.server.domain.auth.issueToken(userId: alice.id, lifetimeSeconds: -10)
+        let expired = await live.server.domain.auth.issueToken(userId: alice.id, lifetimeSeconds: -10)
         let s3 = try await api.post("/api/auth/refresh", token: expired).status
         XCTAssertEqual(s3, 401)
     }
@@ -83,7 +83,7 @@ final class SessionAPITests: XCTestCase {
         XCTAssertEqual(claims(again)["ver"]?.intValue, 1)
         let s7 = try await api.get("/api/auth/me", token: again).status
         XCTAssertEqual(s7, 200)
-        let cli = live.server.domain.auth.issueToken(userId: alice.id)
+        let cli = await live.server.domain.auth.issueToken(userId: alice.id)
         let s8 = try await api.get("/api/auth/me", token: cli).status
         XCTAssertEqual(s8, 200)
         let refreshedAgain = try await api.post("/api/auth/refresh", token: again)

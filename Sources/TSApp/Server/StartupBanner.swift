@@ -15,7 +15,7 @@ public enum StartupBanner {
             var tokens: [String: (id: String, token: String)] = [:]
             for u in DemoSeeder.users {
                 guard let id = try? await server.domain.auth.userId(forUsername: u.username) else { continue }
-                let token = server.domain.auth.issueToken(userId: id)
+                let token = await server.domain.auth.issueToken(userId: id)
                 tokens[u.username] = (id, token)
                 lines.append("  \(u.username) (\(u.password))")
                 lines.append("    Authorization: Bearer \(token)")

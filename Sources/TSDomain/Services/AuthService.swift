@@ -30,7 +30,7 @@ public struct AuthService: Sendable {
         let avatarUrl = try input.optionalString("avatarUrl", maxLength: 2048)
         let hash = await hashPassword(password)
         let user = try await createUser(username: username, passwordHash: hash, firstName: firstName, avatarUrl: avatarUrl)
-        return Session(token: issueToken(userId: user.id), user: user)
+        return Session(token: await issueToken(userId: user.id), user: user)
     }
 
     /// Inserts a user whose password is already hashed (also used by seeding and fixtures).
@@ -89,7 +89,7 @@ public struct AuthService: Sendable {
         let ok = await verifyPassword(password, encoded: encoded)
         guard let user = row?.0 else { return .unknownUser }
         guard ok else { return .wrongPassword }
-        return .success(Session(token: issueToken(userId: user.id, version: row?.2 ?? 0), user: user))
+        return .success(Session(token: await issueToken(userId: user.id, version: row?.2 ?? 0), user: user))
     }
 
     public func me(userId: String) async throws -> PublicUser {
@@ -99,9 +99,13 @@ public struct AuthService: Sendable {
 
     /// A token for `userId` at its token `version` (read from the database when not given, so a
     /// token printed by the CLI or the demo banner is valid after a logout).
-    public func issueToken(userId: String, lifetimeSeconds: Int64? = nil, version: Int64? = nil) -> String {
+    public func issueToken(userId: String, lifetimeSeconds: Int64? = nil, version: Int64? = nil) async -> String {
+        var ver = version ?? 0
+        if version == nil,
+           let stored = try? await db.read({ c in try c.scalarInt("SELECT token_version FROM users WHERE id = ?", [.text(userId)]) }) {
+            ver = stored
+        }
         let now = clock.nowSeconds()
-        let ver = version ?? (try? db.read { c in try c.scalarInt("SELECT token_version FROM users WHERE id = ?", [.text(userId)]) }).flatMap { $0 } ?? 0
         return JWT.sign(claims: JWTClaims(sub: userId, iat: now, exp: now + (lifetimeSeconds ?? configuration.tokenLifetimeSeconds), ver: Int64(ver)),
                         secret: configuration.jwtSecret)
     }
@@ -131,7 +135,7 @@ public struct AuthService: Sendable {
     /// `POST /api/auth/refresh`: a fresh token (new `iat`/`exp`, same version) for a valid one.
     public func refresh(token: String) async throws -> Session {
         let (user, version) = try await verifiedSession(token: token)
-        return Session(token: issueToken(userId: user.id, version: version), user: user)
+        return Session(token: await issueToken(userId: user.id, version: version), user: user)
     }
 
     /// `POST /api/auth/logout`: revokes every token issued to `userId` so far.

@@ -265,7 +265,7 @@ public struct InspectorRoutes: Sendable {
         for u in demoUsers {
             guard let id = try? await domain.auth.userId(forUsername: u.username) else { continue }
             users.append(.object(["username": .string(u.username), "password": .string(u.password), "userId": .string(id),
-                                  "token": .string(domain.auth.issueToken(userId: id))]))
+                                  "token": .string(await domain.auth.issueToken(userId: id))]))
         }
         return .object(["demo": .bool(!demoUsers.isEmpty), "users": .array(users)])
     }

@@ -41,7 +41,7 @@ public enum RequestValidation {
                     body = try validate(request, against: op)
                 } catch {
                     // 401 before 400: an unauthenticated caller gets the handler's 401.
-                    if op.security == .bearer, (try? authenticator.user(for: request)) == nil { return try await handler(request) }
+                    if op.security == .bearer, (try? await authenticator.user(for: request)) == nil { return try await handler(request) }
                     throw error
                 }
                 return try await $validatedBody.withValue(body) { try await handler(request) }

@@ -71,7 +71,7 @@ public struct FixtureLoader: Sendable {
                                                         avatarUrl: u.avatarUrl)
             userIds[u.ref] = user.id
             result.users[u.ref] = .object(["id": .string(user.id), "username": .string(user.username),
-                                           "token": .string(domain.auth.issueToken(userId: user.id))])
+                                           "token": .string(await domain.auth.issueToken(userId: user.id))])
         }
 
         var roomIds: [String: String] = [:]

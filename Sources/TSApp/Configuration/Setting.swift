@@ -68,6 +68,13 @@ public struct Setting: Sendable {
                 help: "Serve the live inspector at /inspector (serve --no-inspector turns it off: 404). With TOUCHSYNC_ENV=production it is served only when inspector.adminToken is set."),
         Setting(path: "inspector.adminToken", kind: .optionalString, defaultValue: nil,
                 help: "When set, /inspector and /inspector/api/* require it (Authorization: Bearer <token>, or ?token=<token> on the page). Needed for the inspector with TOUCHSYNC_ENV=production."),
+        // dx (issue 13 item 4): the inspector's data browser and request list.
+        Setting(path: "inspector.maxPageSize", kind: .int, defaultValue: 200,
+                help: "Most rows one page of the inspector's data browser returns (?limit= above it is a 400)."),
+        Setting(path: "inspector.requestLogCapacity", kind: .int, defaultValue: 100,
+                help: "Request/response pairs the inspector's request list keeps (oldest evicted); 0 turns it off. Never on with TOUCHSYNC_ENV=production."),
+        Setting(path: "inspector.requestLogMaxBodyBytes", kind: .int, defaultValue: 16384,
+                help: "Bytes of each request and response body the request list keeps (the rest is cut when recorded)."),
         Setting(path: "log.level", kind: .string, defaultValue: "info", help: "trace, debug, info, notice, warning, error or critical."),
         Setting(path: "log.format", kind: .string, defaultValue: "text", help: "text (one line per event) or json."),
         Setting(path: "demo", kind: .bool, defaultValue: false, help: "Seed demo users, rooms, elements, messages and posts on start (if the database is empty)."),

@@ -108,8 +108,8 @@ public final class TouchSyncServer: @unchecked Sendable {
                       tcpConnections: { httpBox.value?.openConnections ?? 0 }).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
-        Self.registerInspector(into: &router, configuration: configuration, production: production, domain: domain, hub: hub,
-                               eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
+        let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, domain: domain,
+                                                hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
             TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test")).register(into: &router)
             logger.warning("test mode is on: /api/test/reset, /api/test/fixtures and /api/test/events need no token")
@@ -135,7 +135,11 @@ public final class TouchSyncServer: @unchecked Sendable {
         let frozen = router.freeze(logger: Logger(label: "touchsync.http"))
         registeredRoutes = frozen.registeredRoutes
         openAPI.setRoutes(registeredRoutes)
-        self.http = HTTPServer(configuration: http, responder: frozen, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
+        // The inspector's request list (dx, TouchSyncServer+Inspector.swift) records around the router.
+        let responder: any HTTPResponder = requestLog.map { log in
+            InspectorRequestRecorder(inner: frozen, log: log, nowMs: { wallClock.nowMicroseconds() / 1000 })
+        } ?? frozen
+        self.http = HTTPServer(configuration: http, responder: responder, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
         httpBox.set(self.http)
     }
 

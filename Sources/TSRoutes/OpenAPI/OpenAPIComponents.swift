@@ -131,8 +131,10 @@ enum OpenAPIComponents {
         let ref: JSONValue = S.describe(S.string, "A client-chosen key other objects of the document use to refer to this one.")
         s["FixtureDocument"] = S.object([
             ("users", S.array(S.object([("ref", ref), ("username", ["type": "string", "pattern": "^[a-z0-9_.]{3,32}$"]),
-                                        ("password", ["type": "string", "minLength": 8]), ("firstName", S.nullable(S.string)),
-                                        ("avatarUrl", S.nullable(S.string))], optional: ["ref", "firstName", "avatarUrl"]))),
+                                        ("password", ["type": "string", "minLength": 8]),
+                                        ("passwordHash", S.describe(S.string, "Instead of password: a stored hash (touchsync export).")),
+                                        ("firstName", S.nullable(S.string)),
+                                        ("avatarUrl", S.nullable(S.string))], optional: ["ref", "password", "passwordHash", "firstName", "avatarUrl"]))),
             ("rooms", S.array(S.object([("ref", ref), ("name", S.nullable(S.string)), ("createdBy", S.string),
                                         ("members", S.array(S.string))], optional: ["name", "members"]))),
             ("elements", S.array(S.object([("ref", ref), ("room", S.string), ("createdBy", S.string)] + elementMutableProperties,
@@ -143,6 +145,7 @@ enum OpenAPIComponents {
                                        optional: ["ref", "imageUrl"]))),
             ("likes", S.array(S.object([("post", S.string), ("user", S.string)]))),
             ("saves", S.array(S.object([("post", S.string), ("user", S.string)]))),
+            ("devices", S.array(S.object([("user", S.string), ("token", S.string), ("platform", S.enumeration(["ios", "android"]))]))),
         ], optional: Set(FixtureLoader.kinds), open: true,
            description: "Objects refer to each other by ref (users default to their username). See docs/test-mode.md.")
         let idsByRef = S.map(S.id, description: "Ids by ref.")

@@ -218,11 +218,15 @@ final class OpenAPITests: XCTestCase {
         let note = try await api.post("/api/rooms/\(room)/elements", ["type": "note", "positionX": 1, "positionY": 2, "width": 3, "height": 4],
                                       token: alice)
         let noteId = try XCTUnwrap(note.json["data"]?["id"]?.stringValue)
-        check(try await api.send("PATCH", "/inspector/api/elements/\(noteId)", json: ["content": "edited"], headers: action),
-              "PATCH", "/inspector/api/elements/:elementId")
+        let edited = try await api.send("PATCH", "/inspector/api/elements/\(noteId)", json: ["content": "edited"], headers: action)
+        XCTAssertEqual(edited.status, 200, String(decoding: edited.body, as: UTF8.self))
+        XCTAssertEqual(edited.json["content"], "edited")
+        check(edited, "PATCH", "/inspector/api/elements/:elementId")
         check(try await api.send("PATCH", "/inspector/api/elements/\(noteId)", json: ["content": "edited"]),
               "PATCH", "/inspector/api/elements/:elementId")  // 403 without the header
-        check(try await api.send("DELETE", "/inspector/api/rows/elements/\(noteId)", headers: action), "DELETE", "/inspector/api/rows/:kind/:key")
+        let removed = try await api.send("DELETE", "/inspector/api/rows/elements/\(noteId)", headers: action)
+        XCTAssertEqual(removed.status, 200, String(decoding: removed.body, as: UTF8.self))
+        check(removed, "DELETE", "/inspector/api/rows/:kind/:key")
         check(try await api.send("DELETE", "/inspector/api/rows/elements/\(noteId)", headers: action), "DELETE", "/inspector/api/rows/:kind/:key")  // 404
         check(try await api.send("POST", "/inspector/api/fixtures", json: try TestModeTests.exampleFixtures(), headers: action),
               "POST", "/inspector/api/fixtures")  // 409: alice exists

@@ -179,14 +179,7 @@ public struct InspectorData: Sendable {
     /// Edits an element through `ElementService.update` (so `element:updated` is emitted), as a
     /// member of its room: its creator when still a member, else the longest-standing member.
     func editElement(id: String, input: JSONObject) async throws -> JSONValue {
-        let found = try await domain.db.read { c in
-            try c.first("""
-                SELECT e.room_id, (SELECT m.user_id FROM room_members m WHERE m.room_id = e.room_id
-                                   ORDER BY (m.user_id = e.created_by) DESC, m.joined_at LIMIT 1)
-                FROM elements e WHERE e.id = ?
-                """, [.text(id)]) { ($0.string(0), $0.optionalString(1)) }
-        }
-        guard let (roomId, actor) = found else { throw DomainError.notFound("Element") }
+        guard let (roomId, actor) = try await elementActor(id) else { throw DomainError.notFound("Element") }
         guard let actor else { throw DomainError.conflict("the element's room has no member to edit it as") }
         let element = try await domain.elements.update(roomId: roomId, elementId: id, actor: actor, input: Input(input), originSocketId: nil)
         return element.json
@@ -201,14 +194,7 @@ public struct InspectorData: Sendable {
         }
         switch kind.name {
         case "elements":
-            let found = try await domain.db.read { c in
-                try c.first("""
-                    SELECT e.room_id, (SELECT m.user_id FROM room_members m WHERE m.room_id = e.room_id
-                                       ORDER BY (m.user_id = e.created_by) DESC, m.joined_at LIMIT 1)
-                    FROM elements e WHERE e.id = ?
-                    """, [.text(key)]) { ($0.string(0), $0.optionalString(1)) }
-            }
-            guard let (room, actor) = found else { throw DomainError.notFound("Element") }
+            guard let (room, actor) = try await elementActor(key) else { throw DomainError.notFound("Element") }
             if let actor {
                 try await domain.elements.delete(roomId: room, elementId: key, actor: actor, originSocketId: nil)
             } else {
@@ -234,6 +220,19 @@ public struct InspectorData: Sendable {
         default: throw DomainError.validation(field: "kind", message: "rows of \(kindName) cannot be deleted here")
         }
         return .object(["kind": .string(kind.name), "deleted": .string(key)])
+    }
+
+    /// The element's room and the member to act as: its creator when still a member, else the
+    /// longest-standing member (nil when the room has none).
+    private func elementActor(_ id: String) async throws -> (String, String?)? {
+        try await domain.db.read { c in
+            try c.first("""
+                SELECT e.room_id, COALESCE(
+                  (SELECT m.user_id FROM room_members m WHERE m.room_id = e.room_id AND m.user_id = e.created_by),
+                  (SELECT m.user_id FROM room_members m WHERE m.room_id = e.room_id ORDER BY m.joined_at, m.user_id LIMIT 1))
+                FROM elements e WHERE e.id = ?
+                """, [.text(id)]) { ($0.string(0), $0.optionalString(1)) }
+        }
     }
 
     private func deleteRow(_ sql: String, _ args: [SQLValue], what: String) async throws {

@@ -3,6 +3,7 @@ import Logging
 import TSDomain
 import TSEngineIO
 import TSHTTP
+import TSAPNs
 import TSRoutes
 import TSSocketIO
 import TSSockets
@@ -83,6 +84,10 @@ public final class TouchSyncServer: @unchecked Sendable {
                                     maxBytes: configuration.int("realtime.eventLogMaxBytes"), clock: wallClock)
         eventLog.observe(hub)
 
+        // Push delivery: the log backend unless APNs is configured (dx, TouchSyncServer+APNs.swift).
+        let notificationsDelivered = NotificationCounter(apnsOutcomes: Self.apnsConfigured(configuration) ? APNsProvider.Outcome.allCases.map(\.rawValue) : [])
+        let delivery = try delivery ?? Self.makeAPNsDelivery(configuration: configuration, db: db, wallClock: wallClock, counter: notificationsDelivered,
+                                                              logger: logger)
         let events = FanoutEventPublisher()
         let broadcaster = RealtimeBroadcaster(hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime"))
         events.add(broadcaster)
@@ -94,7 +99,6 @@ public final class TouchSyncServer: @unchecked Sendable {
             events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
-        let notificationsDelivered = NotificationCounter()
         domain.notifications.onDelivered = { n in notificationsDelivered.add(n) }
         let httpMetrics = HTTPMetrics()
         self.httpMetrics = httpMetrics

@@ -60,6 +60,9 @@ final class APNsTransport: @unchecked Sendable {
         var rc = ts_curl_setopt_string(handle, CURLOPT_URL, url)
         if rc == CURLE_OK { rc = ts_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, version) }
         if rc == CURLE_OK { rc = ts_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1) }
+        // Cleartext prior knowledge is for local test servers only; Debian's libcurl 7.88 fails to
+        // reuse such a connection ("Error in the HTTP2 framing layer"), so each request opens its own.
+        if rc == CURLE_OK && priorKnowledge { rc = ts_curl_setopt_long(handle, CURLOPT_FORBID_REUSE, 1) }
         if rc == CURLE_OK { rc = ts_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeoutMs) }
         if rc == CURLE_OK { rc = ts_curl_setopt_long(handle, CURLOPT_POST, 1) }
         if rc == CURLE_OK { rc = ts_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, list) }

@@ -35,7 +35,8 @@ BIN = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "
 class FakeAPNs:
     """An HTTP/2 (h2c, prior knowledge) server answering POST /3/device/<token> by the token's prefix."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
+        self.tls = tls  # an ssl.SSLContext offering ALPN "h2", or None for cleartext prior knowledge
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
@@ -76,6 +77,12 @@ class FakeAPNs:
             threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
 
     def serve(self, conn):
+        if self.tls:
+            try:
+                conn = self.tls.wrap_socket(conn, server_side=True)
+            except (OSError, ValueError):
+                return
+            assert conn.selected_alpn_protocol() == "h2"
         c = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
         c.initiate_connection()
         conn.sendall(c.data_to_send())
@@ -161,17 +168,30 @@ def start_server(env_extra, tmp):
 
 
 @needs_openssl
-def test_apns_delivery_headers_jwt_retries_and_device_removal():
+@pytest.mark.parametrize("transport", ["tls", "h2c"])
+def test_apns_delivery_headers_jwt_retries_and_device_removal(transport):
+    import ssl
     tmp = tempfile.mkdtemp(prefix="touchsync-apns-")
     key = os.path.join(tmp, "AuthKey_ABC123DEFG.p8")
     subprocess.run([OPENSSL, "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key], check=True)
     public_pem = subprocess.run([OPENSSL, "pkey", "-in", key, "-pubout"], check=True, capture_output=True, text=True).stdout
-    fake = FakeAPNs()
-    proc, base, lines = start_server({
-        "TOUCHSYNC_APNS_KEY_FILE": key, "TOUCHSYNC_APNS_KEY_ID": "ABC123DEFG", "TOUCHSYNC_APNS_TEAM_ID": "TEAM987654",
-        "TOUCHSYNC_APNS_TOPIC": "com.example.touchsync", "TOUCHSYNC_APNS_ENDPOINT": f"http://127.0.0.1:{fake.port}",
-        "TOUCHSYNC_APNS_MAX_RETRIES": "2", "TOUCHSYNC_APNS_RETRY_BASE_MS": "20",
-    }, tmp)
+    env = {"TOUCHSYNC_APNS_KEY_FILE": key, "TOUCHSYNC_APNS_KEY_ID": "ABC123DEFG", "TOUCHSYNC_APNS_TEAM_ID": "TEAM987654",
+           "TOUCHSYNC_APNS_TOPIC": "com.example.touchsync", "TOUCHSYNC_APNS_MAX_RETRIES": "2", "TOUCHSYNC_APNS_RETRY_BASE_MS": "20"}
+    if transport == "tls":
+        # A self-signed certificate for 127.0.0.1, trusted through apns.caFile; HTTP/2 by ALPN as with Apple's hosts.
+        cert, cert_key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "cert.key")
+        subprocess.run([OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", cert_key,
+                        "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                       check=True, capture_output=True)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, cert_key)
+        ctx.set_alpn_protocols(["h2"])
+        fake = FakeAPNs(tls=ctx)
+        env.update({"TOUCHSYNC_APNS_ENDPOINT": f"https://127.0.0.1:{fake.port}", "TOUCHSYNC_APNS_CA_FILE": cert})
+    else:
+        fake = FakeAPNs()
+        env["TOUCHSYNC_APNS_ENDPOINT"] = f"http://127.0.0.1:{fake.port}"
+    proc, base, lines = start_server(env, tmp)
     assert base, "".join(lines)
     try:
         assert any("push notifications go to APNs" in l for l in lines), "".join(lines)
@@ -221,6 +241,8 @@ def test_apns_delivery_headers_jwt_retries_and_device_removal():
         assert not verify_es256(jwts[0][1][:-4] + ("AAAA" if not jwts[0][1].endswith("AAAA") else "BBBB"), public_pem, tmp), "…and the check can fail"
         expired = [j for p, j in jwts if p.endswith("expired-1")]
         assert len(expired) == 2 and expired[0] != expired[1], "a new provider token after 403 ExpiredProviderToken"
+        if transport == "tls":
+            assert fake.connections == 1, "one HTTP/2 connection, reused for every request"
 
         # 410 Unregistered and 400 BadDeviceToken removed the device; nothing else was removed.
         deadline = time.time() + 5

@@ -29,6 +29,8 @@ public final class APNsProvider: NotificationDelivery, Sendable {
         public var maxRetries = 3
         public var retryBaseMilliseconds = 500
         public var requestTimeoutMilliseconds = 10_000
+        /// A CA bundle (PEM) to verify the host with instead of the system's.
+        public var caFile: String?
 
         public init(endpoint: String, topic: String) {
             self.endpoint = endpoint
@@ -66,7 +68,7 @@ public final class APNsProvider: NotificationDelivery, Sendable {
         self.nowSeconds = nowSeconds
         self.onOutcome = onOutcome
         transport = try APNsTransport(priorKnowledge: configuration.endpoint.hasPrefix("http://"),
-                                      timeoutMs: configuration.requestTimeoutMilliseconds)
+                                      timeoutMs: configuration.requestTimeoutMilliseconds, caFile: configuration.caFile)
     }
 
     public func deliver(_ n: NotificationRecord, deviceTokens: [String]) async {

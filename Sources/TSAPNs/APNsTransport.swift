@@ -30,16 +30,19 @@ final class APNsTransport: @unchecked Sendable {
     /// `https://…` negotiates HTTP/2 with ALPN; `http://…` (local tests only) speaks HTTP/2 with
     /// prior knowledge (RFC 9113 §3.3), as APNs itself accepts no cleartext.
     let priorKnowledge: Bool
+    /// A CA bundle to verify the host with instead of the system's (setting `apns.caFile`).
+    let caFile: String?
 
     static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    init(priorKnowledge: Bool, timeoutMs: Int) throws {
+    init(priorKnowledge: Bool, timeoutMs: Int, caFile: String? = nil) throws {
         _ = Self.globalInit
         guard ts_curl_has_http2() != 0 else { throw TransportError(description: "this libcurl has no HTTP/2 support (APNs needs it): install libcurl built with nghttp2") }
         guard let h = curl_easy_init() else { throw TransportError(description: "curl_easy_init failed") }
         handle = h
         self.timeoutMs = timeoutMs
         self.priorKnowledge = priorKnowledge
+        self.caFile = caFile
     }
 
     deinit { curl_easy_cleanup(handle) }
@@ -63,6 +66,7 @@ final class APNsTransport: @unchecked Sendable {
         // Cleartext prior knowledge is for local test servers only; Debian's libcurl 7.88 fails to
         // reuse such a connection ("Error in the HTTP2 framing layer"), so each request opens its own.
         if rc == CURLE_OK && priorKnowledge { rc = ts_curl_setopt_long(handle, CURLOPT_FORBID_REUSE, 1) }
+        if rc == CURLE_OK, let caFile { rc = ts_curl_setopt_string(handle, CURLOPT_CAINFO, caFile) }
         if rc == CURLE_OK { rc = ts_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeoutMs) }
         if rc == CURLE_OK { rc = ts_curl_setopt_long(handle, CURLOPT_POST, 1) }
         if rc == CURLE_OK { rc = ts_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, list) }

@@ -85,6 +85,8 @@ public struct Setting: Sendable {
                 help: "sandbox (development builds: api.sandbox.push.apple.com) or production (api.push.apple.com)."),
         Setting(path: "apns.endpoint", kind: .optionalString, defaultValue: nil,
                 help: "Overrides the host chosen by apns.environment; http:// (HTTP/2 without TLS) only for a local test server."),
+        Setting(path: "apns.caFile", kind: .optionalString, defaultValue: nil,
+                help: "A CA bundle (PEM) to verify the APNs host with instead of the system's (a local TLS test server, a TLS-inspecting proxy)."),
         Setting(path: "apns.maxRetries", kind: .int, defaultValue: 3, help: "Retries of a request answered 429 or 5xx (or not answered), with exponential backoff."),
         Setting(path: "apns.retryBaseMs", kind: .int, defaultValue: 500, help: "The first retry's delay; each next one doubles it."),
         Setting(path: "apns.requestTimeoutMs", kind: .int, defaultValue: 10000, help: "Total time of one APNs request, connection included."),

@@ -43,6 +43,7 @@ extension TouchSyncServer {
         c.maxRetries = max(0, configuration.int("apns.maxRetries"))
         c.retryBaseMilliseconds = max(1, configuration.int("apns.retryBaseMs"))
         c.requestTimeoutMilliseconds = max(100, configuration.int("apns.requestTimeoutMs"))
+        c.caFile = configuration.optionalString("apns.caFile").flatMap { $0.isEmpty ? nil : $0 }
         let provider: APNsProvider
         do {
             provider = try APNsProvider(configuration: c, token: token, db: db, logger: Logger(label: "touchsync.apns"),

@@ -637,7 +637,7 @@ textarea { width: 100%; min-height: 160px; font-family: var(--mono); font-size: 
   $("data-export").onclick = async () => {
     try {
       const d = await api("export");
-      const a = el("a", { href: URL.createObjectURL(new Blob([JSON.stringify(d, null, 2)], { type: "application/json" })), download: "touchsync-export.json" });
+      const a = el("a", { href: "data:application/json;charset=utf-8," + encodeURIComponent(JSON.stringify(d, null, 2)), download: "touchsync-export.json" });
       document.body.append(a); a.click(); a.remove();
       status("Exported " + d.users.length + " users, " + d.rooms.length + " rooms, " + d.elements.length + " elements", true);
     } catch (e) { status("Export failed: " + e.message); }

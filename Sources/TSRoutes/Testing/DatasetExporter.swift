@@ -31,7 +31,9 @@ public enum DatasetExporter {
         func user(_ id: String) -> JSONValue { .string(username[id] ?? id) }
 
         var members: [String: [String]] = [:]
-        for (room, member) in try c.rows("SELECT room_id, user_id FROM room_members ORDER BY joined_at, user_id", [], { ($0.string(0), $0.string(1)) }) {
+        for (room, member) in try c.rows("""
+            SELECT m.room_id, m.user_id FROM room_members m JOIN users u ON u.id = m.user_id ORDER BY m.joined_at, u.rowid
+            """, [], { ($0.string(0), $0.string(1)) }) {
             members[room, default: []].append(member)
         }
         let rooms: [JSONValue] = try c.rows("SELECT id, name, created_by, name_set_by FROM rooms ORDER BY rowid") { r in
@@ -67,7 +69,11 @@ public enum DatasetExporter {
             return .object(o)
         }
         func pairs(_ table: String) throws -> [JSONValue] {
-            try c.rows("SELECT t.post_id, t.user_id FROM \(table) t JOIN posts p ON p.id = t.post_id ORDER BY p.rowid, t.created_at, t.user_id") {
+            // Ties (same second) in user creation order, which an import reproduces.
+            try c.rows("""
+                SELECT t.post_id, t.user_id FROM \(table) t JOIN posts p ON p.id = t.post_id JOIN users u ON u.id = t.user_id
+                ORDER BY p.rowid, t.created_at, u.rowid
+                """) {
                 .object(["post": .string($0.string(0)), "user": user($0.string(1))])
             }
         }

@@ -95,7 +95,7 @@ struct Exec: AsyncParsableCommand {
                 data = try JSONValue.parse([UInt8](r.body))["data"]
             } else if demo {
                 try await DemoSeeder.seedIfEmpty(server.domain)
-                data = try Self.demoUsers(server)
+                data = try await Self.demoUsers(server)
             }
             if let data {
                 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true,
@@ -128,10 +128,10 @@ struct Exec: AsyncParsableCommand {
     }
 
     /// The demo users as the fixtures answer shows users: `{"users": {"alice": {id, username, token}}}`.
-    static func demoUsers(_ server: TouchSyncServer) throws -> JSONValue {
+    static func demoUsers(_ server: TouchSyncServer) async throws -> JSONValue {
         var users: JSONObject = [:]
         for u in DemoSeeder.users {
-            guard let id = try server.domain.auth.userId(forUsername: u.username) else { continue }
+            guard let id = try await server.domain.auth.userId(forUsername: u.username) else { continue }
             users[u.username] = .object(["id": .string(id), "username": .string(u.username),
                                          "token": .string(server.domain.auth.issueToken(userId: id))])
         }

@@ -6,8 +6,8 @@ import TSSync
 /// The inspector's request list: the last `capacity` request/response pairs with their bodies,
 /// each body cut to `maxBodyBytes` when recorded (settings `inspector.requestLogCapacity` and
 /// `inspector.requestLogMaxBodyBytes`). On only outside production (`TouchSyncServer` does not
-/// install it there). The inspector's own requests and Socket.IO's polling requests are not
-/// recorded.
+/// install it there). The inspector's own requests, Socket.IO's polling requests and the
+/// health/metrics probes are not recorded.
 ///
 /// Secrets never leave it: `Authorization`, `Cookie` and `Set-Cookie` headers, the `token`
 /// query parameter, and every JSON member named like a secret (`password`, `token`,
@@ -30,8 +30,9 @@ public final class InspectorRequestLog: Sendable {
         public let timestampMs: Int64
     }
 
-    /// Paths not recorded: the inspector (it would record its own polling) and Engine.IO transports.
-    static let excludedPrefixes = ["/inspector", "/socket.io/"]
+    /// Paths not recorded: the inspector (it would record its own polling), Engine.IO transports,
+    /// and the probes a container runtime or Prometheus sends every few seconds.
+    static let excludedPrefixes = ["/inspector", "/socket.io/", "/health", "/metrics"]
 
     public let capacity: Int
     public let maxBodyBytes: Int

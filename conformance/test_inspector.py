@@ -348,6 +348,7 @@ def test_reset_and_load_fixtures_buttons(test_server, fixtures, browser):
     click(browser, "#data-reset")
     click(browser, "#data-reset")
     browser.wait_for("document.getElementById('data-status').textContent.startsWith('Reset:')", what="the reset status")
+    assert browser.evaluate("document.getElementById('data-reset').textContent") == "Reset all data", "the button is disarmed again"
     browser.wait_for("document.querySelectorAll('#data-body tr[data-key]').length === 0", what="an empty users table")
     assert requests.get(test_server + "/inspector/api/browse/users").json()["total"] == 0
 

@@ -585,9 +585,9 @@ textarea { width: 100%; min-height: 160px; font-family: var(--mono); font-size: 
 
   // Two clicks within 4 s: no confirm() dialog (it blocks the page).
   function confirmTwice(button, action) {
-    if (button.dataset.armed === "1") { button.dataset.armed = ""; action(); return; }
-    const label = button.textContent; button.dataset.armed = "1"; button.textContent = "Click again to confirm";
-    setTimeout(() => { if (button.dataset.armed === "1") { button.dataset.armed = ""; button.textContent = label; } }, 4000);
+    if (button.dataset.armed === "1") { button.dataset.armed = ""; button.textContent = button.dataset.label; action(); return; }
+    button.dataset.label = button.textContent; button.dataset.armed = "1"; button.textContent = "Click again to confirm";
+    setTimeout(() => { if (button.dataset.armed === "1") { button.dataset.armed = ""; button.textContent = button.dataset.label; } }, 4000);
   }
   async function deleteRow(p, key) {
     try {

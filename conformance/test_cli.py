@@ -561,3 +561,29 @@ def test_export_import_round_trip_keeps_every_row_and_the_logins():
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+def test_exec_forwards_sigint_and_reports_128_plus_the_signal():
+    """SIGINT reaches the command with its default action (python: KeyboardInterrupt, then it ends
+    by SIGINT); exec reports 128 + 2 as a shell would."""
+    import sys
+    tmp = tempfile.mkdtemp()
+    ready = os.path.join(tmp, "ready")
+    script = f"import os, time\nopen({ready!r}, 'w').write(os.environ['TOUCHSYNC_URL'])\ntime.sleep(60)\n"
+    e = dict(os.environ)
+    e.update(BASE_ENV)
+    proc = subprocess.Popen([BIN, "exec", "--", sys.executable, "-c", script], cwd=ROOT, env=e,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not os.path.exists(ready) or not open(ready).read():
+            assert proc.poll() is None, proc.communicate()
+            assert time.time() < deadline, "the command did not start"
+            time.sleep(0.05)
+        url = open(ready).read()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 128 + signal.SIGINT
+        assert_gone(url)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -1,6 +1,6 @@
 # Build: docker build -t touchsync .   Run: docker compose up
 FROM swift:6.0-bookworm AS build
-RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-dev libssl-dev && rm -rf /var/lib/apt/lists/*
+RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-dev libssl-dev libcurl4-openssl-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
@@ -9,7 +9,7 @@ COPY bench ./bench
 RUN swift build -c release --static-swift-stdlib --product touchsync && cp "$(swift build -c release --show-bin-path)/touchsync" /touchsync
 
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-0 libssl3 curl ca-certificates \
+RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-0 libssl3 libcurl4 curl ca-certificates \
     && rm -rf /var/lib/apt/lists/* && useradd --system --home /app touchsync
 COPY --from=build /touchsync /usr/local/bin/touchsync
 COPY Migrations /app/Migrations

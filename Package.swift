@@ -26,6 +26,8 @@ let package = Package(
         // The OS layer's C half: the real <sys/epoll.h>, <sys/eventfd.h>, <sys/event.h>, <poll.h>,
         // socket headers, and wrappers for glibc's _GNU_SOURCE-only accept4/sched_getaffinity.
         .target(name: "CSystem", path: "Sources/CSystem"),
+        // libcurl with nghttp2 (HTTP/2) for the APNs provider; the macOS SDK ships it.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Foundation-free building blocks.
         .target(name: "TSSync", swiftSettings: strict),
@@ -42,9 +44,11 @@ let package = Package(
 
         // TouchSync itself.
         .target(name: "TSDomain", dependencies: ["TSSync", "TSStorage", "TSCrypto", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // APNs push delivery (token auth, HTTP/2 through libcurl); off unless configured.
+        .target(name: "TSAPNs", dependencies: ["CCurl", "CCrypto", "TSCrypto", "TSSync", "TSDomain", "TSStorage", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSRoutes", dependencies: ["TSSync", "TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .target(name: "TSApp", dependencies: ["TSSync", "TSRoutes", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .executableTarget(name: "touchsync", dependencies: ["TSApp", "TSSockets", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSApp", dependencies: ["TSSync", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .executableTarget(name: "touchsync", dependencies: ["TSApp", "TSRoutes", "TSSockets", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync-bench", dependencies: ["TSSockets", "TSJSON", "TSCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "bench/touchsync-bench", swiftSettings: strict),
         .executableTarget(name: "conformance-server", dependencies: ["TSSocketIO", "TSEngineIO", "TSWebSocket", "TSHTTP", "TSJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], path: "Sources/conformance-server", swiftSettings: strict),
 
@@ -59,6 +63,7 @@ let package = Package(
         .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSSocketIOTests", dependencies: ["TSSocketIO", "TSEngineIO", "TSJSON", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSDomainTests", dependencies: ["TSDomain", "TSStorage", "TSCrypto", "TSJSON"], swiftSettings: strict),
+        .testTarget(name: "TSAPNsTests", dependencies: ["TSAPNs", "CCrypto", "TSCrypto", "TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSAppTests", dependencies: ["TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
     ]
 )

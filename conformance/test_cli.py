@@ -630,3 +630,94 @@ def test_exec_forwards_sigterm_to_the_command():
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+# --- touchsync export / import (issue 13 item 4) ------------------------------------------------
+
+def normalize_export(doc):
+    """Replaces every id-valued ref by its position, so two exports of the same data compare equal."""
+    import json
+    names = {}
+    for kind in ("rooms", "elements", "messages", "posts"):
+        for i, o in enumerate(doc.get(kind, [])):
+            names[o["ref"]] = f"{kind}#{i}"
+    text = json.dumps(doc, sort_keys=True)
+    for ref, name in names.items():
+        text = text.replace(ref, name)
+    return json.loads(text)
+
+
+def test_export_import_round_trip_keeps_every_row_and_the_logins():
+    import json
+    tmp = tempfile.mkdtemp()
+    a, b = os.path.join(tmp, "a.sqlite"), os.path.join(tmp, "b.sqlite")
+    proc, base, _ = start_collecting(["--test-mode", "--database", a])
+    try:
+        fx = requests.post(base + "/api/test/fixtures", data=open(os.path.join(ROOT, "config", "fixtures", "example.json"), "rb"),
+                           headers={"Content-Type": "application/json"}).json()["data"]
+        alice = {"Authorization": "Bearer " + fx["users"]["alice"]["token"]}
+        assert requests.post(base + "/api/devices", json={"token": "apns-device-1", "platform": "ios"}, headers=alice).status_code == 201
+        assert requests.patch(base + f"/api/rooms/{fx['rooms']['weekend']}", json={"name": "Weekend plans"}, headers=alice).status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+    first = os.path.join(tmp, "first.json")
+    r = run("export", first, "--database", a)
+    assert r.returncode == 0, r.stderr
+    doc = json.load(open(first))
+    assert [len(doc[k]) for k in ("users", "rooms", "elements", "reactions", "messages", "posts", "likes", "saves", "devices")] == \
+        [3, 2, 3, 3, 2, 2, 3, 1, 1], doc
+    assert all("password" not in u and u["passwordHash"] for u in doc["users"])
+    assert {"ref": doc["rooms"][1]["ref"], "name": "Weekend plans"}.items() <= doc["rooms"][1].items()
+
+    r = run("import", first, "--database", b)
+    assert r.returncode == 0, r.stderr
+    second = os.path.join(tmp, "second.json")
+    assert run("export", "-", "--database", b).returncode == 0
+    r = run("export", second, "--database", b)
+    assert r.returncode == 0, r.stderr
+    assert normalize_export(json.load(open(second))) == normalize_export(doc), "export(import(export)) == export"
+
+    # Importing again refuses a database with users; --replace empties it first.
+    r = run("import", first, "--database", b)
+    assert r.returncode != 0 and "already has 3 users" in r.stderr
+    r = run("import", first, "--replace", "--database", b)
+    assert r.returncode == 0, r.stderr
+
+    # The imported users log in with their old passwords; the data is there.
+    proc, base, _ = start_collecting(["--database", b])
+    try:
+        login = requests.post(base + "/api/auth/login", json={"username": "bob", "password": "bob-password"})
+        assert login.status_code == 200, login.text
+        rooms = requests.get(base + "/api/rooms/my-rooms", headers={"Authorization": "Bearer " + login.json()["data"]["token"]}).json()["data"]
+        assert sorted(r["name"] for r in rooms) == ["Design Team", "Weekend plans"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def test_exec_forwards_sigint_and_reports_128_plus_the_signal():
+    """SIGINT reaches the command with its default action (python: KeyboardInterrupt, then it ends
+    by SIGINT); exec reports 128 + 2 as a shell would."""
+    import sys
+    tmp = tempfile.mkdtemp()
+    ready = os.path.join(tmp, "ready")
+    script = f"import os, time\nopen({ready!r}, 'w').write(os.environ['TOUCHSYNC_URL'])\ntime.sleep(60)\n"
+    e = dict(os.environ)
+    e.update(BASE_ENV)
+    proc = subprocess.Popen([BIN, "exec", "--", sys.executable, "-c", script], cwd=ROOT, env=e,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not os.path.exists(ready) or not open(ready).read():
+            assert proc.poll() is None, proc.communicate()
+            assert time.time() < deadline, "the command did not start"
+            time.sleep(0.05)
+        url = open(ready).read()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 128 + signal.SIGINT
+        assert_gone(url)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

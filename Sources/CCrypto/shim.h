@@ -9,6 +9,12 @@
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+// ES256 (APNs provider tokens, TSAPNs): PEM keys, EC signatures.
+#include <openssl/pem.h>
+#include <openssl/bio.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
+#include <openssl/bn.h>
 
 /// EVP_MAX_MD_SIZE is a macro; exposed as a function for Swift buffer sizing.
 static inline int ts_evp_max_md_size(void) {

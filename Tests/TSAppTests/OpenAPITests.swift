@@ -218,6 +218,27 @@ final class OpenAPITests: XCTestCase {
         check(try await api.post("/api/auth/refresh", token: dave), "POST", "/api/auth/refresh")  // 401: revoked
         check(try await api.post("/api/auth/logout", token: dave), "POST", "/api/auth/logout")  // 401
 
+        // The inspector's data browser (dx; editable in test mode).
+        let action = ["X-Inspector-Action": "1"]
+        check(try await api.get("/inspector/api/browse/rooms?limit=2"), "GET", "/inspector/api/browse/:kind")
+        check(try await api.get("/inspector/api/browse/widgets"), "GET", "/inspector/api/browse/:kind")  // 400
+        let note = try await api.post("/api/rooms/\(room)/elements", ["type": "note", "positionX": 1, "positionY": 2, "width": 3, "height": 4],
+                                      token: alice)
+        let noteId = try XCTUnwrap(note.json["data"]?["id"]?.stringValue)
+        let edited = try await api.send("PATCH", "/inspector/api/elements/\(noteId)", json: ["content": "edited"], headers: action)
+        XCTAssertEqual(edited.status, 200, String(decoding: edited.body, as: UTF8.self))
+        XCTAssertEqual(edited.json["content"], "edited")
+        check(edited, "PATCH", "/inspector/api/elements/:elementId")
+        check(try await api.send("PATCH", "/inspector/api/elements/\(noteId)", json: ["content": "edited"]),
+              "PATCH", "/inspector/api/elements/:elementId")  // 403 without the header
+        let removed = try await api.send("DELETE", "/inspector/api/rows/elements/\(noteId)", headers: action)
+        XCTAssertEqual(removed.status, 200, String(decoding: removed.body, as: UTF8.self))
+        check(removed, "DELETE", "/inspector/api/rows/:kind/:key")
+        check(try await api.send("DELETE", "/inspector/api/rows/elements/\(noteId)", headers: action), "DELETE", "/inspector/api/rows/:kind/:key")  // 404
+        check(try await api.send("POST", "/inspector/api/fixtures", json: try TestModeTests.exampleFixtures(), headers: action),
+              "POST", "/inspector/api/fixtures")  // 409: alice exists
+        check(try await api.send("POST", "/inspector/api/reset", headers: action), "POST", "/inspector/api/reset")
+
         // Parameterless GET routes added by other features (the inspector): their live answer too.
         for op in OpenAPICatalog.operations where op.method == .GET && op.pathParameters.isEmpty && !covered.contains("GET \(op.pattern)")
             && !op.pattern.hasPrefix("/socket.io") && live.server.registeredRoutes.contains(where: { $0.method == .GET && $0.pattern == op.pattern }) {

@@ -9,24 +9,34 @@ extension TouchSyncServer {
     /// `inspector.enabled` (default true; `serve --no-inspector`) and, with
     /// `TOUCHSYNC_ENV=production`, only when `inspector.adminToken` is set. A configured admin
     /// token is required on every inspector request, in any environment.
+    ///
+    /// Returns the request list to record into (`inspector.requestLogCapacity` > 0, never in
+    /// production), or nil.
     static func registerInspector(into router: inout RouterBuilder, configuration: AppConfiguration, production: Bool,
                                   domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, httpMetrics: HTTPMetrics,
-                                  logger: Logger) {
-        guard configuration.bool("inspector.enabled") else { return }
+                                  logger: Logger) -> InspectorRequestLog? {
+        guard configuration.bool("inspector.enabled") else { return nil }
         let access = InspectorAccess(adminToken: configuration.optionalString("inspector.adminToken"))
         if production && !access.tokenRequired {
             logger.notice("inspector off: with TOUCHSYNC_ENV=production it needs inspector.adminToken (TOUCHSYNC_INSPECTOR_ADMIN_TOKEN)")
-            return
+            return nil
         }
         let demoUsers = configuration.bool("demo")
             ? DemoSeeder.users.map { InspectorRoutes.DemoUser(username: $0.username, password: $0.password) } : []
+        let capacity = configuration.int("inspector.requestLogCapacity")
+        let requestLog = production || capacity <= 0 ? nil
+            : InspectorRequestLog(capacity: capacity, maxBodyBytes: configuration.int("inspector.requestLogMaxBodyBytes"))
+        // Test or demo mode (never production: both are refused or local-only there) may change data from the page.
+        let editable = !production && (configuration.bool("testMode") || configuration.bool("demo"))
         InspectorRoutes(domain: domain, hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, access: access, demoUsers: demoUsers,
-                        version: BuildInfo.version).register(into: &router)
+                        version: BuildInfo.version, editable: editable, requestLog: requestLog,
+                        maxPageSize: configuration.int("inspector.maxPageSize")).register(into: &router)
         let host = configuration.string("server.host")
         if !access.tokenRequired && host != "127.0.0.1" && host != "localhost" && host != "::1" {
             let port = configuration.int("server.port")
             logger.warning("the inspector at /inspector shows every realtime event to anyone who can reach \(host):\(port) by IP address; set inspector.adminToken or serve --no-inspector")
         }
+        return requestLog
     }
 
     /// Whether `/inspector` is served (for the start-up banner).

@@ -3,6 +3,7 @@ import Logging
 import TSDomain
 import TSEngineIO
 import TSHTTP
+import TSAPNs
 import TSRoutes
 import TSSocketIO
 import TSSockets
@@ -85,6 +86,10 @@ public final class TouchSyncServer: @unchecked Sendable {
                                     maxBytes: configuration.int("realtime.eventLogMaxBytes"), clock: wallClock)
         eventLog.observe(hub)
 
+        // Push delivery: the log backend unless APNs is configured (dx, TouchSyncServer+APNs.swift).
+        let notificationsDelivered = NotificationCounter(apnsOutcomes: Self.apnsConfigured(configuration) ? APNsProvider.Outcome.allCases.map(\.rawValue) : [])
+        let delivery = try delivery ?? Self.makeAPNsDelivery(configuration: configuration, db: db, wallClock: wallClock, counter: notificationsDelivered,
+                                                              logger: logger)
         let events = FanoutEventPublisher()
         let broadcaster = RealtimeBroadcaster(hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime"))
         events.add(broadcaster)
@@ -97,7 +102,6 @@ public final class TouchSyncServer: @unchecked Sendable {
             events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
-        let notificationsDelivered = NotificationCounter()
         domain.notifications.onDelivered = { n in notificationsDelivered.add(n) }
         let httpMetrics = HTTPMetrics()
         self.httpMetrics = httpMetrics
@@ -115,8 +119,8 @@ public final class TouchSyncServer: @unchecked Sendable {
                       tcpConnections: { httpBox.value?.openConnections ?? 0 }).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
-        Self.registerInspector(into: &router, configuration: configuration, production: production, domain: domain, hub: hub,
-                               eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
+        let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, domain: domain,
+                                                hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
             TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test")).register(into: &router)
             logger.warning("test mode is on: /api/test/reset, /api/test/fixtures and /api/test/events need no token")
@@ -154,7 +158,11 @@ public final class TouchSyncServer: @unchecked Sendable {
         let frozen = router.freeze(logger: Logger(label: "touchsync.http"))
         registeredRoutes = frozen.registeredRoutes
         openAPI.setRoutes(registeredRoutes)
-        self.http = HTTPServer(configuration: http, responder: frozen, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
+        // The inspector's request list (dx, TouchSyncServer+Inspector.swift) records around the router.
+        let responder: any HTTPResponder = requestLog.map { log in
+            InspectorRequestRecorder(inner: frozen, log: log, nowMs: { wallClock.nowMicroseconds() / 1000 })
+        } ?? frozen
+        self.http = HTTPServer(configuration: http, responder: responder, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
         httpBox.set(self.http)
     }
 

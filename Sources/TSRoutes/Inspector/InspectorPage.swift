@@ -44,8 +44,8 @@ main { padding: 16px 20px 28px; display: grid; grid-template-columns: repeat(12,
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 14px 16px; min-width: 0; }
 .card h2 { font-size: 13px; text-transform: uppercase; letter-spacing: .6px; color: var(--muted); margin: 0 0 10px; font-weight: 650; display: flex; align-items: center; gap: 8px; }
 .card h2 .count { background: var(--accent-soft); color: var(--accent); border-radius: 10px; padding: 0 8px; font-size: 12px; letter-spacing: 0; }
-.span-12 { grid-column: span 12; } .span-8 { grid-column: span 8; } .span-7 { grid-column: span 7; } .span-6 { grid-column: span 6; } .span-5 { grid-column: span 5; } .span-4 { grid-column: span 4; }
-@media (max-width: 1000px) { .span-8, .span-7, .span-6, .span-5, .span-4 { grid-column: span 12; } }
+.span-12 { grid-column: span 12; } .span-9 { grid-column: span 9; } .span-3 { grid-column: span 3; } .span-8 { grid-column: span 8; } .span-7 { grid-column: span 7; } .span-6 { grid-column: span 6; } .span-5 { grid-column: span 5; } .span-4 { grid-column: span 4; }
+@media (max-width: 1000px) { .span-9, .span-3, .span-8, .span-7, .span-6, .span-5, .span-4 { grid-column: span 12; } }
 .stats { display: grid; grid-template-columns: repeat(3, 1fr); gap: 10px; }
 .stat { background: var(--bg); border-radius: 8px; padding: 8px 10px; }
 .stat .v { font-size: 20px; font-weight: 650; font-variant-numeric: tabular-nums; }
@@ -76,6 +76,25 @@ input, select { font: inherit; font-size: 13px; border: 1px solid var(--line); b
 svg text { font-family: system-ui, sans-serif; font-size: 10px; fill: var(--muted); }
 .legend { display: flex; gap: 14px; font-size: 12px; color: var(--muted); margin-top: 4px; }
 .legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px; vertical-align: -1px; }
+nav.tabs { background: #1d2333; padding: 0 20px; display: flex; gap: 4px; }
+nav.tabs button { background: transparent; border: 0; border-bottom: 2px solid transparent; border-radius: 0; color: #aab3c8; padding: 9px 14px; font-size: 13px; }
+nav.tabs button.active { color: #fff; border-bottom-color: var(--accent); }
+.kinds { display: flex; flex-direction: column; gap: 4px; }
+.kinds button { text-align: left; display: flex; justify-content: space-between; }
+.kinds button.active { background: var(--accent-soft); border-color: var(--accent); color: var(--accent); }
+.toolbar { display: flex; gap: 8px; flex-wrap: wrap; align-items: center; margin: 10px 0; }
+.pager { display: flex; gap: 8px; align-items: center; margin-top: 8px; font-size: 12.5px; color: var(--muted); }
+button.danger { color: var(--bad); } button.primary { background: var(--accent); color: #fff; border-color: var(--accent); }
+td.cell { max-width: 260px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+tr.edit-row td { background: var(--accent-soft); }
+tr.edit-row input { min-width: 0; width: 110px; margin-right: 6px; }
+tr.edit-row input[name=content] { width: 260px; }
+textarea { width: 100%; min-height: 160px; font-family: var(--mono); font-size: 12px; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
+.status { font-size: 12.5px; } .status.ok { color: var(--ok); } .status.bad { color: var(--bad); }
+.rq-method { font-family: var(--mono); font-weight: 650; font-size: 12px; }
+.st-2 { color: var(--ok); } .st-3 { color: var(--muted); } .st-4 { color: var(--warn); } .st-5 { color: var(--bad); }
+.kv { font-family: var(--mono); font-size: 11.5px; color: #39415a; }
+[hidden] { display: none !important; }
 </style>
 </head>
 <body>
@@ -86,7 +105,12 @@ svg text { font-family: system-ui, sans-serif; font-size: 10px; fill: var(--mute
   <span class="live"><span class="dot" id="live-dot"></span><span id="live-text">live</span></span>
   <button id="pause" type="button">Pause</button>
 </header>
-<main>
+<nav class="tabs" id="tabs">
+  <button type="button" data-view="live" class="active">Live</button>
+  <button type="button" data-view="data">Data</button>
+  <button type="button" data-view="requests">Requests</button>
+</nav>
+<main id="view-live">
   <div class="banner" id="banner"></div>
 
   <section class="card span-7" id="requests-card">
@@ -142,6 +166,44 @@ svg text { font-family: system-ui, sans-serif; font-size: 10px; fill: var(--mute
     </div>
     <div class="scroll" style="max-height: 520px"><table><thead><tr><th>#</th><th>time</th><th>event</th><th>to</th><th title="sockets that received it">recipients</th><th>payload</th></tr></thead>
     <tbody id="events-body"></tbody></table></div>
+  </section>
+</main>
+<main id="view-data" hidden>
+  <section class="card span-3" id="kinds-card">
+    <h2>Data</h2>
+    <div class="kinds" id="kinds"></div>
+    <div id="data-actions" hidden>
+      <h2 style="margin-top:16px">Test / demo mode</h2>
+      <div class="toolbar" style="flex-direction:column;align-items:stretch">
+        <button type="button" id="data-load-open">Load fixtures…</button>
+        <button type="button" id="data-export">Export dataset</button>
+        <button type="button" class="danger" id="data-reset">Reset all data</button>
+      </div>
+    </div>
+    <div class="note" id="data-mode"></div>
+  </section>
+  <section class="card span-9" id="table-card">
+    <h2><span id="data-title">Users</span> <span class="count" id="data-total">0</span></h2>
+    <div class="status" id="data-status"></div>
+    <div id="fixtures-panel" hidden>
+      <p class="note">Paste a fixture document (docs/test-mode.md) or pick a file, then load it. Objects are created through the API's services.</p>
+      <input type="file" id="fixtures-file" accept="application/json,.json">
+      <textarea id="fixtures-text" spellcheck="false" placeholder='{"users": [{"username": "alice", "password": "alice-password"}]}'></textarea>
+      <div class="toolbar"><button type="button" class="primary" id="fixtures-load">Load</button><button type="button" id="fixtures-cancel">Cancel</button></div>
+    </div>
+    <div class="scroll" style="max-height:none"><table><thead id="data-head"></thead><tbody id="data-body"></tbody></table></div>
+    <div class="pager"><button type="button" id="data-first">« First</button><button type="button" id="data-next">Next »</button><span id="data-info"></span></div>
+  </section>
+  <section class="card span-12" id="room-card" hidden>
+    <h2>Room <span id="room-title" style="text-transform:none;letter-spacing:0;color:var(--ink)"></span> <button type="button" id="room-close">Close</button></h2>
+    <div id="room-sections"></div>
+  </section>
+</main>
+<main id="view-requests" hidden>
+  <section class="card span-12" id="requests-log-card">
+    <h2>Requests <span class="count" id="rl-count">0</span> <span class="muted" style="text-transform:none;letter-spacing:0;font-weight:400" id="rl-note">newest first; Authorization, passwords and tokens redacted</span></h2>
+    <div class="toolbar"><button type="button" id="rl-refresh">Refresh</button><label class="muted" style="font-size:12px"><input type="checkbox" id="rl-auto" checked style="min-width:0"> follow</label></div>
+    <table><thead><tr><th>#</th><th>time</th><th>method</th><th>path</th><th>status</th><th>duration</th><th>bytes in / out</th></tr></thead><tbody id="rl-body"></tbody></table>
   </section>
 </main>
 <script>
@@ -410,6 +472,211 @@ svg text { font-family: system-ui, sans-serif; font-size: 10px; fill: var(--mute
   }
   for (const id of ["f-event", "f-room"]) $(id).addEventListener("input", refilter);
   $("f-clear").onclick = () => { $("f-event").value = ""; $("f-room").value = ""; refilter(); };
+  // --- views ----------------------------------------------------------------------------
+  const views = ["live", "data", "requests"];
+  function show(view) {
+    for (const v of views) $("view-" + v).hidden = v !== view;
+    for (const b of $("tabs").querySelectorAll("button")) b.classList.toggle("active", b.dataset.view === view);
+    document.body.setAttribute("data-view", view);
+    if (view === "data") openData();
+    if (view === "requests") loadRequestsLog();
+  }
+  for (const b of $("tabs").querySelectorAll("button")) b.onclick = () => show(b.dataset.view);
+
+  async function send(method, path, body) {
+    const headers = { "X-Inspector-Action": "1" };
+    if (token) headers.Authorization = "Bearer " + token;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const r = await fetch("/inspector/api/" + path, { method, headers, body: body === undefined ? undefined : (typeof body === "string" ? body : JSON.stringify(body)), cache: "no-store" });
+    const text = await r.text();
+    let json = null; try { json = JSON.parse(text); } catch (e) {}
+    if (!r.ok) {
+      const msg = json && json.error ? (json.error.message + (json.error.field ? " (" + json.error.field + ")" : "")) : (text || "HTTP " + r.status);
+      throw Object.assign(new Error(msg), { status: r.status });
+    }
+    return json;
+  }
+  function status(text, ok) { const n = $("data-status"); n.textContent = text || ""; n.className = "status " + (ok ? "ok" : "bad"); }
+
+  // --- data browser ---------------------------------------------------------------------
+  const data = { kinds: [], editable: false, kind: "users", cursors: [null], loaded: false, room: null };
+  function cellText(v, col) {
+    if (v === null || v === undefined) return "";
+    if (typeof v === "number" && col && col.endsWith("At") && v > 1e9) return new Date(v * 1000).toISOString().slice(0, 19).replace("T", " ");
+    return typeof v === "object" ? JSON.stringify(v) : String(v);
+  }
+  // Every column of the page but those fixed by a filter (a room's own id in its sections).
+  function columnsOf(rows, filters) { const cols = []; for (const r of rows) for (const k of Object.keys(r)) if (!cols.includes(k) && !(k in filters)) cols.push(k); return cols; }
+
+  // One paged table: kind + filters, rendered into thead/tbody with its own pager.
+  function makePager(kind, filters, els, opts) {
+    const p = { kind, filters, cursors: [null], page: 0, rows: [], next: null, key: null };
+    p.load = async (cursor, index) => {
+      const q = new URLSearchParams(filters); q.set("limit", "25"); if (cursor) q.set("after", cursor);
+      const d = await api("browse/" + kind + "?" + q);
+      p.rows = d.rows; p.next = d.next; p.key = d.key; p.page = index;
+      p.cursors[index + 1] = d.next;
+      render(d);
+    };
+    function render(d) {
+      const cols = columnsOf(d.rows, filters);
+      els.head.replaceChildren(el("tr", null, ...cols.map((c) => el("th", { text: c })), el("th", null, "")));
+      const rows = [];
+      for (const r of d.rows) {
+        const key = d.key ? r[d.key] : null;
+        const actions = el("td", { style: "white-space:nowrap" });
+        if (opts.openRoom) actions.append(el("button", { type: "button", class: "open-room", "data-room": r.id, onclick: () => openRoom(r.id, r.name) }, "Open"));
+        if (data.editable && kind === "elements") actions.append(" ", el("button", { type: "button", class: "edit-element", "data-id": r.id, onclick: (ev) => editRow(ev.target.closest("tr"), r, p) }, "Edit"));
+        if (data.editable && key) actions.append(" ", el("button", { type: "button", class: "danger delete-row", "data-key": key, onclick: (ev) => confirmTwice(ev.target, () => deleteRow(p, key)) }, "Delete"));
+        rows.push(el("tr", { "data-key": key === null ? "" : String(key) }, ...cols.map((c) => el("td", { class: "cell mono", title: cellText(r[c]), text: cellText(r[c], c) })), actions));
+      }
+      replaceRows(els.body, rows, "No rows.", cols.length + 1);
+      els.info.textContent = d.total ? ("rows " + (p.page * 25 + (d.rows.length ? 1 : 0)) + "–" + (p.page * 25 + d.rows.length) + " of " + d.total) : "empty";
+      els.next.disabled = !d.next; els.first.disabled = p.page === 0;
+      if (els.total) els.total.textContent = d.total;
+    }
+    els.next.onclick = () => p.load(p.cursors[p.page + 1], p.page + 1).catch((e) => status(e.message));
+    els.first.onclick = () => p.load(null, 0).catch((e) => status(e.message));
+    p.reload = () => p.load(p.cursors[p.page], p.page);
+    return p;
+  }
+
+  let mainPager = null;
+  async function openData() {
+    if (!data.loaded) {
+      const d = await api("browse");
+      data.kinds = d.kinds; data.editable = d.editable; data.loaded = true;
+      $("data-actions").hidden = !d.editable;
+      $("data-mode").textContent = d.editable ? "Test or demo mode: rows can be edited and deleted." : "Read-only: start the server with --test-mode or --demo to edit data here.";
+      $("kinds").replaceChildren(...d.kinds.filter((k) => !["members"].includes(k.name)).map((k) =>
+        el("button", { type: "button", "data-kind": k.name, onclick: () => selectKind(k.name) }, k.title)));
+    }
+    await selectKind(data.kind);
+  }
+  async function selectKind(name) {
+    data.kind = name;
+    const k = data.kinds.find((x) => x.name === name);
+    $("data-title").textContent = k ? k.title : name;
+    for (const b of $("kinds").querySelectorAll("button")) b.classList.toggle("active", b.dataset.kind === name);
+    mainPager = makePager(name, {}, { head: $("data-head"), body: $("data-body"), next: $("data-next"), first: $("data-first"), info: $("data-info"), total: $("data-total") },
+                          { openRoom: name === "rooms" });
+    try { await mainPager.load(null, 0); document.body.setAttribute("data-kind", name); } catch (e) { status(e.message); }
+  }
+
+  const roomPagers = [];
+  async function openRoom(id, name) {
+    data.room = id;
+    $("room-card").hidden = false;
+    $("room-title").textContent = (name || "") + " · " + id;
+    const sections = $("room-sections"); sections.replaceChildren(); roomPagers.length = 0;
+    for (const [kind, title] of [["members", "Members"], ["elements", "Elements"], ["messages", "Messages"]]) {
+      const head = el("thead"), body = el("tbody", { id: "room-" + kind + "-body" }), next = el("button", { type: "button", text: "Next »" }),
+            first = el("button", { type: "button", text: "« First" }), info = el("span"), total = el("span", { class: "count" });
+      sections.append(el("h2", { style: "margin-top:12px" }, title + " ", total),
+        el("div", { class: "scroll", id: "room-" + kind }, el("table", null, head, body)), el("div", { class: "pager" }, first, next, info));
+      const p = makePager(kind, { roomId: id }, { head, body, next, first, info, total }, {});
+      roomPagers.push(p);
+      await p.load(null, 0);
+    }
+    document.body.setAttribute("data-room-open", id);
+    $("room-card").scrollIntoView({ block: "start" });
+  }
+  $("room-close").onclick = () => { $("room-card").hidden = true; data.room = null; };
+
+  // Two clicks within 4 s: no confirm() dialog (it blocks the page).
+  function confirmTwice(button, action) {
+    if (button.dataset.armed === "1") { button.dataset.armed = ""; button.textContent = button.dataset.label; action(); return; }
+    button.dataset.label = button.textContent; button.dataset.armed = "1"; button.textContent = "Click again to confirm";
+    setTimeout(() => { if (button.dataset.armed === "1") { button.dataset.armed = ""; button.textContent = button.dataset.label; } }, 4000);
+  }
+  async function deleteRow(p, key) {
+    try {
+      const q = p.filters.roomId ? "?roomId=" + encodeURIComponent(p.filters.roomId) : "";
+      await send("DELETE", "rows/" + p.kind + "/" + encodeURIComponent(key) + q);
+      status("Deleted " + p.kind + " " + key, true);
+      await p.reload();
+    } catch (e) { status("Delete failed: " + e.message); }
+  }
+  const editable = ["content", "positionX", "positionY", "width", "height", "imageUrl"];
+  function editRow(tr, row, p) {
+    if (tr.nextElementSibling && tr.nextElementSibling.classList.contains("edit-row")) { tr.nextElementSibling.remove(); return; }
+    const inputs = editable.map((f) => el("label", { class: "muted", style: "font-size:11.5px" }, f + " ",
+      el("input", { name: f, value: row[f] === null || row[f] === undefined ? "" : String(row[f]) })));
+    const save = el("button", { type: "button", class: "primary save-element", "data-id": row.id }, "Save");
+    const edit = el("tr", { class: "edit-row", "data-id": row.id }, el("td", { colSpan: tr.children.length }, ...inputs, save));
+    save.onclick = async () => {
+      const body = {};
+      for (const input of edit.querySelectorAll("input")) {
+        const f = input.name, v = input.value, old = row[f] === null || row[f] === undefined ? "" : String(row[f]);
+        if (v === old) continue;
+        body[f] = f.startsWith("position") || f === "width" || f === "height" ? Number(v) : (v === "" ? null : v);
+      }
+      try {
+        await send("PATCH", "elements/" + encodeURIComponent(row.id), body);
+        status("Saved element " + row.id + " (element:updated was emitted)", true);
+        await p.reload();
+      } catch (e) { status("Save failed: " + e.message); }
+    };
+    tr.after(edit);
+  }
+  $("data-reset").onclick = (ev) => confirmTwice(ev.target, async () => {
+    try { const d = await send("POST", "reset"); status("Reset: " + d.tables.length + " tables emptied, " + d.disconnectedSockets + " sockets disconnected", true); $("room-card").hidden = true; await selectKind(data.kind); }
+    catch (e) { status("Reset failed: " + e.message); }
+  });
+  $("data-load-open").onclick = () => { $("fixtures-panel").hidden = false; $("fixtures-text").focus(); };
+  $("fixtures-cancel").onclick = () => { $("fixtures-panel").hidden = true; };
+  $("fixtures-file").onchange = () => { const f = $("fixtures-file").files[0]; if (f) f.text().then((t) => { $("fixtures-text").value = t; }); };
+  $("fixtures-load").onclick = async () => {
+    try {
+      const d = await send("POST", "fixtures", $("fixtures-text").value);
+      status("Loaded " + Object.entries(d.counts).filter(([, n]) => n).map(([k, n]) => n + " " + k).join(", "), true);
+      $("fixtures-panel").hidden = true;
+      await selectKind(data.kind);
+    } catch (e) { status("Load failed: " + e.message); }
+  };
+  $("data-export").onclick = async () => {
+    try {
+      const d = await api("export");
+      const a = el("a", { href: "data:application/json;charset=utf-8," + encodeURIComponent(JSON.stringify(d, null, 2)), download: "touchsync-export.json" });
+      document.body.append(a); a.click(); a.remove();
+      status("Exported " + d.users.length + " users, " + d.rooms.length + " rooms, " + d.elements.length + " elements", true);
+    } catch (e) { status("Export failed: " + e.message); }
+  };
+
+  // --- request list ---------------------------------------------------------------------
+  const rl = { lastSeq: 0, rows: [] };
+  function headersText(h) { return h.map(([k, v]) => k + ": " + v).join("\n"); }
+  function bodyText(b) { return b === null ? "(empty)" : b.json !== undefined ? JSON.stringify(b.json, null, 2) : b.text; }
+  function requestRow(r) {
+    const detail = el("tr", { class: "rq-detail", hidden: true }, el("td", { colSpan: 7 },
+      el("div", { class: "stats", style: "grid-template-columns:1fr 1fr" },
+        el("div", null, el("div", { class: "k muted", text: "request" }), el("pre", { class: "kv rq-req-headers", text: headersText(r.request.headers) }),
+           el("pre", { class: "payload rq-req-body", text: bodyText(r.request.body) + (r.request.truncated ? "\n… cut at " + r.request.body.text.length + " of " + r.request.bytes + " bytes" : "") })),
+        el("div", null, el("div", { class: "k muted", text: "response" }), el("pre", { class: "kv rq-res-headers", text: headersText(r.response.headers) }),
+           el("pre", { class: "payload rq-res-body", text: bodyText(r.response.body) + (r.response.truncated ? "\n… cut (" + r.response.bytes + " bytes)" : "") })))));
+    const row = el("tr", { class: "rq-row", "data-seq": r.seq, "data-request-id": r.requestId, style: "cursor:pointer" },
+      el("td", { class: "mono muted", text: r.seq }), el("td", { class: "mono", text: clock(r.timestampMs) }),
+      el("td", { class: "rq-method", text: r.method }), el("td", { class: "mono cell", style: "max-width:520px", title: r.target, text: r.target }),
+      el("td", { class: "mono st-" + String(r.status)[0], text: r.status }), el("td", { class: "mono", text: fmtMs(r.durationMs) }),
+      el("td", { class: "mono muted", text: r.request.bytes + " / " + r.response.bytes }));
+    row.onclick = () => { detail.hidden = !detail.hidden; };
+    return [row, detail];
+  }
+  async function loadRequestsLog() {
+    try {
+      const d = await api("requests-log?limit=100");
+      rl.lastSeq = d.lastSequence;
+      $("rl-count").textContent = d.requests.length;
+      $("rl-note").textContent = "the last " + d.capacity + " requests (bodies up to " + d.maxBodyBytes + " bytes), newest first; Authorization, passwords and tokens redacted; the inspector's and Socket.IO's own requests are not listed";
+      replaceRows($("rl-body"), d.requests.flatMap(requestRow), "No requests yet.", 7);
+      document.body.setAttribute("data-requests-seq", d.lastSequence);
+    } catch (e) {
+      replaceRows($("rl-body"), [], e.status === 404 ? "The request list is off (TOUCHSYNC_ENV=production or inspector.requestLogCapacity = 0)." : "Cannot load: " + e.message, 7);
+    }
+  }
+  $("rl-refresh").onclick = loadRequestsLog;
+  setInterval(() => { if (!$("view-requests").hidden && $("rl-auto").checked && !document.querySelector("#rl-body tr.rq-detail:not([hidden])")) loadRequestsLog(); }, 2000);
+
   tick();
   setInterval(tick, 1000);
 })();

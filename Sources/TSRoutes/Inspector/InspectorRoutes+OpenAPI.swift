@@ -44,11 +44,11 @@ extension InspectorRoutes {
             ("overview", overviewSchema), ("sockets", socketsSchema), ("rooms", roomsSchema), ("requests", requestsSchema),
             ("events", S.ref("RealtimeEventPage")),
         ]), parameters: eventParameters + [secondsParameter]),
-    ]
+    ] + dataOperations
 
     static let overviewSchema = S.object([
         ("version", S.string), ("now", S.integer), ("startedAt", S.integer), ("uptimeSeconds", S.integer), ("demo", S.boolean),
-        ("tokenRequired", S.boolean),
+        ("tokenRequired", S.boolean), ("editable", S.boolean), ("requestLog", S.boolean),
         ("sockets", S.object([("total", S.integer), ("websocket", S.integer), ("polling", S.integer)])),
         ("realtime", S.object([("hubRooms", S.integer), ("eventsEmitted", S.integer), ("eventsDropped", S.integer),
                                ("slowConsumersDisconnected", S.integer)])),
@@ -96,4 +96,58 @@ extension InspectorRoutes {
     ])
     static let secondsParameter = OpenAPIOperation.Parameter(query: "seconds", "How many seconds back (1-600, default 300).",
                                                              schema: ["type": "integer", "minimum": 1, "maximum": .int(Int64(HTTPMetrics.recentCapacity))])
+}
+
+// The data browser and request list (InspectorRoutes+Data.swift).
+extension InspectorRoutes {
+    static let actionNote = accessNote + " Registered only in test or demo mode; needs the header X-Inspector-Action: 1."
+
+    static func action(_ method: HTTPMethod, _ path: String, _ summary: String, _ schema: JSONValue, request: JSONValue? = nil,
+                       parameters: [OpenAPIOperation.Parameter] = [], errors: [Int]) -> OpenAPIOperation {
+        OpenAPIOperation(method, "/inspector/api/" + path, tag: tag, summary: summary, description: actionNote, security: .none,
+                         envelope: .standard, request: request, responses: [OpenAPIOperation.Body(200, summary, schema: schema)] + refused,
+                         parameters: parameters + [OpenAPIOperation.Parameter(header: actionHeader, "Must be 1.", schema: S.constant("1"))],
+                         errors: errors)
+    }
+
+    static let rowSchema = S.object([], open: true)
+    static let dataOperations: [OpenAPIOperation] = [
+        api("browse", "The kinds of rows the data browser shows, and whether it may change them", S.object([
+            ("editable", S.boolean), ("maxPageSize", S.integer),
+            ("kinds", S.array(S.object([("name", S.string), ("title", S.string), ("key", nullableString), ("filters", S.array(S.string))]))),
+        ])),
+        OpenAPIOperation(.GET, "/inspector/api/browse/:kind", tag: tag,
+                         summary: "One page of rows of a kind (keyset paging: pass `next` as `after`)", description: accessNote,
+                         security: .none, envelope: .standard,
+                         responses: [OpenAPIOperation.Body(200, "A page", schema: S.object([
+                             ("kind", S.string), ("rows", S.array(rowSchema)), ("next", nullableString), ("total", S.integer),
+                             ("limit", S.integer), ("key", nullableString),
+                         ]))] + refused,
+                         parameters: [
+                             OpenAPIOperation.Parameter(query: "after", "The `next` of the previous page.", schema: S.string),
+                             OpenAPIOperation.Parameter(query: "limit", "Rows at most (1 to inspector.maxPageSize, default 50).",
+                                                        schema: ["type": "integer", "minimum": 1]),
+                             OpenAPIOperation.Parameter(query: "roomId", "members, elements, messages, room notifications: of this room.", schema: S.string),
+                             OpenAPIOperation.Parameter(query: "userId", "devices, notifications: of this user.", schema: S.string),
+                             OpenAPIOperation.Parameter(query: "elementId", "reactions: on this element.", schema: S.string),
+                         ], errors: [400]),
+        api("requests-log", "The last HTTP request/response pairs with bodies, newest first (Authorization, passwords and tokens redacted; not in production)",
+            S.object([("capacity", S.integer), ("maxBodyBytes", S.integer), ("lastSequence", S.integer), ("requests", S.array(rowSchema))]),
+            parameters: [OpenAPIOperation.Parameter(query: "since", "Only entries with seq > since.", schema: ["type": "integer", "minimum": 0]),
+                         OpenAPIOperation.Parameter(query: "limit", "At most this many (1 to inspector.requestLogCapacity).",
+                                                    schema: ["type": "integer", "minimum": 1])]),
+        action(.PATCH, "elements/:elementId", "Edit an element as the API would (element:updated is emitted)", S.ref("Element"),
+               request: S.object([], open: true), errors: [400, 403, 404, 409]),
+        action(.DELETE, "rows/:kind/:key", "Delete one row (elements and reactions through the API's services, with their events)",
+               S.object([("kind", S.string), ("deleted", S.string)]),
+               parameters: [OpenAPIOperation.Parameter(query: "roomId", "For members: the room.", schema: S.string)], errors: [400, 403, 404]),
+        action(.POST, "reset", "Empty all data and disconnect every socket (as POST /api/test/reset)", S.object([
+            ("tables", S.array(S.string)), ("disconnectedSockets", S.integer), ("lastEventSequence", S.integer),
+        ]), errors: [403]),
+        action(.POST, "fixtures", "Load a fixture document (as POST /api/test/fixtures)", S.ref("FixtureResult"),
+               request: S.ref("FixtureDocument"), errors: [400, 403, 409, 415]),
+        OpenAPIOperation(.GET, "/inspector/api/export", tag: tag, summary: "The whole dataset as a fixture document (touchsync export)",
+                         description: accessNote + " Registered only in test or demo mode.", security: .none, envelope: .standard,
+                         responses: [OpenAPIOperation.Body(200, "The document", schema: S.ref("FixtureDocument"))] + refused),
+    ]
 }

@@ -40,6 +40,12 @@ public struct InspectorRoutes: Sendable {
     let demoUsers: [DemoUser]
     let version: String
     let startedAtSeconds: Int64
+    /// Test or demo mode: the data browser may edit an element, delete rows, reset and load fixtures.
+    let editable: Bool
+    /// The request list (nil in production or when `inspector.requestLogCapacity` is 0).
+    let requestLog: InspectorRequestLog?
+    let data: InspectorData
+    let fixtures: FixtureLoader
 
     /// Most rooms / sockets one answer lists (the rest are counted in `total`).
     public static let maxRooms = 1000
@@ -51,8 +57,13 @@ public struct InspectorRoutes: Sendable {
 
     /// `demoUsers`: empty unless the server runs in demo mode.
     public init(domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, httpMetrics: HTTPMetrics,
-                access: InspectorAccess, demoUsers: [DemoUser], version: String) {
+                access: InspectorAccess, demoUsers: [DemoUser], version: String, editable: Bool = false,
+                requestLog: InspectorRequestLog? = nil, maxPageSize: Int = 200) {
         self.domain = domain
+        self.editable = editable
+        self.requestLog = requestLog
+        data = InspectorData(domain: domain, maxPageSize: maxPageSize)
+        fixtures = FixtureLoader(domain: domain, hashes: PasswordHashCache())
         self.hub = hub
         self.eventLog = eventLog
         self.httpMetrics = httpMetrics
@@ -88,6 +99,7 @@ public struct InspectorRoutes: Sendable {
                 return response
             })
         }
+        registerData(into: &router)
     }
 
     static let apiHeaders: HTTPHeaders = ["Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"]
@@ -124,7 +136,8 @@ public struct InspectorRoutes: Sendable {
         let now = domain.clock.nowSeconds()
         return .object([
             "version": .string(version), "now": .int(now), "startedAt": .int(startedAtSeconds), "uptimeSeconds": .int(now - startedAtSeconds),
-            "demo": .bool(!demoUsers.isEmpty), "tokenRequired": .bool(access.tokenRequired),
+            "demo": .bool(!demoUsers.isEmpty), "tokenRequired": .bool(access.tokenRequired), "editable": .bool(editable),
+            "requestLog": .bool(requestLog != nil),
             "sockets": ["total": .int(Int64(s.sockets)), "websocket": .int(Int64(s.websocketSockets)), "polling": .int(Int64(s.pollingSockets))],
             "realtime": ["hubRooms": .int(Int64(s.rooms)), "eventsEmitted": .int(Int64(s.eventsEmitted)), "eventsDropped": .int(Int64(s.eventsDropped)),
                          "slowConsumersDisconnected": .int(Int64(s.slowConsumersDisconnected))],

@@ -72,6 +72,11 @@ public struct MetricsRoutes: Sendable {
 
         out.single("touchsync_notifications_delivered_total", type: "counter", help: "Push notifications handed to the delivery backend.",
                    Double(notifications.delivered))
+        if !notifications.apnsOutcomes.isEmpty {
+            out.family("touchsync_apns_requests_total", type: "counter",
+                       help: "APNs requests by outcome (delivered, unregistered, bad_device_token, rejected, retried, failed).")
+            for o in notifications.apnsOutcomes { out.sample("touchsync_apns_requests_total", ["outcome": o], Double(notifications.apnsCount(o))) }
+        }
         return out.text
     }
 }

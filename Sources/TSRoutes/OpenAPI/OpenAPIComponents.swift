@@ -145,8 +145,9 @@ enum OpenAPIComponents {
         func list(_ item: JSONValue) -> JSONValue { S.array(item, maxItems: FixtureLoader.maxObjectsPerKind) }
         var fixtureDocument = S.object([
             ("users", list(S.object([("ref", ref), ("username", S.username), ("password", S.string(min: 8, max: 1024)),
+                                     ("passwordHash", S.describe(S.string(min: 1, max: 1024), "Instead of password: a stored hash (touchsync export).")),
                                      ("firstName", S.nullable(S.string(max: 100))), ("avatarUrl", S.nullable(S.string(max: 2048)))],
-                                    optional: ["ref", "firstName", "avatarUrl"]))),
+                                    optional: ["ref", "password", "passwordHash", "firstName", "avatarUrl"]))),
             ("rooms", list(S.object([("ref", ref), ("name", S.nullable(S.string(max: 200))), ("createdBy", to),
                                      ("members", S.array(to))], optional: ["name", "members"]))),
             ("elements", list(S.object([("ref", ref), ("room", to), ("createdBy", to)] + elementMutableProperties,
@@ -157,6 +158,7 @@ enum OpenAPIComponents {
                                     optional: ["ref", "imageUrl"]))),
             ("likes", list(S.object([("post", to), ("user", to)]))),
             ("saves", list(S.object([("post", to), ("user", to)]))),
+            ("devices", list(S.object([("user", to), ("token", S.string(min: 1, max: 512)), ("platform", S.enumeration(["ios", "android"]))]))),
         ], optional: Set(FixtureLoader.kinds),
            description: "Objects refer to each other by ref (users default to their username); a ref to no object of the document is 400. "
                + "Keys starting with _ or $ (comments, $schema) are ignored. See docs/test-mode.md.").objectValue ?? JSONObject()

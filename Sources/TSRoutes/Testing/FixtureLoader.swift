@@ -22,7 +22,10 @@ public struct FixtureLoader: Sendable {
 
     // MARK: parsed document
 
-    struct UserSpec { let ref, username, password: String; let firstName, avatarUrl: String? }
+    /// `password` is either a plain password (hashed here) or, from `touchsync export`, a stored hash.
+    struct UserSpec { let ref, username: String; let password: Secret; let firstName, avatarUrl: String? }
+    enum Secret: Hashable { case plain(String), hash(String) }
+    struct DeviceSpec { let user: String; let token: String; let platform: String }
     struct RoomSpec { let ref: String; let name: String?; let createdBy: String; let members: [String] }
     struct ElementSpec { let ref: String?; let room: String; let createdBy: String; let body: JSONObject }
     struct PairSpec { let target: String; let user: String }
@@ -38,9 +41,10 @@ public struct FixtureLoader: Sendable {
         var posts: [PostSpec] = []
         var likes: [PairSpec] = []
         var saves: [PairSpec] = []
+        var devices: [DeviceSpec] = []
     }
 
-    static let kinds = ["users", "rooms", "elements", "reactions", "messages", "posts", "likes", "saves"]
+    static let kinds = ["users", "rooms", "elements", "reactions", "messages", "posts", "likes", "saves", "devices"]
     static let elementFields: Set<String> = ["type", "positionX", "positionY", "width", "height", "content", "imageUrl", "audioUrl",
                                              "videoUrl", "thumbnailUrl", "duration"]
 
@@ -59,7 +63,7 @@ public struct FixtureLoader: Sendable {
         var result = Result()
 
         // Users: hash all passwords first (concurrently, cached by password), then insert.
-        let passwords = Array(Set(doc.users.map(\.password)))
+        let passwords = Array(Set(doc.users.compactMap { u -> String? in if case .plain(let p) = u.password { return p } else { return nil } }))
         var hashed: [String: String] = [:]
         try await withThrowingTaskGroup(of: (String, String).self) { group in
             for p in passwords { group.addTask { (p, await hashes.hash(p, with: domain.auth)) } }
@@ -67,7 +71,12 @@ public struct FixtureLoader: Sendable {
         }
         var userIds: [String: String] = [:]
         for u in doc.users {
-            let user = try await domain.auth.createUser(username: u.username, passwordHash: hashed[u.password]!, firstName: u.firstName,
+            let hash: String
+            switch u.password {
+            case .plain(let p): hash = hashed[p]!
+            case .hash(let h): hash = h
+            }
+            let user = try await domain.auth.createUser(username: u.username, passwordHash: hash, firstName: u.firstName,
                                                         avatarUrl: u.avatarUrl)
             userIds[u.ref] = user.id
             result.users[u.ref] = .object(["id": .string(user.id), "username": .string(user.username),
@@ -114,11 +123,14 @@ public struct FixtureLoader: Sendable {
         }
         for l in doc.likes { _ = try await domain.posts.set(.like, on: true, postId: postIds[l.target]!, actor: userIds[l.user]!) }
         for s in doc.saves { _ = try await domain.posts.set(.save, on: true, postId: postIds[s.target]!, actor: userIds[s.user]!) }
+        for d in doc.devices {
+            _ = try await domain.devices.register(actor: userIds[d.user]!, input: Input(["token": .string(d.token), "platform": .string(d.platform)]))
+        }
 
         result.counts = [
             "users": .int(Int64(doc.users.count)), "rooms": .int(Int64(doc.rooms.count)), "elements": .int(Int64(doc.elements.count)),
             "reactions": .int(Int64(doc.reactions.count)), "messages": .int(Int64(doc.messages.count)), "posts": .int(Int64(doc.posts.count)),
-            "likes": .int(Int64(doc.likes.count)), "saves": .int(Int64(doc.saves.count)),
+            "likes": .int(Int64(doc.likes.count)), "saves": .int(Int64(doc.saves.count)), "devices": .int(Int64(doc.devices.count)),
         ]
         return result
     }
@@ -172,8 +184,16 @@ public struct FixtureLoader: Sendable {
             if explicitRef == nil, !userRefs.insert(ref).inserted {
                 throw DomainError.validation(field: "\(path).ref", message: "duplicate ref \"\(ref)\"")
             }
-            let password = try field(path) { try u.string("password", maxLength: 1024) }
-            guard password.count >= 8 else { throw DomainError.validation(field: "\(path).password", message: "must be at least 8 characters") }
+            let password: Secret
+            if u.has("passwordHash") && !u.has("password") {
+                let hash = try field(path) { try u.string("passwordHash", maxLength: 1024) }
+                guard !hash.isEmpty else { throw DomainError.validation(field: "\(path).passwordHash", message: "must not be empty") }
+                password = .hash(hash)
+            } else {
+                let plain = try field(path) { try u.string("password", maxLength: 1024) }
+                guard plain.count >= 8 else { throw DomainError.validation(field: "\(path).password", message: "must be at least 8 characters") }
+                password = .plain(plain)
+            }
             doc.users.append(UserSpec(ref: ref, username: username, password: password,
                                       firstName: try field(path) { try u.optionalString("firstName", maxLength: 100) },
                                       avatarUrl: try field(path) { try u.optionalString("avatarUrl", maxLength: 2048) }))
@@ -248,6 +268,15 @@ public struct FixtureLoader: Sendable {
                                     user: try reference(path, l, "user", in: userRefs, kind: "user"))
                 if kind == "likes" { doc.likes.append(pair) } else { doc.saves.append(pair) }
             }
+        }
+        var tokens: Set<String> = []
+        for (path, d) in try list("devices") {
+            let user = try reference(path, d, "user", in: userRefs, kind: "user")
+            let token = try field(path) { try d.string("token", maxLength: 512) }
+            guard tokens.insert(token).inserted else { throw DomainError.validation(field: "\(path).token", message: "duplicate device token") }
+            let platform = try field(path) { try d.string("platform", maxLength: 16) }
+            guard platform == "ios" || platform == "android" else { throw DomainError.validation(field: "\(path).platform", message: "must be ios or android") }
+            doc.devices.append(DeviceSpec(user: user, token: token, platform: platform))
         }
         return doc
     }

@@ -1,0 +1,72 @@
+import CCrypto
+import TSCrypto
+import TSJSON
+import XCTest
+@testable import TSAPNs
+
+/// The APNs provider token: ES256 over header.claims with the .p8 key, cached and re-signed
+/// after `refreshSeconds` (the HTTP/2 exchange itself is tested in conformance/test_apns.py).
+final class APNsProviderTokenTests: XCTestCase {
+    /// A P-256 key made for these tests only (`openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`).
+    static let pem = """
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgVuj4iEucr3gFoGkE
+        cbR9vMUpuRXmmssHIwI6bto7LTChRANCAATutseYh4gbVrdD1rAoFAdBkzEJOeA7
+        HiFCC+h7CH2jk8l8gpYY0i1wVymU0VfRX40FKlWrRU2nYEuUMBAiQsH+
+        -----END PRIVATE KEY-----
+        """
+
+    func parts(_ jwt: String) throws -> (header: JSONValue, claims: JSONValue, input: [UInt8], signature: [UInt8]) {
+        let p = jwt.split(separator: ".").map(String.init)
+        XCTAssertEqual(p.count, 3)
+        guard p.count == 3 else { throw XCTSkip("not a JWT") }
+        return (try JSONValue.parse(try XCTUnwrap(Base64URL.decode(p[0]))), try JSONValue.parse(try XCTUnwrap(Base64URL.decode(p[1]))),
+                Array((p[0] + "." + p[1]).utf8), try XCTUnwrap(Base64URL.decode(p[2])))
+    }
+
+    /// EVP_DigestVerify with the key's public half, the R‖S signature turned back into DER.
+    func verifies(_ token: APNsProviderToken, _ input: [UInt8], _ raw: [UInt8]) -> Bool {
+        guard raw.count == 64, let sig = ECDSA_SIG_new() else { return false }
+        defer { ECDSA_SIG_free(sig) }
+        let r = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 32, nil) }
+        let s = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress! + 32, 32, nil) }
+        guard ECDSA_SIG_set0(sig, r, s) == 1 else { return false }
+        var der: UnsafeMutablePointer<UInt8>?
+        let n = i2d_ECDSA_SIG(sig, &der)
+        guard n > 0, let der else { return false }
+        defer { CRYPTO_free(der, #file, #line) }
+        guard let ctx = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(ctx) }
+        guard EVP_DigestVerifyInit(ctx, nil, EVP_sha256(), nil, token.key.pkey) == 1 else { return false }
+        return input.withUnsafeBufferPointer { EVP_DigestVerify(ctx, der, Int(n), $0.baseAddress, $0.count) } == 1
+    }
+
+    func testTokenIsAnES256JWTWithKidIssAndIatThatVerifies() throws {
+        let token = try APNsProviderToken(pem: Self.pem, keyId: "ABC123DEFG", teamId: "TEAM123456")
+        let jwt = try token.token(now: 1_800_000_000)
+        let (header, claims, input, signature) = try parts(jwt)
+        XCTAssertEqual(header, ["alg": "ES256", "kid": "ABC123DEFG"])
+        XCTAssertEqual(claims, ["iss": "TEAM123456", "iat": 1_800_000_000])
+        XCTAssertEqual(signature.count, 64, "R‖S, not DER")
+        XCTAssertTrue(verifies(token, input, signature))
+        var tampered = input
+        tampered[tampered.count - 1] ^= 1
+        XCTAssertFalse(verifies(token, tampered, signature), "the check can fail")
+    }
+
+    func testTokenIsReusedUntilRefreshThenSignedAnew() throws {
+        let token = try APNsProviderToken(pem: Self.pem, keyId: "K", teamId: "T", refreshSeconds: 3000)
+        let first = try token.token(now: 1000)
+        XCTAssertEqual(try token.token(now: 3999), first, "reused for 50 minutes")
+        let second = try token.token(now: 4000)
+        XCTAssertNotEqual(second, first)
+        XCTAssertEqual(try parts(second).claims["iat"], 4000)
+        token.invalidate()
+        XCTAssertEqual(try parts(try token.token(now: 4001)).claims["iat"], 4001, "invalidate() forces a new one (403 ExpiredProviderToken)")
+    }
+
+    func testNotAnECKeyIsRefused() {
+        XCTAssertThrowsError(try APNsProviderToken(pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", keyId: "K", teamId: "T"))
+        XCTAssertThrowsError(try APNsProviderToken(pem: "not a key", keyId: "K", teamId: "T"))
+    }
+}

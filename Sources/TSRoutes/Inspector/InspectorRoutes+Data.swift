@@ -25,7 +25,7 @@ extension InspectorRoutes {
         let routes = self
         func get(_ path: String, _ answer: @escaping @Sendable (HTTPRequest) async throws -> JSONValue) {
             router.get("/inspector/api/" + path, Authenticator.open { request in
-                try await routes.guardedAsync(request) { .json(try await answer(request), headers: Self.apiHeaders) }
+                try await routes.guarded(request) { .json(try await answer(request), headers: Self.apiHeaders) }
             })
         }
         get("browse") { _ in
@@ -56,7 +56,7 @@ extension InspectorRoutes {
 
         func action(_ method: HTTPMethod, _ path: String, _ answer: @escaping @Sendable (HTTPRequest) async throws -> JSONValue) {
             router.add(method, "/inspector/api/" + path, Authenticator.open { request in
-                try await routes.guardedAsync(request) {
+                try await routes.guarded(request) {
                     guard request.header(Self.actionHeader) == "1" else {
                         throw DomainError.forbidden("inspector changes need the header \(Self.actionHeader): 1 (sent by the inspector page)")
                     }
@@ -90,14 +90,6 @@ extension InspectorRoutes {
         get("export") { _ in
             guard routes.editable else { throw DomainError.forbidden("export needs test or demo mode") }
             return try await DatasetExporter.export(routes.domain.db)
-        }
-    }
-
-    /// `guarded` for async bodies.
-    func guardedAsync(_ request: HTTPRequest, _ body: () async throws -> HTTPResponse) async throws -> HTTPResponse {
-        switch access.check(request, allowQueryToken: false) {
-        case .allowed: return try await body()
-        default: return guarded(request) { HTTPResponse.empty() }
         }
     }
 }

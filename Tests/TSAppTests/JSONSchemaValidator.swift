@@ -4,7 +4,7 @@ import TSJSON
 /// Checks a JSON value against a JSON Schema 2020-12 schema of an OpenAPI 3.1 document: the
 /// keywords our document uses ($ref into components, type (lists included), enum, const,
 /// properties, required, additionalProperties, items, anyOf, oneOf, allOf, minItems, maxItems,
-/// minimum, maximum, exclusiveMinimum, minLength, maxLength, pattern). `format` is not checked.
+/// minimum, maximum, exclusiveMinimum, minLength, maxLength, pattern, patternProperties). `format` is not checked.
 struct JSONSchemaValidator {
     let document: JSONValue
 
@@ -35,8 +35,11 @@ struct JSONSchemaValidator {
                 errors.append("\(path): missing required \(name)")
             }
             for (k, v) in o {
+                let patterns = (s["patternProperties"]?.objectValue?.pairs ?? []).filter { k.range(of: $0.0, options: .regularExpression) != nil }
                 if let p = props[k] {
                     errors += validate(v, against: p, at: "\(path).\(k)")
+                } else if !patterns.isEmpty {
+                    for (_, sub) in patterns { errors += validate(v, against: sub, at: "\(path).\(k)") }
                 } else if let extra = s["additionalProperties"] {
                     if extra.boolValue == false { errors.append("\(path): unexpected property \(k)") } else if extra.objectValue != nil {
                         errors += validate(v, against: extra, at: "\(path).\(k)")

@@ -98,6 +98,7 @@ final class HTTPTransportLimitsTests: XCTestCase {
         let c = try RawClient(port: port, receiveTimeoutSeconds: 10, receiveBuffer: 4096)
         try c.send(request("GET", "/big"))
         // The client reads nothing: the kernel buffers fill, then no byte moves for 300 ms.
+        XCTAssertTrue(waitFor(20) { self.server?.openConnections == 1 }, "the connection was accepted")
         XCTAssertTrue(waitFor(20) { self.server?.openConnections == 0 }, "the stalled connection is dropped")
         let lines = logLines.current
         XCTAssertTrue(lines.contains { $0.contains("GET /big 200") && $0.contains("not delivered (slow consumer)") }, "\(lines)")

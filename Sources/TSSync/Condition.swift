@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A pthread mutex with a condition variable: the wait/notify primitive of every layer that runs
 /// its own threads (the SQLite writer and reader threads). Never wait on one from an event loop

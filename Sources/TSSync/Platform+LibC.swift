@@ -7,3 +7,56 @@
 #elseif canImport(Darwin)
 @_exported import Darwin
 #endif
+
+// The few POSIX types whose Swift shape differs between Glibc and Darwin, named once here so no
+// other file needs `#if`.
+
+/// `posix_spawnattr_t` as `posix_spawnattr_init` takes it: a struct on Glibc, an optional opaque
+/// pointer on Darwin (<spawn.h>).
+#if canImport(Glibc)
+public typealias PlatformSpawnAttributes = posix_spawnattr_t
+/// An uninitialised value for `posix_spawnattr_init`.
+public func platformSpawnAttributes() -> PlatformSpawnAttributes { posix_spawnattr_t() }
+#else
+public typealias PlatformSpawnAttributes = posix_spawnattr_t?
+/// An uninitialised value for `posix_spawnattr_init`.
+public func platformSpawnAttributes() -> PlatformSpawnAttributes { nil }
+#endif
+
+/// `pthread_create` (POSIX.1-2017) of a joinable thread with a `stackSize`-byte stack running
+/// `body(argument)`. `body` may not capture (it is a C function pointer). Glibc's `pthread_t` is an
+/// integer and its start routine takes an optional pointer; Darwin's is a non-optional pointer
+/// and its routine a non-optional argument. Returns pthread_create's result and the thread.
+public func platformThreadCreate(stackSize: Int, argument: UnsafeMutableRawPointer,
+                                 _ body: @convention(c) (UnsafeMutableRawPointer) -> Void) -> (code: Int32, thread: pthread_t?) {
+    var attr = pthread_attr_t()
+    pthread_attr_init(&attr)
+    defer { pthread_attr_destroy(&attr) }
+    pthread_attr_setstacksize(&attr, stackSize)
+    // The routine and its argument travel together in one heap pair, unpacked by a capture-free trampoline.
+    let pair = UnsafeMutablePointer<(@convention(c) (UnsafeMutableRawPointer) -> Void, UnsafeMutableRawPointer)>.allocate(capacity: 1)
+    pair.initialize(to: (body, argument))
+    #if canImport(Glibc)
+    var tid = pthread_t()
+    let rc = pthread_create(&tid, &attr, { raw in
+        let p = raw!.assumingMemoryBound(to: (@convention(c) (UnsafeMutableRawPointer) -> Void, UnsafeMutableRawPointer).self)
+        let (f, a) = p.move()
+        p.deallocate()
+        f(a)
+        return nil
+    }, pair)
+    if rc != 0 { pair.deinitialize(count: 1); pair.deallocate() }
+    return (rc, rc == 0 ? tid : nil)
+    #else
+    var tid: pthread_t? = nil
+    let rc = pthread_create(&tid, &attr, { raw in
+        let p = raw.assumingMemoryBound(to: (@convention(c) (UnsafeMutableRawPointer) -> Void, UnsafeMutableRawPointer).self)
+        let (f, a) = p.move()
+        p.deallocate()
+        f(a)
+        return nil
+    }, pair)
+    if rc != 0 { pair.deinitialize(count: 1); pair.deallocate() }
+    return (rc, rc == 0 ? tid : nil)
+    #endif
+}

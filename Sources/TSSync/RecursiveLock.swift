@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A recursive pthread mutex: the thread that holds it may lock it again (balanced by as many
 /// unlocks). For a resource whose owner may call back into itself, such as the SQLite writer

@@ -1,9 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import TSSync
 
 /// Runs a command as `touchsync exec` does: found on PATH (`posix_spawnp`, POSIX.1-2017), stdio
 /// inherited, SIGINT and SIGTERM restored to their default action in the child (the parent
@@ -15,11 +11,7 @@ enum ChildProcess {
         let forwarded: [Int32] = [SIGINT, SIGTERM]
         for sig in forwarded { signal(sig, SIG_IGN) }
 
-        #if canImport(Darwin)
-        var attr: posix_spawnattr_t? = nil
-        #else
-        var attr = posix_spawnattr_t()
-        #endif
+        var attr = platformSpawnAttributes()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
         var defaults = sigset_t()

@@ -45,7 +45,12 @@ public struct EngineHeartbeat: Sendable, Equatable {
         }
         if let p = nextPingAt, now >= p {
             nextPingAt = nil
-            pongDeadline = now &+ pingTimeout
+            // The deadline counts from when the ping was due, not from when the timer ran: the
+            // session ends at pingInterval + pingTimeout after its last pong, as the client's own
+            // timer expects, however late this tick is. A tick so late that this deadline has
+            // already passed gives the client a full pingTimeout instead.
+            let due = p &+ pingTimeout
+            pongDeadline = due > now ? due : now &+ pingTimeout
             return .sendPing
         }
         return .none
@@ -58,6 +63,17 @@ public struct EngineHeartbeat: Sendable, Equatable {
         pongDeadline = nil
         nextPingAt = now &+ pingInterval
     }
+
+    /// True when the pong deadline has passed at `now`: the session is dead even if the timer
+    /// that will close it has not run yet (requests arriving past the deadline see it closed).
+    public func isExpired(at now: UInt64) -> Bool {
+        if let d = expiryDeadline { return now >= d }
+        return false
+    }
+
+    /// When the session dies without a pong: the pong deadline, or (before the next ping went
+    /// out) that ping's due time plus pingTimeout.
+    public var expiryDeadline: UInt64? { pongDeadline ?? nextPingAt.map { $0 &+ pingTimeout } }
 
     public mutating func upgradeStarted(now: UInt64, timeoutNanoseconds: UInt64) {
         upgradeDeadline = now &+ timeoutNanoseconds

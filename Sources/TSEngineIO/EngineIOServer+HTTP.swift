@@ -24,12 +24,23 @@ extension EngineIOServer {
         else { return errorResponse(.unknownTransport, origin: origin) }
 
         if let sid = query["sid"] {
-            guard let session = session(id: sid) else { return errorResponse(.unknownSID, origin: origin) }
+            guard let session = session(id: sid) else {
+                // The GET of a long-poll cycle the client closed on another connection (handled
+                // first by another loop) is answered as if it had been parked: see `poll`.
+                if transport == .polling, request.method == .GET, let reply = takeClosedPollReply(sid: sid) {
+                    return pollingResponse(reply, origin: origin)
+                }
+                return errorResponse(.unknownSID, origin: origin)
+            }
             switch transport {
             case .polling:
                 if request.method == .GET {
                     switch await session.poll() {
                     case .payload(let body): return pollingResponse(body, origin: origin)
+                    case .error(.unknownSID):
+                        // Closed meanwhile: its owed `6` may have moved to the closed table.
+                        if let reply = takeClosedPollReply(sid: sid) { return pollingResponse(reply, origin: origin) }
+                        return errorResponse(.unknownSID, origin: origin)
                     case .error(let e): return errorResponse(e, origin: origin)
                     }
                 } else if request.method == .POST {
@@ -40,9 +51,10 @@ extension EngineIOServer {
                 }
                 return errorResponse(.badRequest, origin: origin)
             case .websocket:
-                // Upgrade of a polling session (Engine.IO v4, "Upgrade"). Refused once the
-                // session is on websocket or another probe is attached.
-                guard session.canUpgrade else { return errorResponse(.badRequest, origin: origin) }
+                // Upgrade of a polling session (Engine.IO v4, "Upgrade"). As the reference server
+                // does, the handshake completes (101) even when the session is already on
+                // websocket or another probe is attached; that new socket is then closed at
+                // once and the session's transport keeps working.
                 return WebSocketHandshake.response(for: request, configuration: webSocketConfiguration) { [weak self] ws in
                     if let limit = self?.maxOutboundBytesPerWebSocket { ws.connection.maxOutboundBytes = limit }
                     ws.delegate = EngineWebSocketHandler(session: session)

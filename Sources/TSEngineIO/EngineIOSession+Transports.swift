@@ -43,14 +43,27 @@ extension EngineIOSession {
     /// A GET: answers at once with the queued packets, else waits until one is queued (the
     /// server's ping every `pingInterval` bounds the wait). A second concurrent GET closes the
     /// session: the first gets a `1` close packet, the second a 400.
+    ///
+    /// Order against requests on other connections (which other loops may run first): a GET
+    /// racing the client's own close (`1` in a POST) gets the `6` it would have got parked
+    /// (once; see `closeReplyForNextPoll`); a GET that comes after the ping deadline finds the
+    /// session closed (400), even if the timer that closes it has not run yet.
     func poll() async -> EnginePollOutcome {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (cont: CheckedContinuation<EnginePollOutcome, Never>) in
                 var actions = Deferred()
                 var immediate: EnginePollOutcome?
                 lock.withLock {
+                    if !state.closed, state.heartbeat.isExpired(at: clock.now()) {
+                        closeLocked(reason: EngineCloseReason.pingTimeout, pollReply: nil, into: &actions)
+                    }
                     if state.closed {
-                        immediate = .error(.unknownSID)
+                        if let reply = state.closeReplyForNextPoll {
+                            state.closeReplyForNextPoll = nil
+                            immediate = .payload(reply)
+                        } else {
+                            immediate = .error(.unknownSID)
+                        }
                     } else if state.transport != .polling || state.upgrade == .done {
                         immediate = .error(.badRequest)
                     } else if state.pendingPoll != nil {
@@ -81,6 +94,9 @@ extension EngineIOSession {
     func post(_ body: [UInt8]) -> EngineHTTPError? {
         var actions = Deferred()
         let result: EngineHTTPError? = lock.withLock {
+            if !state.closed, state.heartbeat.isExpired(at: clock.now()) {
+                closeLocked(reason: EngineCloseReason.pingTimeout, pollReply: nil, into: &actions)
+            }
             if state.closed { return .unknownSID }
             if state.transport != .polling || state.upgrade == .done { return .badRequest }
             if body.count > configuration.maxPayload {

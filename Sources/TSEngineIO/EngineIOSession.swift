@@ -7,6 +7,9 @@ protocol EngineWebSocketTransport: AnyObject, Sendable {
     func engineSend(text: String)
     func engineSend(binary: [UInt8])
     func engineSend(frame: [UInt8])
+    /// Writes `frame`, then calls `afterFlush` once that write has been flushed to the kernel
+    /// (on a later loop iteration), so the next write leaves in its own send.
+    func engineSend(frame: [UInt8], afterFlush: @escaping @Sendable () -> Void)
     func engineClose()
 }
 
@@ -45,6 +48,18 @@ public final class EngineIOSession: @unchecked Sendable {
         var heartbeat: EngineHeartbeat
         var timer: ScheduledTaskHandle?
         var timerDeadline: UInt64?
+        /// When the client closed over polling (`1` in a POST) and no GET was parked to receive
+        /// the `6`, the GET of that long-poll cycle is still on its way (on another connection,
+        /// handled by another loop): the next GET gets this `6` once; later ones get 400. So a
+        /// close completes exactly one outstanding GET, whichever loop runs first.
+        var closeReplyForNextPoll: [UInt8]?
+        /// Set-up pacing (Socket.IO CONNECT reply and the connect handler's emits): while
+        /// `pacing`, or while a paced write is in flight, websocket frames queue in `pacedQueue`
+        /// and each is written only after the previous one left (the next loop iteration, after
+        /// the flush) — as the reference writes a packet only once the previous write completed.
+        var pacing = false
+        var pacedInFlight = false
+        var pacedQueue: [[UInt8]] = []
         // While a probe is attached, sends keep going to `queue` (polling); on the client's
         // `5` the queue is flushed over the new websocket, so order survives the switch.
     }
@@ -107,6 +122,11 @@ public final class EngineIOSession: @unchecked Sendable {
         let ok: Bool = lock.withLock {
             if state.closed { return false }
             if state.transport == .websocket, let ws = state.ws {
+                if state.pacing || state.pacedInFlight {
+                    for p in packets { state.pacedQueue.append(p.frame) }
+                    if !state.pacedInFlight { nextPacedWriteLocked(ws, into: &actions) }
+                    return true
+                }
                 for p in packets { actions.frames.append((ws, p.frame)) }
                 return true
             }
@@ -122,9 +142,56 @@ public final class EngineIOSession: @unchecked Sendable {
     }
 
     /// The WebSocket this session writes to, when it is on the websocket transport
-    /// (broadcast writes pre-encoded frames to it directly).
+    /// (broadcast writes pre-encoded frames to it directly). Nil while set-up writes are paced,
+    /// so a broadcast then queues behind them (`sendPreEncoded`).
     var activeWebSocket: (any EngineWebSocketTransport)? {
-        lock.withLock { state.closed || state.transport != .websocket ? nil : state.ws }
+        lock.withLock { state.closed || state.transport != .websocket || state.pacing || state.pacedInFlight ? nil : state.ws }
+    }
+
+    // MARK: set-up pacing
+
+    /// Runs `body` with websocket writes paced: every packet sent meanwhile (and any sent after
+    /// it while they drain) leaves in its own write, after the previous one has been flushed.
+    /// Used for the Socket.IO CONNECT reply and the connect handler's first emits, which the
+    /// reference server never coalesces into one TCP segment. Other writes are not affected.
+    public func withPacedWrites<T>(_ body: () throws -> T) rethrows -> T {
+        lock.withLock { state.pacing = true }
+        defer { lock.withLock { state.pacing = false } }
+        return try body()
+    }
+
+    /// Takes the next paced frame (lock held) and hands it to the deferred actions.
+    func nextPacedWriteLocked(_ ws: any EngineWebSocketTransport, into actions: inout Deferred) {
+        guard !state.pacedQueue.isEmpty else {
+            state.pacedInFlight = false
+            state.pacedQueue = []
+            return
+        }
+        state.pacedInFlight = true
+        actions.pacedFrame = (ws, state.pacedQueue.removeFirst())
+    }
+
+    /// The previous paced frame was flushed: write the next one, or leave paced mode.
+    func pacedWriteCompleted() {
+        var actions = Deferred()
+        lock.withLock {
+            guard !state.closed, let ws = state.ws else {
+                state.pacedInFlight = false
+                state.pacedQueue = []
+                return
+            }
+            nextPacedWriteLocked(ws, into: &actions)
+        }
+        actions.run(self)
+    }
+
+    /// The close reply still owed to the GET of the cycle the client closed (taken once).
+    func takeCloseReply() -> [UInt8]? {
+        lock.withLock {
+            guard state.closed, let r = state.closeReplyForNextPoll else { return nil }
+            state.closeReplyForNextPoll = nil
+            return r
+        }
     }
 
     /// Closes the session; the delegate's `sessionClosed` follows once.
@@ -146,9 +213,11 @@ public final class EngineIOSession: @unchecked Sendable {
         var closedReason: String?
         var upgraded = false
         var rearm = false
+        var pacedFrame: (any EngineWebSocketTransport, [UInt8])?
 
         func run(_ s: EngineIOSession) {
             for (ws, f) in frames { ws.engineSend(frame: f) }
+            if let (ws, f) = pacedFrame { ws.engineSend(frame: f, afterFlush: { s.pacedWriteCompleted() }) }
             for (ws, t) in texts { ws.engineSend(text: t) }
             if let (c, o) = resume { c.resume(returning: o) }
             for ws in closeTransports { ws.engineClose() }
@@ -174,13 +243,18 @@ public final class EngineIOSession: @unchecked Sendable {
 
     /// `pollReply`: what a pending GET receives (`1` close for a server-side close, `6` noop
     /// when the client closed — as the reference server answers).
-    func closeLocked(reason: String, pollReply: EnginePacket?, into actions: inout Deferred) {
+    /// `owesNextPoll`: the client closed over polling; with no GET parked, the next GET gets
+    /// the reply (see `closeReplyForNextPoll`).
+    func closeLocked(reason: String, pollReply: EnginePacket?, owesNextPoll: Bool = false, into actions: inout Deferred) {
         guard !state.closed else { return }
         state.closed = true
+        state.pacedQueue = []
+        let reply = EnginePacketCodec.encodePayload([pollReply ?? EnginePacket(.close)])
         if let cont = state.pendingPoll {
             state.pendingPoll = nil
-            let reply = pollReply ?? EnginePacket(.close)
-            actions.resume = (cont, .payload(EnginePacketCodec.encodePayload([reply])))
+            actions.resume = (cont, .payload(reply))
+        } else if owesNextPoll {
+            state.closeReplyForNextPoll = reply
         }
         if let ws = state.ws { actions.closeTransports.append(ws) }
         if let p = state.probe { actions.closeTransports.append(p) }
@@ -208,7 +282,7 @@ public final class EngineIOSession: @unchecked Sendable {
                 flushPollLocked(into: &actions)
             }
         case .close:
-            closeLocked(reason: EngineCloseReason.transportClose, pollReply: EnginePacket(.noop), into: &actions)
+            closeLocked(reason: EngineCloseReason.transportClose, pollReply: EnginePacket(.noop), owesNextPoll: ws == nil, into: &actions)
         case .open, .upgrade, .noop:
             break
         }

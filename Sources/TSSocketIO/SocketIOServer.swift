@@ -258,8 +258,14 @@ public final class SocketIOServer: @unchecked Sendable {
                 h.adapters[ns, default: SocketIONamespaceAdapter(namespace: ns)].add(socket)
                 h.namespaceOf[socket.id] = ns
             }
-            socket.sendPacket(SocketIOPacket(type: .connect, namespace: ns, data: ["sid": .string(socket.id)]))
-            if let f = handlers.withLock({ $0.onConnect }) { f(socket) }
+            // The CONNECT reply and whatever the connect handler emits leave one packet per
+            // write, each after the previous write completed (as the reference server): a
+            // client reading one frame per tick then never finds two in one read.
+            let onConnect = handlers.withLock { $0.onConnect }
+            session.withPacedWrites {
+                socket.sendPacket(SocketIOPacket(type: .connect, namespace: ns, data: ["sid": .string(socket.id)]))
+                onConnect?(socket)
+            }
         }
     }
 }

@@ -22,10 +22,25 @@ public struct EngineHeartbeat: Sendable, Equatable {
     public private(set) var pongDeadline: UInt64?
     public private(set) var upgradeDeadline: UInt64?
 
-    public init(now: UInt64, pingIntervalNanoseconds: UInt64, pingTimeoutNanoseconds: UInt64) {
+    /// Engine.IO v3: the client pings, the server answers; the session dies when no ping came
+    /// within pingInterval + pingTimeout (then `pongDeadline` holds that ping deadline).
+    public let clientPings: Bool
+
+    public init(now: UInt64, pingIntervalNanoseconds: UInt64, pingTimeoutNanoseconds: UInt64, clientPings: Bool = false) {
         pingInterval = pingIntervalNanoseconds
         pingTimeout = pingTimeoutNanoseconds
-        nextPingAt = now &+ pingIntervalNanoseconds
+        self.clientPings = clientPings
+        if clientPings {
+            pongDeadline = now &+ pingIntervalNanoseconds &+ pingTimeoutNanoseconds
+        } else {
+            nextPingAt = now &+ pingIntervalNanoseconds
+        }
+    }
+
+    /// v3: a client ping arrived; the next one is due within pingInterval + pingTimeout.
+    public mutating func pingReceived(now: UInt64) {
+        guard clientPings, pongDeadline != nil else { return }
+        pongDeadline = now &+ pingInterval &+ pingTimeout
     }
 
     /// The earliest time at which `tick` has something to do.
@@ -59,7 +74,7 @@ public struct EngineHeartbeat: Sendable, Equatable {
     /// A `3` pong arrived: disarm the timeout and schedule the next ping after `pingInterval`.
     /// A pong with no ping outstanding is ignored (it cannot move the schedule forward).
     public mutating func pongReceived(now: UInt64) {
-        guard pongDeadline != nil else { return }
+        guard !clientPings, pongDeadline != nil else { return }
         pongDeadline = nil
         nextPingAt = now &+ pingInterval
     }

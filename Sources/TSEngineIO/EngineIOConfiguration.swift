@@ -28,6 +28,10 @@ public struct EngineIOConfiguration: Sendable {
     public var allowWebSocket: Bool = true
     /// Allow the `polling` transport.
     public var allowPolling: Bool = true
+    /// Accept Engine.IO v3 clients (`EIO=3`: socket.io 2.x, Socket.IO-Client-Swift ≤ 15,
+    /// python-engineio 3.x). Off by default, as in the reference server (`allowEIO3`); when
+    /// off, `EIO=3` is answered 400 "Unsupported protocol version".
+    public var allowEIO3: Bool = false
 
     public init() {}
 

@@ -86,9 +86,10 @@ public final class EngineIOServer: @unchecked Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    func makeSession(transport: EngineTransport, handshake: EngineHandshakeInfo) -> EngineIOSession {
+    func makeSession(transport: EngineTransport, handshake: EngineHandshakeInfo, protocolVersion: Int = 4) -> EngineIOSession {
         let s = EngineIOSession(id: Self.newSessionID(), transport: transport, handshake: handshake,
-                                configuration: configuration, clock: clock, timerLoop: timerLoop, server: self)
+                                configuration: configuration, clock: clock, timerLoop: timerLoop, server: self,
+                                protocolVersion: protocolVersion)
         lock.withLock { sessions[s.id] = s }
         return s
     }

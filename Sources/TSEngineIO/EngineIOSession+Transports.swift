@@ -70,11 +70,11 @@ extension EngineIOSession {
                         closeLocked(reason: EngineCloseReason.transportError, pollReply: EnginePacket(.close), into: &actions)
                         immediate = .error(.badRequest)
                     } else if !state.queue.isEmpty {
-                        immediate = .payload(state.queue.drainPayload())
+                        immediate = .payload(drainPollLocked())
                     } else if state.upgrade == .probed {
                         // Upgrade in progress: end this poll with a noop so the client can
                         // send its `5` (Engine.IO v4, "Upgrade").
-                        immediate = .payload(EnginePacketCodec.encodePayload([EnginePacket(.noop)]))
+                        immediate = .payload(pollPayload([EnginePacket(.noop)]))
                     } else {
                         state.pendingPoll = cont
                         state.pollGeneration &+= 1
@@ -104,7 +104,7 @@ extension EngineIOSession {
                 return .payloadTooLarge
             }
             let packets: [EnginePacket]
-            do { packets = try EnginePacketCodec.decodePayload(body) } catch {
+            do { packets = try protocolVersion == 3 ? EngineV3PayloadCodec.decodePayload(body) : EnginePacketCodec.decodePayload(body) } catch {
                 closeLocked(reason: EngineCloseReason.parseError, pollReply: nil, into: &actions)
                 return .badRequest
             }
@@ -148,7 +148,13 @@ extension EngineIOSession {
         let decoded: EnginePacket?
         switch message {
         case .text(let t): decoded = try? EnginePacketCodec.decodeText(t)
-        case .binary(let b): decoded = EnginePacketCodec.decodeBinaryFrame(b)
+        case .binary(let b):
+            // v3: the first byte is the packet type (always `4`, message).
+            if protocolVersion == 3 {
+                decoded = b.first == EnginePacketType.message.rawValue ? .binary(Array(b.dropFirst())) : nil
+            } else {
+                decoded = EnginePacketCodec.decodeBinaryFrame(b)
+            }
         }
         var actions = Deferred()
         lock.withLock {
@@ -172,7 +178,7 @@ extension EngineIOSession {
             state.upgrade = .probed
             if let cont = state.pendingPoll {
                 state.pendingPoll = nil
-                let payload = state.queue.isEmpty ? EnginePacketCodec.encodePayload([EnginePacket(.noop)]) : state.queue.drainPayload()
+                let payload = state.queue.isEmpty ? pollPayload([EnginePacket(.noop)]) : drainPollLocked()
                 actions.resume = (cont, .payload(payload))
             }
         } else if let p = packet, p.type == .upgrade, state.upgrade == .probed {
@@ -183,9 +189,9 @@ extension EngineIOSession {
             state.heartbeat.upgradeEnded()
             if let cont = state.pendingPoll {
                 state.pendingPoll = nil
-                actions.resume = (cont, .payload(EnginePacketCodec.encodePayload([EnginePacket(.noop)])))
+                actions.resume = (cont, .payload(pollPayload([EnginePacket(.noop)])))
             }
-            for seg in state.queue.drainSegments() { actions.frames.append((probe, EngineWebSocketFraming.frame(forSegment: seg))) }
+            for seg in state.queue.drainSegments() { actions.frames.append((probe, webSocketFrame(forSegment: seg))) }
             actions.upgraded = true
             actions.rearm = true
         } else {

@@ -29,6 +29,12 @@ public final class EngineIOSession: @unchecked Sendable {
     public let id: String
     /// Query, headers and peer of the request that opened the session.
     public let handshake: EngineHandshakeInfo
+    /// The Engine.IO protocol revision of the client: 4, or 3 (`EIO=3`, with
+    /// `allowEIO3`): the client pings, polling payloads are length-prefixed, binary WebSocket
+    /// messages carry their type byte.
+    public let protocolVersion: Int
+    /// v3 only: the client reads binary polling payloads (it did not ask for `b64=1`).
+    let supportsBinary: Bool
     let configuration: EngineIOConfiguration
     let clock: any MonotonicClock
     let timerLoop: EventLoop
@@ -72,9 +78,11 @@ public final class EngineIOSession: @unchecked Sendable {
 
     init(id: String, transport: EngineTransport, handshake: EngineHandshakeInfo,
          configuration: EngineIOConfiguration, clock: any MonotonicClock, timerLoop: EventLoop,
-         server: EngineIOServer) {
+         server: EngineIOServer, protocolVersion: Int = 4) {
         self.id = id
         self.handshake = handshake
+        self.protocolVersion = protocolVersion
+        supportsBinary = handshake.query["b64"] == nil
         self.configuration = configuration
         self.clock = clock
         self.timerLoop = timerLoop
@@ -83,7 +91,8 @@ public final class EngineIOSession: @unchecked Sendable {
                       queue: EnginePollingQueue(maxBytes: configuration.maxBufferedPacketsBytes),
                       heartbeat: EngineHeartbeat(now: clock.now(),
                                                  pingIntervalNanoseconds: UInt64(max(1, configuration.pingInterval)) * 1_000_000,
-                                                 pingTimeoutNanoseconds: UInt64(max(1, configuration.pingTimeout)) * 1_000_000))
+                                                 pingTimeoutNanoseconds: UInt64(max(1, configuration.pingTimeout)) * 1_000_000,
+                                                 clientPings: protocolVersion == 3))
     }
 
     public var transport: EngineTransport { lock.withLock { state.transport } }
@@ -122,12 +131,13 @@ public final class EngineIOSession: @unchecked Sendable {
         let ok: Bool = lock.withLock {
             if state.closed { return false }
             if state.transport == .websocket, let ws = state.ws {
+                let frames = protocolVersion == 3 ? packets.map { webSocketFrame(forSegment: $0.segment) } : packets.map(\.frame)
                 if state.pacing || state.pacedInFlight {
-                    for p in packets { state.pacedQueue.append(p.frame) }
+                    state.pacedQueue.append(contentsOf: frames)
                     if !state.pacedInFlight { nextPacedWriteLocked(ws, into: &actions) }
                     return true
                 }
-                for p in packets { actions.frames.append((ws, p.frame)) }
+                for f in frames { actions.frames.append((ws, f)) }
                 return true
             }
             guard state.queue.append(contentsOf: packets.map(\.segment)) else {
@@ -145,7 +155,8 @@ public final class EngineIOSession: @unchecked Sendable {
     /// (broadcast writes pre-encoded frames to it directly). Nil while set-up writes are paced,
     /// so a broadcast then queues behind them (`sendPreEncoded`).
     var activeWebSocket: (any EngineWebSocketTransport)? {
-        lock.withLock { state.closed || state.transport != .websocket || state.pacing || state.pacedInFlight ? nil : state.ws }
+        // v3 sessions frame binary messages differently: they take the per-session path.
+        lock.withLock { state.closed || state.transport != .websocket || state.pacing || state.pacedInFlight || protocolVersion == 3 ? nil : state.ws }
     }
 
     // MARK: set-up pacing
@@ -158,6 +169,16 @@ public final class EngineIOSession: @unchecked Sendable {
         lock.withLock { state.pacing = true }
         defer { lock.withLock { state.pacing = false } }
         return try body()
+    }
+
+    /// Writes a frame to the active websocket, behind any paced set-up frames still queued (a
+    /// ping never overtakes the CONNECT reply's follow-ups). Lock held.
+    func writeFrameLocked(_ frame: [UInt8], to ws: any EngineWebSocketTransport, into actions: inout Deferred) {
+        if state.pacedInFlight {
+            state.pacedQueue.append(frame)
+        } else {
+            actions.frames.append((ws, frame))
+        }
     }
 
     /// Takes the next paced frame (lock held) and hands it to the deferred actions.
@@ -235,10 +256,32 @@ public final class EngineIOSession: @unchecked Sendable {
         }
     }
 
+    /// Packets as one polling payload in this session's protocol revision.
+    func pollPayload(_ packets: [EnginePacket]) -> [UInt8] {
+        guard protocolVersion == 3 else { return EnginePacketCodec.encodePayload(packets) }
+        let segments = packets.map { p -> [UInt8] in
+            var seg: [UInt8] = []
+            EnginePacketCodec.encodeText(p, into: &seg)
+            return seg
+        }
+        return EngineV3PayloadCodec.encodePayload(segments: segments, supportsBinary: supportsBinary).body
+    }
+
+    /// Empties the polling queue into one payload of this session's revision. Lock held.
+    func drainPollLocked() -> [UInt8] {
+        guard protocolVersion == 3 else { return state.queue.drainPayload() }
+        return EngineV3PayloadCodec.encodePayload(segments: state.queue.drainSegments(), supportsBinary: supportsBinary).body
+    }
+
+    /// The WebSocket frame carrying a queued segment in this session's revision.
+    func webSocketFrame(forSegment seg: [UInt8]) -> [UInt8] {
+        protocolVersion == 3 ? EngineV3PayloadCodec.webSocketFrame(forSegment: seg) : EngineWebSocketFraming.frame(forSegment: seg)
+    }
+
     func flushPollLocked(into actions: inout Deferred) {
         guard let cont = state.pendingPoll, !state.queue.isEmpty else { return }
         state.pendingPoll = nil
-        actions.resume = (cont, .payload(state.queue.drainPayload()))
+        actions.resume = (cont, .payload(drainPollLocked()))
     }
 
     /// `pollReply`: what a pending GET receives (`1` close for a server-side close, `6` noop
@@ -249,7 +292,7 @@ public final class EngineIOSession: @unchecked Sendable {
         guard !state.closed else { return }
         state.closed = true
         state.pacedQueue = []
-        let reply = EnginePacketCodec.encodePayload([pollReply ?? EnginePacket(.close)])
+        let reply = pollPayload([pollReply ?? EnginePacket(.close)])
         if let cont = state.pendingPoll {
             state.pendingPoll = nil
             actions.resume = (cont, .payload(reply))
@@ -276,9 +319,14 @@ public final class EngineIOSession: @unchecked Sendable {
             state.heartbeat.pongReceived(now: clock.now())
             actions.rearm = true
         case .ping:
-            // v4 clients do not ping (the server does); answer anyway as v3 servers did.
+            // v3 clients ping and the server answers (Engine.IO v3 "Heartbeat"): each ping moves
+            // the deadline. v4 clients do not ping (the server does); answer anyway.
+            if protocolVersion == 3 {
+                state.heartbeat.pingReceived(now: clock.now())
+                actions.rearm = true
+            }
             let pong = EnginePreEncodedPacket(EnginePacket(.pong, packet.text))
-            if let ws { actions.frames.append((ws, pong.frame)) } else if state.queue.append(pong.segment) {
+            if let ws { writeFrameLocked(pong.frame, to: ws, into: &actions) } else if state.queue.append(pong.segment) {
                 flushPollLocked(into: &actions)
             }
         case .close:
@@ -319,7 +367,7 @@ public final class EngineIOSession: @unchecked Sendable {
                 case .sendPing:
                     let ping = EnginePreEncodedPacket(EnginePacket(.ping))
                     if state.transport == .websocket, let ws = state.ws {
-                        actions.frames.append((ws, ping.frame))
+                        writeFrameLocked(ping.frame, to: ws, into: &actions)
                     } else if state.queue.append(ping.segment) {
                         flushPollLocked(into: &actions)
                     } else {

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import TSCrypto
 import TSEngineIO
@@ -233,23 +234,33 @@ public final class SocketIOServer: @unchecked Sendable {
     }
 
     private func connect(_ p: SocketIOPacket, client: SocketIOClient) async {
-        let ns = p.namespace
         let session = client.session
-        guard configuration.namespaces.contains(ns) else {
-            session.sendPreEncoded(Self.preEncode(SocketIOPacket(type: .connectError, namespace: ns, data: ["message": "Invalid namespace"])))
-            return
+        // Socket.IO v4 protocol (Engine.IO v3 clients): the namespace may carry a query string
+        // (`0/custom?token=abc`), which is the auth payload; the CONNECT reply has no data; a
+        // refusal is an ERROR packet whose data is the message string.
+        let legacy = session.protocolVersion == 3
+        var ns = p.namespace
+        var authPayload = p.data
+        if legacy, let q = ns.firstIndex(of: "?") {
+            authPayload = .object(JSONObject(Self.queryItems(String(ns[ns.index(after: q)...])).map { ($0.0, JSONValue.string($0.1)) }))
+            ns = String(ns[..<q])
         }
+        func refuse(_ message: String) {
+            let data: JSONValue = legacy ? .string(message) : ["message": .string(message)]
+            session.sendPreEncoded(Self.preEncode(SocketIOPacket(type: .connectError, namespace: ns, data: data)))
+        }
+        guard configuration.namespaces.contains(ns) else { return refuse("Invalid namespace") }
         if client.socket(namespace: ns) != nil { return }
-        let handshake = SocketIOHandshake(namespace: ns, request: session.handshake, auth: p.data)
+        let handshake = SocketIOHandshake(namespace: ns, request: session.handshake, auth: authPayload)
         let result: SocketIOAuthResult
         if let auth = handlers.withLock({ $0.authenticator }) {
-            result = await auth(handshake, p.data)
+            result = await auth(handshake, authPayload)
         } else {
             result = .accept(userID: nil, data: .null)
         }
         switch result {
         case .reject(let message):
-            session.sendPreEncoded(Self.preEncode(SocketIOPacket(type: .connectError, namespace: ns, data: ["message": .string(message)])))
+            refuse(message)
         case .accept(let userID, let data):
             let socket = SocketIOSocket(id: Self.newSocketID(), namespace: ns, userID: userID, data: data,
                                         handshake: handshake, session: session, client: client, server: self)
@@ -263,7 +274,7 @@ public final class SocketIOServer: @unchecked Sendable {
             // client reading one frame per tick then never finds two in one read.
             let onConnect = handlers.withLock { $0.onConnect }
             session.withPacedWrites {
-                socket.sendPacket(SocketIOPacket(type: .connect, namespace: ns, data: ["sid": .string(socket.id)]))
+                socket.sendPacket(SocketIOPacket(type: .connect, namespace: ns, data: legacy ? nil : ["sid": .string(socket.id)]))
                 onConnect?(socket)
             }
         }
@@ -277,6 +288,25 @@ extension SocketIOServer: EngineIOServerDelegate {
         }
         session.userInfo.withLock { $0 = client }
         client.armConnectTimeout(nanoseconds: UInt64(max(0, configuration.connectTimeout) * 1e9))
+        // Socket.IO v4 protocol: an Engine.IO v3 client is connected to `/` without sending a
+        // CONNECT (its auth is the handshake query string).
+        if session.protocolVersion == 3 { client.connectImplicitly(namespace: "/") }
+    }
+
+    /// `a=1&b=2` → pairs, percent-decoded (`+` is a space), first occurrence wins.
+    static func queryItems(_ query: String) -> [(String, String)] {
+        var seen: Set<String> = []
+        var out: [(String, String)] = []
+        for part in query.split(separator: "&") {
+            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String {
+                String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s)
+            }
+            let k = decode(kv[0])
+            guard !k.isEmpty, seen.insert(k).inserted else { continue }
+            out.append((k, kv.count > 1 ? decode(kv[1]) : ""))
+        }
+        return out
     }
 
     private func client(of session: EngineIOSession) -> SocketIOClient? {

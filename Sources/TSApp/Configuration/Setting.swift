@@ -64,6 +64,13 @@ public struct Setting: Sendable {
                 help: "Emitted realtime events kept in memory for GET /api/test/events (test mode) and the inspector; older ones are evicted."),
         Setting(path: "realtime.eventLogMaxBytes", kind: .int, defaultValue: 16_777_216,
                 help: "Approximate payload bytes the event log keeps at most (oldest evicted; one payload over a quarter of it is stored truncated)."),
+        // socketio helper: EIO3 and connection state recovery (issue 11).
+        Setting(path: "realtime.allowEIO3", kind: .bool, defaultValue: false,
+                help: "Also accept Engine.IO v3 / Socket.IO v4 protocol clients (EIO=3: socket.io 2.x, Socket.IO-Client-Swift 15 and earlier, python-socketio 4.x); off as in the reference server."),
+        Setting(path: "realtime.connectionStateRecovery.maxDisconnectionDuration", kind: .int, defaultValue: 0,
+                help: "Connection state recovery (socket.io 4.6+): ms a disconnected socket's id, rooms and missed room events are kept for it to reconnect with; 0 turns recovery off."),
+        Setting(path: "realtime.connectionStateRecovery.maxBufferedPackets", kind: .int, defaultValue: 10_000,
+                help: "Room events kept for recovery (oldest dropped first); a client that missed more than this gets a fresh session."),
         Setting(path: "inspector.enabled", kind: .bool, defaultValue: true,
                 help: "Serve the live inspector at /inspector (serve --no-inspector turns it off: 404). With TOUCHSYNC_ENV=production it is served only when inspector.adminToken is set."),
         Setting(path: "inspector.adminToken", kind: .optionalString, defaultValue: nil,

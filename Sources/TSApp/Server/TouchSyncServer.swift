@@ -76,7 +76,10 @@ public final class TouchSyncServer: @unchecked Sendable {
         engine.maxPayload = configuration.int("realtime.maxPayload")
         engine.allowedOrigins = configuration.stringList("realtime.corsAllowedOrigins") ?? ["*"]
         engine.webSocketAllowedOrigins = configuration.stringList("realtime.allowedOrigins")
+        engine.allowEIO3 = configuration.bool("realtime.allowEIO3")
         var sio = SocketIOConfiguration(engine: engine)
+        sio.recoveryMaxDisconnectionMs = configuration.int("realtime.connectionStateRecovery.maxDisconnectionDuration")
+        sio.recoveryMaxBufferedPackets = configuration.int("realtime.connectionStateRecovery.maxBufferedPackets")
         sio.maxOutboundBytesPerSocket = configuration.int("realtime.maxOutboundBytesPerSocket")
         hub = try SocketIOServer(configuration: sio, clock: clock, logger: Logger(label: "touchsync.realtime"))
         eventLog = RealtimeEventLog(capacity: configuration.int("realtime.eventLogCapacity"),

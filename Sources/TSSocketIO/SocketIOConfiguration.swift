@@ -25,6 +25,10 @@ public struct SocketIOConfiguration: Sendable {
     /// Room events kept for recovery, oldest dropped first; a client that missed more gets a
     /// fresh session.
     public var recoveryMaxBufferedPackets: Int = 10_000
+    /// Encoded bytes of the kept events at most (oldest dropped first).
+    public var recoveryMaxBufferedBytes: Int = 16 << 20
+
+    var recoveryEnabled: Bool { recoveryMaxDisconnectionMs > 0 }
 
     public init(engine: EngineIOConfiguration = EngineIOConfiguration(), namespaces: Set<String> = ["/"],
                 connectTimeout: Double = 45, ackTimeout: Double = 10, maxOutboundBytesPerSocket: Int = 1 << 20) {

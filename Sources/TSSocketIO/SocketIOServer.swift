@@ -32,6 +32,8 @@ public final class SocketIOServer: @unchecked Sendable {
     struct Hub {
         var adapters: [String: SocketIONamespaceAdapter] = [:]
         var namespaceOf: [String: String] = [:]
+        /// Connection state recovery per namespace (only when enabled).
+        var recovery: [String: SocketIORecoveryLog] = [:]
 
         func socket(id: String) -> SocketIOSocket? {
             namespaceOf[id].flatMap { adapters[$0]?.sockets[id] }
@@ -152,6 +154,7 @@ public final class SocketIOServer: @unchecked Sendable {
                      namespace: String = "/", except exceptSocketID: String? = nil) -> Int {
         let targets = hub.withLock { $0.adapters[namespace]?.members(of: room, except: exceptSocketID) ?? [] }
         return deliver(event, args, attachments: attachments, namespace: namespace, to: targets,
+                       recoveryTarget: .room(room, except: exceptSocketID),
                        record: SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: 0))
     }
 
@@ -162,16 +165,26 @@ public final class SocketIOServer: @unchecked Sendable {
     public func emit(_ event: String, _ args: [JSONValue], toSockets ids: [String], namespace: String = "/", room: String,
                      except exceptSocketID: String? = nil) -> Int {
         let targets = hub.withLock { $0.adapters[namespace]?.sockets(withIDs: ids) ?? [] }
-        return deliver(event, args, attachments: [], namespace: namespace, to: targets,
+        return deliver(event, args, attachments: [], namespace: namespace, to: targets, recoveryTarget: .sockets(Set(ids)),
                        record: SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: 0))
     }
 
     /// The one fan-out path: encodes the packet once for the namespace and hands the same bytes
     /// to every target (`EngineIOServer.broadcast`), then counts and records the emit.
+    ///
+    /// With connection state recovery on, the event gets an offset as its last argument and is
+    /// kept (encoded) for sockets that reconnect after missing it (`SocketIORecoveryLog`).
     private func deliver(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], namespace: String,
-                         to targets: [SocketIOSocket], record: SocketIOEmitRecord) -> Int {
+                         to targets: [SocketIOSocket], recoveryTarget: SocketIORecoveryLog.Target,
+                         record: SocketIOEmitRecord) -> Int {
         var delivered = 0
-        if !targets.isEmpty {
+        if configuration.recoveryEnabled {
+            let offset = hub.withLock { $0.recovery[namespace, default: makeRecoveryLog()].makeOffset() }
+            let packets = Self.preEncode(SocketIOPacketCodec.event(event, args + [.string(offset)], namespace: namespace, attachments: attachments))
+            let now = engine.clock.now()
+            hub.withLock { $0.recovery[namespace, default: makeRecoveryLog()].append(offset: offset, target: recoveryTarget, packets: packets, now: now) }
+            if !targets.isEmpty { delivered = EngineIOServer.broadcast(packets, to: targets.map(\.session)) }
+        } else if !targets.isEmpty {
             let packets = Self.preEncode(SocketIOPacketCodec.event(event, args, namespace: namespace, attachments: attachments))
             delivered = EngineIOServer.broadcast(packets, to: targets.map(\.session))
         }
@@ -180,6 +193,25 @@ public final class SocketIOServer: @unchecked Sendable {
                                    recipients: delivered))
         return delivered
     }
+
+    func makeRecoveryLog() -> SocketIORecoveryLog {
+        SocketIORecoveryLog(maxDisconnectionNanoseconds: UInt64(max(0, configuration.recoveryMaxDisconnectionMs)) * 1_000_000,
+                            maxPackets: configuration.recoveryMaxBufferedPackets, maxBytes: configuration.recoveryMaxBufferedBytes)
+    }
+
+    /// `socket.emit` with recovery on: through the offset-and-keep path, addressed to that socket.
+    func emitRecoverable(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], to socket: SocketIOSocket) {
+        let live = socket.isConnected ? [socket] : []
+        _ = deliver(event, args, attachments: attachments, namespace: socket.namespace, to: live, recoveryTarget: .sockets([socket.id]),
+                    record: SocketIOEmitRecord(event: event, args: args, target: .socket(socket.id), except: nil, recipients: 0))
+    }
+
+    /// Disconnect reasons after which a session is kept for recovery (the reference's
+    /// recoverable reasons: the transport went away, not the client or the server's decision).
+    static let recoverableReasons: Set<String> = [
+        EngineCloseReason.transportClose, EngineCloseReason.transportError, EngineCloseReason.pingTimeout,
+        EngineCloseReason.forcedClose, EngineCloseReason.serverShutdown, EngineCloseReason.pollCancelled,
+    ]
 
     /// Sends event to one socket (no-op for an unknown id).
     public func emit(_ event: String, _ args: [JSONValue], toSocket id: String) {
@@ -207,10 +239,16 @@ public final class SocketIOServer: @unchecked Sendable {
     }
 
     func socketDidDisconnect(_ socket: SocketIOSocket, reason: String) {
+        let keep = configuration.recoveryEnabled && Self.recoverableReasons.contains(reason) && socket.pid != nil
+        let now = keep ? engine.clock.now() : 0
         let removed: Bool = hub.withLock { h in
-            guard h.adapters[socket.namespace]?.remove(socket) != nil else { return false }
+            guard let rooms = h.adapters[socket.namespace]?.remove(socket) else { return false }
             h.namespaceOf[socket.id] = nil
             if h.adapters[socket.namespace]?.isEmpty == true { h.adapters[socket.namespace] = nil }
+            if keep, let pid = socket.pid {
+                h.recovery[socket.namespace, default: makeRecoveryLog()].persist(
+                    SocketIORecoveryLog.Session(sid: socket.id, pid: pid, rooms: rooms, userID: socket.userID, data: socket.data, disconnectedAt: now))
+            }
             return true
         }
         guard removed else { return }
@@ -262,19 +300,42 @@ public final class SocketIOServer: @unchecked Sendable {
         case .reject(let message):
             refuse(message)
         case .accept(let userID, let data):
-            let socket = SocketIOSocket(id: Self.newSocketID(), namespace: ns, userID: userID, data: data,
-                                        handshake: handshake, session: session, client: client, server: self)
+            // Connection state recovery: a CONNECT with the `pid` and last `offset` of a session
+            // that went away within the window, of the same user, takes that session back.
+            var restored: (SocketIORecoveryLog.Session, [[EnginePreEncodedPacket]])?
+            if configuration.recoveryEnabled, !legacy, let pid = authPayload?["pid"]?.stringValue, let offset = authPayload?["offset"]?.stringValue {
+                let now = engine.clock.now()
+                restored = hub.withLock { h in
+                    guard let r = h.recovery[ns]?.restore(pid: pid, offset: offset, now: now),
+                          r.0.userID == userID, h.namespaceOf[r.0.sid] == nil else { return nil }
+                    return r
+                }
+            }
+            let pid: String? = configuration.recoveryEnabled && !legacy ? (restored?.0.pid ?? Self.newSocketID()) : nil
+            let socket = SocketIOSocket(id: restored?.0.sid ?? Self.newSocketID(), namespace: ns, userID: userID, data: data,
+                                        handshake: handshake, session: session, client: client, server: self,
+                                        pid: pid, recovered: restored != nil)
             guard client.add(socket) else { return }
-            hub.withLock { h in
-                h.adapters[ns, default: SocketIONamespaceAdapter(namespace: ns)].add(socket)
+            let added: Bool = hub.withLock { h in
+                if h.namespaceOf[socket.id] != nil { return false }  // that sid came back meanwhile
+                h.adapters[ns, default: SocketIONamespaceAdapter(namespace: ns)].add(socket, rooms: restored?.0.rooms ?? [])
                 h.namespaceOf[socket.id] = ns
+                return true
+            }
+            guard added else {
+                _ = client.remove(socket)
+                return refuse("session already connected")
             }
             // The CONNECT reply and whatever the connect handler emits leave one packet per
             // write, each after the previous write completed (as the reference server): a
             // client reading one frame per tick then never finds two in one read.
             let onConnect = handlers.withLock { $0.onConnect }
+            var reply: JSONValue? = legacy ? nil : ["sid": .string(socket.id)]
+            if let pid { reply = ["sid": .string(socket.id), "pid": .string(pid)] }
             session.withPacedWrites {
-                socket.sendPacket(SocketIOPacket(type: .connect, namespace: ns, data: legacy ? nil : ["sid": .string(socket.id)]))
+                socket.sendPacket(SocketIOPacket(type: .connect, namespace: ns, data: reply))
+                // The events it missed, in order, as they first went out (offsets included).
+                for packets in restored?.1 ?? [] { session.sendPreEncoded(packets) }
                 onConnect?(socket)
             }
         }

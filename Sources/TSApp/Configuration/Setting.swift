@@ -71,6 +71,8 @@ public struct Setting: Sendable {
                 help: "Connection state recovery (socket.io 4.6+): ms a disconnected socket's id, rooms and missed room events are kept for it to reconnect with; 0 turns recovery off."),
         Setting(path: "realtime.connectionStateRecovery.maxBufferedPackets", kind: .int, defaultValue: 10_000,
                 help: "Room events kept for recovery (oldest dropped first); a client that missed more than this gets a fresh session."),
+        Setting(path: "realtime.connectionStateRecovery.maxBufferedBytes", kind: .int, defaultValue: 16_777_216,
+                help: "Encoded bytes of the events kept for recovery at most (oldest dropped first)."),
         Setting(path: "inspector.enabled", kind: .bool, defaultValue: true,
                 help: "Serve the live inspector at /inspector (serve --no-inspector turns it off: 404). With TOUCHSYNC_ENV=production it is served only when inspector.adminToken is set."),
         Setting(path: "inspector.adminToken", kind: .optionalString, defaultValue: nil,

@@ -80,6 +80,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         var sio = SocketIOConfiguration(engine: engine)
         sio.recoveryMaxDisconnectionMs = configuration.int("realtime.connectionStateRecovery.maxDisconnectionDuration")
         sio.recoveryMaxBufferedPackets = configuration.int("realtime.connectionStateRecovery.maxBufferedPackets")
+        sio.recoveryMaxBufferedBytes = configuration.int("realtime.connectionStateRecovery.maxBufferedBytes")
         sio.maxOutboundBytesPerSocket = configuration.int("realtime.maxOutboundBytesPerSocket")
         hub = try SocketIOServer(configuration: sio, clock: clock, logger: Logger(label: "touchsync.realtime"))
         eventLog = RealtimeEventLog(capacity: configuration.int("realtime.eventLogCapacity"),

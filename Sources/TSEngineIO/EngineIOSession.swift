@@ -7,9 +7,10 @@ protocol EngineWebSocketTransport: AnyObject, Sendable {
     func engineSend(text: String)
     func engineSend(binary: [UInt8])
     func engineSend(frame: [UInt8])
-    /// Writes `frame`, then calls `afterFlush` once that write has been flushed to the kernel
-    /// (on a later loop iteration), so the next write leaves in its own send.
-    func engineSend(frame: [UInt8], afterFlush: @escaping @Sendable () -> Void)
+    /// Writes `frame`, then calls `next` once that write has been flushed to the kernel and
+    /// `gapNanoseconds` more have passed (on a later loop iteration), so the next write leaves
+    /// in its own send, late enough for the peer to have read this one.
+    func engineSend(frame: [UInt8], thenAfter gapNanoseconds: UInt64, _ next: @escaping @Sendable () -> Void)
     func engineClose()
 }
 
@@ -60,9 +61,10 @@ public final class EngineIOSession: @unchecked Sendable {
         /// close completes exactly one outstanding GET, whichever loop runs first.
         var closeReplyForNextPoll: [UInt8]?
         /// Set-up pacing (Socket.IO CONNECT reply and the connect handler's emits): while
-        /// `pacing`, or while a paced write is in flight, websocket frames queue in `pacedQueue`
-        /// and each is written only after the previous one left (the next loop iteration, after
-        /// the flush) — as the reference writes a packet only once the previous write completed.
+        /// `pacing`, or while a paced write is in flight, websocket frames queue in `pacedQueue`.
+        /// The first is written alone; once that write has left (flushed, plus
+        /// `setupWriteGapMicroseconds`), everything queued meanwhile goes in one write — as the
+        /// reference writes only after the previous write completed, then flushes its buffer.
         var pacing = false
         var pacedInFlight = false
         var pacedQueue: [[UInt8]] = []
@@ -181,15 +183,21 @@ public final class EngineIOSession: @unchecked Sendable {
         }
     }
 
-    /// Takes the next paced frame (lock held) and hands it to the deferred actions.
+    /// Takes the next paced write (lock held): the first queued frame when none is in flight,
+    /// else every queued frame as one write; leaves paced mode when nothing is queued.
     func nextPacedWriteLocked(_ ws: any EngineWebSocketTransport, into actions: inout Deferred) {
         guard !state.pacedQueue.isEmpty else {
             state.pacedInFlight = false
             state.pacedQueue = []
             return
         }
-        state.pacedInFlight = true
-        actions.pacedFrame = (ws, state.pacedQueue.removeFirst())
+        if state.pacedInFlight {
+            actions.pacedFrame = (ws, state.pacedQueue.reduce(into: []) { $0.append(contentsOf: $1) })
+            state.pacedQueue = []
+        } else {
+            state.pacedInFlight = true
+            actions.pacedFrame = (ws, state.pacedQueue.removeFirst())
+        }
     }
 
     /// The previous paced frame was flushed: write the next one, or leave paced mode.
@@ -238,7 +246,10 @@ public final class EngineIOSession: @unchecked Sendable {
 
         func run(_ s: EngineIOSession) {
             for (ws, f) in frames { ws.engineSend(frame: f) }
-            if let (ws, f) = pacedFrame { ws.engineSend(frame: f, afterFlush: { s.pacedWriteCompleted() }) }
+            if let (ws, f) = pacedFrame {
+                let gap = UInt64(max(0, s.configuration.setupWriteGapMicroseconds)) * 1000
+                ws.engineSend(frame: f, thenAfter: gap) { s.pacedWriteCompleted() }
+            }
             for (ws, t) in texts { ws.engineSend(text: t) }
             if let (c, o) = resume { c.resume(returning: o) }
             for ws in closeTransports { ws.engineClose() }

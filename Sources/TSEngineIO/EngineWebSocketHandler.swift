@@ -5,14 +5,12 @@ extension WebSocketConnection: EngineWebSocketTransport {
     func engineSend(text: String) { send(text: text) }
     func engineSend(binary: [UInt8]) { send(binary: binary) }
     func engineSend(frame: [UInt8]) { sendFrameBytes(frame) }
-    func engineSend(frame: [UInt8], afterFlush: @escaping @Sendable () -> Void) {
+    func engineSend(frame: [UInt8], thenAfter gapNanoseconds: UInt64, _ next: @escaping @Sendable () -> Void) {
         let loop = self.loop
         loop.executeOrRun { [self] in
             sendFrameBytes(frame)  // on the loop: appended now, flushed at the end of this iteration
-            // `execute` from inside a loop task runs on the next iteration (after this one's
-            // flush); from event handling it would run in this iteration's task phase, before
-            // the flush — the second hop makes both cases land after the flush.
-            loop.execute { loop.execute(afterFlush) }
+            // A timer runs at the start of a later iteration, so after this one's flush.
+            loop.scheduleTask(in: max(1, gapNanoseconds), next)
         }
     }
     func engineClose() { close(code: WebSocketCloseCode.normalClosure, reason: "") }

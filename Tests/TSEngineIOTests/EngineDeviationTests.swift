@@ -151,11 +151,22 @@ final class EnginePacedWriteTests: XCTestCase {
         func engineSend(text: String) { lock.withLock { log.append("text:" + text) } }
         func engineSend(binary: [UInt8]) { lock.withLock { log.append("binary") } }
         func engineSend(frame: [UInt8]) { lock.withLock { log.append("frame:" + Self.text(frame)) } }
-        func engineSend(frame: [UInt8], afterFlush: @escaping @Sendable () -> Void) {
+        func engineSend(frame: [UInt8], thenAfter gapNanoseconds: UInt64, _ next: @escaping @Sendable () -> Void) {
             lock.withLock {
-                log.append("paced:" + Self.text(frame))
-                completions.append(afterFlush)
+                log.append("paced:" + Self.textOfFrames(frame).joined(separator: "|"))
+                completions.append(next)
             }
+        }
+        /// Payloads of consecutive small unmasked text frames.
+        static func textOfFrames(_ bytes: [UInt8]) -> [String] {
+            var out: [String] = []
+            var i = 0
+            while i + 2 <= bytes.count {
+                let n = Int(bytes[i + 1] & 0x7F)
+                out.append(String(decoding: bytes[(i + 2)..<min(bytes.count, i + 2 + n)], as: UTF8.self))
+                i += 2 + n
+            }
+            return out
         }
         func engineClose() { lock.withLock { log.append("close") } }
         /// Payload of a small unmasked text frame.
@@ -168,7 +179,7 @@ final class EnginePacedWriteTests: XCTestCase {
         var entries: [String] { lock.withLock { log } }
     }
 
-    func testPacedPacketsLeaveOnePerWriteAfterThePreviousFlushed() throws {
+    func testTheConnectReplyLeavesAloneAndTheRestTogetherAfterIt() throws {
         let engine = try EngineIOServer(configuration: EngineIOConfiguration(), logger: Logger(label: "test"))
         defer { engine.closeAll() }
         let session = engine.makeSession(transport: .websocket, handshake: EngineHandshakeInfo(query: [:], headers: [], remoteAddress: nil))
@@ -177,14 +188,14 @@ final class EnginePacedWriteTests: XCTestCase {
         session.withPacedWrites {
             session.send(text: "0{\"sid\":\"x\"}")
             session.send(text: "2[\"auth\",{}]")
+            session.send(text: "2[\"more\"]")
         }
         session.send(text: "after")
         XCTAssertEqual(ws.entries.filter { !$0.hasPrefix("text:0{") }, ["paced:40{\"sid\":\"x\"}"],
-                       "only the first packet is written until that write completes")
+                       "only the CONNECT reply is written until that write completes")
         XCTAssertTrue(ws.completeNext())
-        XCTAssertEqual(ws.entries.last, "paced:42[\"auth\",{}]")
-        XCTAssertTrue(ws.completeNext())
-        XCTAssertEqual(ws.entries.last, "paced:4after", "a packet sent while draining stays behind them")
+        XCTAssertEqual(ws.entries.last, "paced:42[\"auth\",{}]|42[\"more\"]|4after",
+                       "then everything queued meanwhile, in order, in one write")
         XCTAssertTrue(ws.completeNext())
         XCTAssertFalse(ws.completeNext())
         session.send(text: "normal")

@@ -125,11 +125,6 @@ extension EngineIOSession {
         rearmTimer()
     }
 
-    /// Whether a websocket with this session's sid may start probing (checked before the 101).
-    var canUpgrade: Bool {
-        lock.withLock { !state.closed && state.transport == .polling && state.upgrade == .none && state.probe == nil }
-    }
-
     /// Attaches the probing WebSocket of an upgrade; false (caller closes it) when not allowed.
     func attachProbe(_ ws: any EngineWebSocketTransport) -> Bool {
         let ok: Bool = lock.withLock {

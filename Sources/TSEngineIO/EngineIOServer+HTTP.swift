@@ -39,6 +39,7 @@ extension EngineIOServer {
             }
             switch transport {
             case .polling:
+                await session.awaitProbeInput()
                 if request.method == .GET {
                     switch await session.poll() {
                     case .payload(let body): return pollingResponse(body, origin: origin, binary: session.protocolVersion == 3 && body.first.map { $0 <= 1 } == true)

@@ -125,6 +125,18 @@ extension EngineIOSession {
         rearmTimer()
     }
 
+    /// The probing WebSocket of an upgrade in progress, if any.
+    var probeTransport: (any EngineWebSocketTransport)? { lock.withLock { state.closed ? nil : state.probe } }
+
+    /// Orders a polling request after what already arrived on the session's probing WebSocket
+    /// (its `2probe`, `5`): a client sends those, then opens the request's connection, so a
+    /// single-threaded server handles them first. Another loop runs the probe, so this request
+    /// waits (suspended, not blocking) until that loop has read its socket once more.
+    func awaitProbeInput() async {
+        guard let probe = probeTransport else { return }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in probe.engineAfterPendingInput { c.resume() } }
+    }
+
     /// Attaches the probing WebSocket of an upgrade; false (caller closes it) when not allowed.
     func attachProbe(_ ws: any EngineWebSocketTransport) -> Bool {
         let ok: Bool = lock.withLock {

@@ -12,6 +12,9 @@ protocol EngineWebSocketTransport: AnyObject, Sendable {
     /// in its own send, late enough for the peer to have read this one.
     func engineSend(frame: [UInt8], thenAfter gapNanoseconds: UInt64, _ next: @escaping @Sendable () -> Void)
     func engineClose()
+    /// Calls `body` once this WebSocket's loop has taken in (and handled) what had already
+    /// arrived on it: after a later loop iteration, which polls the socket again.
+    func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void)
 }
 
 /// The outcome of a long-polling GET.

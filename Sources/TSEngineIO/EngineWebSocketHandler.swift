@@ -14,6 +14,12 @@ extension WebSocketConnection: EngineWebSocketTransport {
         }
     }
     func engineClose() { close(code: WebSocketCloseCode.normalClosure, reason: "") }
+    func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void) {
+        // The first hop lands in a task phase; the second runs on the following iteration,
+        // after its epoll_wait has delivered whatever was readable.
+        let loop = self.loop
+        loop.execute { loop.execute(body) }
+    }
 }
 
 /// Routes one WebSocket's events to its Engine.IO session (as active or probing transport).

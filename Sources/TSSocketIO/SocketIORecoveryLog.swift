@@ -93,10 +93,11 @@ struct SocketIORecoveryLog {
     }
 
     /// The session of `pid` with the packets it missed after `offset`, removing the session;
-    /// nil (a fresh session) when unknown, expired, or the offset is no longer (or never was)
-    /// here.
-    mutating func restore(pid: String, offset: String, now: UInt64) -> (Session, [[EnginePreEncodedPacket]])? {
+    /// nil (a fresh session) when unknown, expired, of another user (then it stays for its
+    /// owner), or the offset is no longer (or never was) here.
+    mutating func restore(pid: String, offset: String, userID: String?, now: UInt64) -> (Session, [[EnginePreEncodedPacket]])? {
         prune(now: now)
+        guard let candidate = sessions[pid], candidate.userID == userID else { return nil }
         guard let session = sessions.removeValue(forKey: pid) else { return nil }
         guard let i = entries[start...].firstIndex(where: { $0.offset == offset }) else { return nil }
         var missed: [[EnginePreEncodedPacket]] = []

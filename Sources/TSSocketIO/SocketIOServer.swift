@@ -306,8 +306,8 @@ public final class SocketIOServer: @unchecked Sendable {
             if configuration.recoveryEnabled, !legacy, let pid = authPayload?["pid"]?.stringValue, let offset = authPayload?["offset"]?.stringValue {
                 let now = engine.clock.now()
                 restored = hub.withLock { h in
-                    guard let r = h.recovery[ns]?.restore(pid: pid, offset: offset, now: now),
-                          r.0.userID == userID, h.namespaceOf[r.0.sid] == nil else { return nil }
+                    guard let r = h.recovery[ns]?.restore(pid: pid, offset: offset, userID: userID, now: now),
+                          h.namespaceOf[r.0.sid] == nil else { return nil }
                     return r
                 }
             }
@@ -326,9 +326,9 @@ public final class SocketIOServer: @unchecked Sendable {
                 _ = client.remove(socket)
                 return refuse("session already connected")
             }
-            // The CONNECT reply and whatever the connect handler emits leave one packet per
-            // write, each after the previous write completed (as the reference server): a
-            // client reading one frame per tick then never finds two in one read.
+            // The CONNECT reply leaves alone; the missed events and whatever the connect handler
+            // emits follow once its write has completed (set-up pacing, `withPacedWrites`): a
+            // client reading one frame per tick never finds the reply and the next in one read.
             let onConnect = handlers.withLock { $0.onConnect }
             var reply: JSONValue? = legacy ? nil : ["sid": .string(socket.id)]
             if let pid { reply = ["sid": .string(socket.id), "pid": .string(pid)] }

@@ -169,6 +169,7 @@ final class EnginePacedWriteTests: XCTestCase {
             return out
         }
         func engineClose() { lock.withLock { log.append("close") } }
+        func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void) { body() }
         /// Payload of a small unmasked text frame.
         static func text(_ frame: [UInt8]) -> String { String(decoding: frame.dropFirst(2), as: UTF8.self) }
         func completeNext() -> Bool {
@@ -256,5 +257,29 @@ final class EngineLiveHarness: @unchecked Sendable {
         XCTAssertEqual(r.status, 200)
         let open = try JSONValue.parse(Array(r.body.dropFirst()))
         return try XCTUnwrap(open["sid"]?.stringValue)
+    }
+}
+
+/// A polling request that comes right after the client sent `2probe` and `5` on its new
+/// WebSocket is handled after them (as on the single-threaded reference, where the WebSocket's
+/// bytes are read first): the GET is refused, the upgrade done. Repeated, since without the
+/// ordering it fails only when the probe's loop is slower than the GET's.
+final class EngineProbeOrderLiveTests: XCTestCase {
+    let harness = EngineLiveHarness()
+    override func tearDown() { harness.stop() }
+
+    func testGetRightAfterProbeAndUpgradeIsRefused() throws {
+        try harness.start()
+        for _ in 0..<20 {
+            let sid = try harness.openPolling()
+            let ws = try RawWebSocketClient(port: harness.port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
+            XCTAssertEqual(ws.status, 101)
+            ws.send("2probe")
+            ws.send("5")
+            XCTAssertEqual(harness.get("EIO=4&transport=polling&sid=\(sid)").status, 400)
+            ws.send("4hello")
+            XCTAssertEqual(ws.receiveSkippingPings(), .text("3probe"))
+            XCTAssertEqual(ws.receiveSkippingPings(), .text("4hello"))
+        }
     }
 }

@@ -167,6 +167,10 @@ final class RecoveryLiveTests: XCTestCase {
         guard let thief = try connect(["user": "u2", "pid": .string(first.pid ?? ""), "offset": .string(e1.offset)]) else { return }
         XCTAssertNotEqual(thief.sid, first.sid)
         XCTAssertFalse(thief.recovered)
+        // The attempt did not cost the owner its session.
+        guard let owner = try connect(["user": "u1", "pid": .string(first.pid ?? ""), "offset": .string(e1.offset)]) else { return }
+        XCTAssertEqual(owner.sid, first.sid)
+        XCTAssertTrue(owner.recovered)
     }
 
     func testClientNamespaceDisconnectIsNotRecoverable() throws {

@@ -22,10 +22,25 @@ public struct EngineHeartbeat: Sendable, Equatable {
     public private(set) var pongDeadline: UInt64?
     public private(set) var upgradeDeadline: UInt64?
 
-    public init(now: UInt64, pingIntervalNanoseconds: UInt64, pingTimeoutNanoseconds: UInt64) {
+    /// Engine.IO v3: the client pings, the server answers; the session dies when no ping came
+    /// within pingInterval + pingTimeout (then `pongDeadline` holds that ping deadline).
+    public let clientPings: Bool
+
+    public init(now: UInt64, pingIntervalNanoseconds: UInt64, pingTimeoutNanoseconds: UInt64, clientPings: Bool = false) {
         pingInterval = pingIntervalNanoseconds
         pingTimeout = pingTimeoutNanoseconds
-        nextPingAt = now &+ pingIntervalNanoseconds
+        self.clientPings = clientPings
+        if clientPings {
+            pongDeadline = now &+ pingIntervalNanoseconds &+ pingTimeoutNanoseconds
+        } else {
+            nextPingAt = now &+ pingIntervalNanoseconds
+        }
+    }
+
+    /// v3: a client ping arrived; the next one is due within pingInterval + pingTimeout.
+    public mutating func pingReceived(now: UInt64) {
+        guard clientPings, pongDeadline != nil else { return }
+        pongDeadline = now &+ pingInterval &+ pingTimeout
     }
 
     /// The earliest time at which `tick` has something to do.
@@ -45,7 +60,12 @@ public struct EngineHeartbeat: Sendable, Equatable {
         }
         if let p = nextPingAt, now >= p {
             nextPingAt = nil
-            pongDeadline = now &+ pingTimeout
+            // The deadline counts from when the ping was due, not from when the timer ran: the
+            // session ends at pingInterval + pingTimeout after its last pong, as the client's own
+            // timer expects, however late this tick is. A tick so late that this deadline has
+            // already passed gives the client a full pingTimeout instead.
+            let due = p &+ pingTimeout
+            pongDeadline = due > now ? due : now &+ pingTimeout
             return .sendPing
         }
         return .none
@@ -54,10 +74,21 @@ public struct EngineHeartbeat: Sendable, Equatable {
     /// A `3` pong arrived: disarm the timeout and schedule the next ping after `pingInterval`.
     /// A pong with no ping outstanding is ignored (it cannot move the schedule forward).
     public mutating func pongReceived(now: UInt64) {
-        guard pongDeadline != nil else { return }
+        guard !clientPings, pongDeadline != nil else { return }
         pongDeadline = nil
         nextPingAt = now &+ pingInterval
     }
+
+    /// True when the pong deadline has passed at `now`: the session is dead even if the timer
+    /// that will close it has not run yet (requests arriving past the deadline see it closed).
+    public func isExpired(at now: UInt64) -> Bool {
+        if let d = expiryDeadline { return now >= d }
+        return false
+    }
+
+    /// When the session dies without a pong: the pong deadline, or (before the next ping went
+    /// out) that ping's due time plus pingTimeout.
+    public var expiryDeadline: UInt64? { pongDeadline ?? nextPingAt.map { $0 &+ pingTimeout } }
 
     public mutating func upgradeStarted(now: UInt64, timeoutNanoseconds: UInt64) {
         upgradeDeadline = now &+ timeoutNanoseconds

@@ -32,6 +32,15 @@ public struct EngineIOConfiguration: Sendable {
     public var allowWebSocket: Bool = true
     /// Allow the `polling` transport.
     public var allowPolling: Bool = true
+    /// Accept Engine.IO v3 clients (`EIO=3`: socket.io 2.x, Socket.IO-Client-Swift ≤ 15,
+    /// python-engineio 3.x). Off by default, as in the reference server (`allowEIO3`); when
+    /// off, `EIO=3` is answered 400 "Unsupported protocol version".
+    public var allowEIO3: Bool = false
+    /// Connection set-up pacing over WebSocket: after the Socket.IO CONNECT reply has been
+    /// written, what the connect handler emitted waits this long (µs) past the flush before it
+    /// is written, so a client that handles one read per tick (the official test suite's `ws`
+    /// client) finds the reply alone in its read. Only packets queued during set-up wait.
+    public var setupWriteGapMicroseconds: Int = 10_000
 
     public init() {}
 

@@ -18,18 +18,35 @@ extension EngineIOServer {
             return r
         }
         let query = request.queryItems
-        guard query["EIO"] == "4" else { return errorResponse(.unsupportedProtocolVersion, origin: origin) }
+        let version: Int
+        switch query["EIO"] {
+        case "4": version = 4
+        case "3" where configuration.allowEIO3: version = 3
+        default: return errorResponse(.unsupportedProtocolVersion, origin: origin)
+        }
         guard let transportName = query["transport"], let transport = EngineTransport(rawValue: transportName),
               (transport == .polling && configuration.allowPolling) || (transport == .websocket && configuration.allowWebSocket)
         else { return errorResponse(.unknownTransport, origin: origin) }
 
         if let sid = query["sid"] {
-            guard let session = session(id: sid) else { return errorResponse(.unknownSID, origin: origin) }
+            guard let session = session(id: sid) else {
+                // The GET of a long-poll cycle the client closed on another connection (handled
+                // first by another loop) is answered as if it had been parked: see `poll`.
+                if transport == .polling, request.method == .GET, let reply = takeClosedPollReply(sid: sid) {
+                    return pollingResponse(reply, origin: origin)
+                }
+                return errorResponse(.unknownSID, origin: origin)
+            }
             switch transport {
             case .polling:
+                await session.awaitProbeInput()
                 if request.method == .GET {
                     switch await session.poll() {
-                    case .payload(let body): return pollingResponse(body, origin: origin)
+                    case .payload(let body): return pollingResponse(body, origin: origin, binary: session.protocolVersion == 3 && body.first.map { $0 <= 1 } == true)
+                    case .error(.unknownSID):
+                        // Closed meanwhile: its owed `6` may have moved to the closed table.
+                        if let reply = takeClosedPollReply(sid: sid) { return pollingResponse(reply, origin: origin) }
+                        return errorResponse(.unknownSID, origin: origin)
                     case .error(let e): return errorResponse(e, origin: origin)
                     }
                 } else if request.method == .POST {
@@ -40,9 +57,10 @@ extension EngineIOServer {
                 }
                 return errorResponse(.badRequest, origin: origin)
             case .websocket:
-                // Upgrade of a polling session (Engine.IO v4, "Upgrade"). Refused once the
-                // session is on websocket or another probe is attached.
-                guard session.canUpgrade else { return errorResponse(.badRequest, origin: origin) }
+                // Upgrade of a polling session (Engine.IO v4, "Upgrade"). As the reference server
+                // does, the handshake completes (101) even when the session is already on
+                // websocket or another probe is attached; that new socket is then closed at
+                // once and the session's transport keeps working.
                 return WebSocketHandshake.response(for: request, configuration: webSocketConfiguration) { [weak self] ws in
                     if let limit = self?.maxOutboundBytesPerWebSocket { ws.connection.maxOutboundBytes = limit }
                     ws.delegate = EngineWebSocketHandler(session: session)
@@ -57,8 +75,8 @@ extension EngineIOServer {
                                        remoteAddress: request.remoteAddress)
         switch transport {
         case .polling:
-            let session = makeSession(transport: .polling, handshake: info)
-            let open = EnginePacketCodec.encodePayload([session.openPacket(upgrades: configuration.allowWebSocket ? ["websocket"] : [])])
+            let session = makeSession(transport: .polling, handshake: info, protocolVersion: version)
+            let open = session.pollPayload([session.openPacket(upgrades: configuration.allowWebSocket ? ["websocket"] : [])])
             session.rearmTimer()
             sessionDidOpen(session, request: request)
             return pollingResponse(open, origin: origin)
@@ -67,7 +85,7 @@ extension EngineIOServer {
             return WebSocketHandshake.response(for: request, configuration: webSocketConfiguration) { [weak self] ws in
                 guard let self else { ws.close(code: WebSocketCloseCode.goingAway, reason: ""); return }
                 ws.connection.maxOutboundBytes = self.maxOutboundBytesPerWebSocket
-                let session = self.makeSession(transport: .websocket, handshake: info)
+                let session = self.makeSession(transport: .websocket, handshake: info, protocolVersion: version)
                 ws.delegate = EngineWebSocketHandler(session: session)
                 session.startWebSocket(ws)
                 self.sessionDidOpen(session, request: request)
@@ -99,8 +117,10 @@ extension EngineIOServer {
         return ws
     }
 
-    func pollingResponse(_ body: [UInt8], origin: String?) -> HTTPResponse {
-        var r = HTTPResponse(status: 200, headers: ["Content-Type": "text/plain; charset=UTF-8", "Cache-Control": "no-store"], body: body)
+    /// `binary`: an Engine.IO v3 binary-form payload (`application/octet-stream`).
+    func pollingResponse(_ body: [UInt8], origin: String?, binary: Bool = false) -> HTTPResponse {
+        let type = binary ? "application/octet-stream" : "text/plain; charset=UTF-8"
+        var r = HTTPResponse(status: 200, headers: ["Content-Type": type, "Cache-Control": "no-store"], body: body)
         addCORS(&r, origin: origin, preflight: false)
         return r
     }

@@ -20,6 +20,13 @@ public final class EngineIOServer: @unchecked Sendable {
 
     private let lock = Lock()
     private var sessions: [String: EngineIOSession] = [:]
+    /// Sessions the client closed over polling whose outstanding GET has not come yet (sid →
+    /// when, and the `6` it gets; see `EngineIOSession.poll`), kept for `pingTimeout` after the
+    /// close and taken once. Pruned on every insert, so it holds at most the sessions closed
+    /// within one pingTimeout.
+    private var closedSessions: [String: (closedAt: UInt64, reply: [UInt8])] = [:]
+    private var closedOrder: [(sid: String, closedAt: UInt64)] = []
+    private var closedOrderStart = 0
     private weak var delegateRef: (any EngineIOServerDelegate)?
 
     /// - Parameter timerLoop: loop for session timers; nil creates a private one (its clock is
@@ -79,9 +86,10 @@ public final class EngineIOServer: @unchecked Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    func makeSession(transport: EngineTransport, handshake: EngineHandshakeInfo) -> EngineIOSession {
+    func makeSession(transport: EngineTransport, handshake: EngineHandshakeInfo, protocolVersion: Int = 4) -> EngineIOSession {
         let s = EngineIOSession(id: Self.newSessionID(), transport: transport, handshake: handshake,
-                                configuration: configuration, clock: clock, timerLoop: timerLoop, server: self)
+                                configuration: configuration, clock: clock, timerLoop: timerLoop, server: self,
+                                protocolVersion: protocolVersion)
         lock.withLock { sessions[s.id] = s }
         return s
     }
@@ -93,9 +101,32 @@ public final class EngineIOServer: @unchecked Sendable {
     func sessionUpgraded(_ s: EngineIOSession) { delegate?.sessionUpgraded(s) }
 
     func sessionDidClose(_ s: EngineIOSession, reason: String) {
-        lock.withLock { _ = sessions.removeValue(forKey: s.id) }
+        let reply = s.takeCloseReply()
+        let now = clock.now()
+        let keep = UInt64(max(1, configuration.pingTimeout)) * 1_000_000
+        lock.withLock {
+            _ = sessions.removeValue(forKey: s.id)
+            while closedOrderStart < closedOrder.count, now &- closedOrder[closedOrderStart].closedAt > keep {
+                let old = closedOrder[closedOrderStart]
+                if closedSessions[old.sid]?.closedAt == old.closedAt { closedSessions[old.sid] = nil }
+                closedOrderStart += 1
+            }
+            if closedOrderStart > 1024 && closedOrderStart * 2 > closedOrder.count {
+                closedOrder.removeFirst(closedOrderStart)
+                closedOrderStart = 0
+            }
+            if let reply {
+                closedSessions[s.id] = (now, reply)
+                closedOrder.append((s.id, now))
+            }
+        }
         logger.debug("engine.io session closed", metadata: ["sid": "\(s.id)", "reason": "\(reason)"])
         delegate?.sessionClosed(s, reason: reason)
+    }
+
+    /// The `6` owed to the GET of a long-poll cycle the client closed, once.
+    func takeClosedPollReply(sid: String) -> [UInt8]? {
+        lock.withLock { closedSessions.removeValue(forKey: sid)?.reply }
     }
 
     func sessionDidOpen(_ s: EngineIOSession, request: HTTPRequest) {

@@ -43,25 +43,38 @@ extension EngineIOSession {
     /// A GET: answers at once with the queued packets, else waits until one is queued (the
     /// server's ping every `pingInterval` bounds the wait). A second concurrent GET closes the
     /// session: the first gets a `1` close packet, the second a 400.
+    ///
+    /// Order against requests on other connections (which other loops may run first): a GET
+    /// racing the client's own close (`1` in a POST) gets the `6` it would have got parked
+    /// (once; see `closeReplyForNextPoll`); a GET that comes after the ping deadline finds the
+    /// session closed (400), even if the timer that closes it has not run yet.
     func poll() async -> EnginePollOutcome {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (cont: CheckedContinuation<EnginePollOutcome, Never>) in
                 var actions = Deferred()
                 var immediate: EnginePollOutcome?
                 lock.withLock {
+                    if !state.closed, state.heartbeat.isExpired(at: clock.now()) {
+                        closeLocked(reason: EngineCloseReason.pingTimeout, pollReply: nil, into: &actions)
+                    }
                     if state.closed {
-                        immediate = .error(.unknownSID)
+                        if let reply = state.closeReplyForNextPoll {
+                            state.closeReplyForNextPoll = nil
+                            immediate = .payload(reply)
+                        } else {
+                            immediate = .error(.unknownSID)
+                        }
                     } else if state.transport != .polling || state.upgrade == .done {
                         immediate = .error(.badRequest)
                     } else if state.pendingPoll != nil {
                         closeLocked(reason: EngineCloseReason.transportError, pollReply: EnginePacket(.close), into: &actions)
                         immediate = .error(.badRequest)
                     } else if !state.queue.isEmpty {
-                        immediate = .payload(state.queue.drainPayload())
+                        immediate = .payload(drainPollLocked())
                     } else if state.upgrade == .probed {
                         // Upgrade in progress: end this poll with a noop so the client can
                         // send its `5` (Engine.IO v4, "Upgrade").
-                        immediate = .payload(EnginePacketCodec.encodePayload([EnginePacket(.noop)]))
+                        immediate = .payload(pollPayload([EnginePacket(.noop)]))
                     } else {
                         state.pendingPoll = cont
                         state.pollGeneration &+= 1
@@ -81,6 +94,9 @@ extension EngineIOSession {
     func post(_ body: [UInt8]) -> EngineHTTPError? {
         var actions = Deferred()
         let result: EngineHTTPError? = lock.withLock {
+            if !state.closed, state.heartbeat.isExpired(at: clock.now()) {
+                closeLocked(reason: EngineCloseReason.pingTimeout, pollReply: nil, into: &actions)
+            }
             if state.closed { return .unknownSID }
             if state.transport != .polling || state.upgrade == .done { return .badRequest }
             if body.count > configuration.maxPayload {
@@ -88,7 +104,7 @@ extension EngineIOSession {
                 return .payloadTooLarge
             }
             let packets: [EnginePacket]
-            do { packets = try EnginePacketCodec.decodePayload(body) } catch {
+            do { packets = try protocolVersion == 3 ? EngineV3PayloadCodec.decodePayload(body) : EnginePacketCodec.decodePayload(body) } catch {
                 closeLocked(reason: EngineCloseReason.parseError, pollReply: nil, into: &actions)
                 return .badRequest
             }
@@ -109,9 +125,16 @@ extension EngineIOSession {
         rearmTimer()
     }
 
-    /// Whether a websocket with this session's sid may start probing (checked before the 101).
-    var canUpgrade: Bool {
-        lock.withLock { !state.closed && state.transport == .polling && state.upgrade == .none && state.probe == nil }
+    /// The probing WebSocket of an upgrade in progress, if any.
+    var probeTransport: (any EngineWebSocketTransport)? { lock.withLock { state.closed ? nil : state.probe } }
+
+    /// Orders a polling request after what already arrived on the session's probing WebSocket
+    /// (its `2probe`, `5`): a client sends those, then opens the request's connection, so a
+    /// single-threaded server handles them first. Another loop runs the probe, so this request
+    /// waits (suspended, not blocking) until that loop has read its socket once more.
+    func awaitProbeInput() async {
+        guard let probe = probeTransport else { return }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in probe.engineAfterPendingInput { c.resume() } }
     }
 
     /// Attaches the probing WebSocket of an upgrade; false (caller closes it) when not allowed.
@@ -132,7 +155,13 @@ extension EngineIOSession {
         let decoded: EnginePacket?
         switch message {
         case .text(let t): decoded = try? EnginePacketCodec.decodeText(t)
-        case .binary(let b): decoded = EnginePacketCodec.decodeBinaryFrame(b)
+        case .binary(let b):
+            // v3: the first byte is the packet type (always `4`, message).
+            if protocolVersion == 3 {
+                decoded = b.first == EnginePacketType.message.rawValue ? .binary(Array(b.dropFirst())) : nil
+            } else {
+                decoded = EnginePacketCodec.decodeBinaryFrame(b)
+            }
         }
         var actions = Deferred()
         lock.withLock {
@@ -156,7 +185,7 @@ extension EngineIOSession {
             state.upgrade = .probed
             if let cont = state.pendingPoll {
                 state.pendingPoll = nil
-                let payload = state.queue.isEmpty ? EnginePacketCodec.encodePayload([EnginePacket(.noop)]) : state.queue.drainPayload()
+                let payload = state.queue.isEmpty ? pollPayload([EnginePacket(.noop)]) : drainPollLocked()
                 actions.resume = (cont, .payload(payload))
             }
         } else if let p = packet, p.type == .upgrade, state.upgrade == .probed {
@@ -167,9 +196,9 @@ extension EngineIOSession {
             state.heartbeat.upgradeEnded()
             if let cont = state.pendingPoll {
                 state.pendingPoll = nil
-                actions.resume = (cont, .payload(EnginePacketCodec.encodePayload([EnginePacket(.noop)])))
+                actions.resume = (cont, .payload(pollPayload([EnginePacket(.noop)])))
             }
-            for seg in state.queue.drainSegments() { actions.frames.append((probe, EngineWebSocketFraming.frame(forSegment: seg))) }
+            for seg in state.queue.drainSegments() { actions.frames.append((probe, webSocketFrame(forSegment: seg))) }
             actions.upgraded = true
             actions.rearm = true
         } else {

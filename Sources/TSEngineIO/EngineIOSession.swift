@@ -7,7 +7,14 @@ protocol EngineWebSocketTransport: AnyObject, Sendable {
     func engineSend(text: String)
     func engineSend(binary: [UInt8])
     func engineSend(frame: [UInt8])
+    /// Writes `frame`, then calls `next` once that write has been flushed to the kernel and
+    /// `gapNanoseconds` more have passed (on a later loop iteration), so the next write leaves
+    /// in its own send, late enough for the peer to have read this one.
+    func engineSend(frame: [UInt8], thenAfter gapNanoseconds: UInt64, _ next: @escaping @Sendable () -> Void)
     func engineClose()
+    /// Calls `body` once this WebSocket's loop has taken in (and handled) what had already
+    /// arrived on it: after a later loop iteration, which polls the socket again.
+    func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void)
 }
 
 /// The outcome of a long-polling GET.
@@ -26,6 +33,12 @@ public final class EngineIOSession: @unchecked Sendable {
     public let id: String
     /// Query, headers and peer of the request that opened the session.
     public let handshake: EngineHandshakeInfo
+    /// The Engine.IO protocol revision of the client: 4, or 3 (`EIO=3`, with
+    /// `allowEIO3`): the client pings, polling payloads are length-prefixed, binary WebSocket
+    /// messages carry their type byte.
+    public let protocolVersion: Int
+    /// v3 only: the client reads binary polling payloads (it did not ask for `b64=1`).
+    let supportsBinary: Bool
     let configuration: EngineIOConfiguration
     let clock: any MonotonicClock
     let timerLoop: EventLoop
@@ -45,6 +58,19 @@ public final class EngineIOSession: @unchecked Sendable {
         var heartbeat: EngineHeartbeat
         var timer: ScheduledTaskHandle?
         var timerDeadline: UInt64?
+        /// When the client closed over polling (`1` in a POST) and no GET was parked to receive
+        /// the `6`, the GET of that long-poll cycle is still on its way (on another connection,
+        /// handled by another loop): the next GET gets this `6` once; later ones get 400. So a
+        /// close completes exactly one outstanding GET, whichever loop runs first.
+        var closeReplyForNextPoll: [UInt8]?
+        /// Set-up pacing (Socket.IO CONNECT reply and the connect handler's emits): while
+        /// `pacing`, or while a paced write is in flight, websocket frames queue in `pacedQueue`.
+        /// The first is written alone; once that write has left (flushed, plus
+        /// `setupWriteGapMicroseconds`), everything queued meanwhile goes in one write — as the
+        /// reference writes only after the previous write completed, then flushes its buffer.
+        var pacing = false
+        var pacedInFlight = false
+        var pacedQueue: [[UInt8]] = []
         // While a probe is attached, sends keep going to `queue` (polling); on the client's
         // `5` the queue is flushed over the new websocket, so order survives the switch.
     }
@@ -57,9 +83,11 @@ public final class EngineIOSession: @unchecked Sendable {
 
     init(id: String, transport: EngineTransport, handshake: EngineHandshakeInfo,
          configuration: EngineIOConfiguration, clock: any MonotonicClock, timerLoop: EventLoop,
-         server: EngineIOServer) {
+         server: EngineIOServer, protocolVersion: Int = 4) {
         self.id = id
         self.handshake = handshake
+        self.protocolVersion = protocolVersion
+        supportsBinary = handshake.query["b64"] == nil
         self.configuration = configuration
         self.clock = clock
         self.timerLoop = timerLoop
@@ -68,7 +96,8 @@ public final class EngineIOSession: @unchecked Sendable {
                       queue: EnginePollingQueue(maxBytes: configuration.maxBufferedPacketsBytes),
                       heartbeat: EngineHeartbeat(now: clock.now(),
                                                  pingIntervalNanoseconds: UInt64(max(1, configuration.pingInterval)) * 1_000_000,
-                                                 pingTimeoutNanoseconds: UInt64(max(1, configuration.pingTimeout)) * 1_000_000))
+                                                 pingTimeoutNanoseconds: UInt64(max(1, configuration.pingTimeout)) * 1_000_000,
+                                                 clientPings: protocolVersion == 3))
     }
 
     public var transport: EngineTransport { lock.withLock { state.transport } }
@@ -107,7 +136,13 @@ public final class EngineIOSession: @unchecked Sendable {
         let ok: Bool = lock.withLock {
             if state.closed { return false }
             if state.transport == .websocket, let ws = state.ws {
-                for p in packets { actions.frames.append((ws, p.frame)) }
+                let frames = protocolVersion == 3 ? packets.map { webSocketFrame(forSegment: $0.segment) } : packets.map(\.frame)
+                if state.pacing || state.pacedInFlight {
+                    state.pacedQueue.append(contentsOf: frames)
+                    if !state.pacedInFlight { nextPacedWriteLocked(ws, into: &actions) }
+                    return true
+                }
+                for f in frames { actions.frames.append((ws, f)) }
                 return true
             }
             guard state.queue.append(contentsOf: packets.map(\.segment)) else {
@@ -122,9 +157,73 @@ public final class EngineIOSession: @unchecked Sendable {
     }
 
     /// The WebSocket this session writes to, when it is on the websocket transport
-    /// (broadcast writes pre-encoded frames to it directly).
+    /// (broadcast writes pre-encoded frames to it directly). Nil while set-up writes are paced,
+    /// so a broadcast then queues behind them (`sendPreEncoded`).
     var activeWebSocket: (any EngineWebSocketTransport)? {
-        lock.withLock { state.closed || state.transport != .websocket ? nil : state.ws }
+        // v3 sessions frame binary messages differently: they take the per-session path.
+        lock.withLock { state.closed || state.transport != .websocket || state.pacing || state.pacedInFlight || protocolVersion == 3 ? nil : state.ws }
+    }
+
+    // MARK: set-up pacing
+
+    /// Runs `body` with websocket writes paced: every packet sent meanwhile (and any sent after
+    /// it while they drain) leaves in its own write, after the previous one has been flushed.
+    /// Used for the Socket.IO CONNECT reply and the connect handler's first emits, which the
+    /// reference server never coalesces into one TCP segment. Other writes are not affected.
+    public func withPacedWrites<T>(_ body: () throws -> T) rethrows -> T {
+        lock.withLock { state.pacing = true }
+        defer { lock.withLock { state.pacing = false } }
+        return try body()
+    }
+
+    /// Writes a frame to the active websocket, behind any paced set-up frames still queued (a
+    /// ping never overtakes the CONNECT reply's follow-ups). Lock held.
+    func writeFrameLocked(_ frame: [UInt8], to ws: any EngineWebSocketTransport, into actions: inout Deferred) {
+        if state.pacedInFlight {
+            state.pacedQueue.append(frame)
+        } else {
+            actions.frames.append((ws, frame))
+        }
+    }
+
+    /// Takes the next paced write (lock held): the first queued frame when none is in flight,
+    /// else every queued frame as one write; leaves paced mode when nothing is queued.
+    func nextPacedWriteLocked(_ ws: any EngineWebSocketTransport, into actions: inout Deferred) {
+        guard !state.pacedQueue.isEmpty else {
+            state.pacedInFlight = false
+            state.pacedQueue = []
+            return
+        }
+        if state.pacedInFlight {
+            actions.pacedFrame = (ws, state.pacedQueue.reduce(into: []) { $0.append(contentsOf: $1) })
+            state.pacedQueue = []
+        } else {
+            state.pacedInFlight = true
+            actions.pacedFrame = (ws, state.pacedQueue.removeFirst())
+        }
+    }
+
+    /// The previous paced frame was flushed: write the next one, or leave paced mode.
+    func pacedWriteCompleted() {
+        var actions = Deferred()
+        lock.withLock {
+            guard !state.closed, let ws = state.ws else {
+                state.pacedInFlight = false
+                state.pacedQueue = []
+                return
+            }
+            nextPacedWriteLocked(ws, into: &actions)
+        }
+        actions.run(self)
+    }
+
+    /// The close reply still owed to the GET of the cycle the client closed (taken once).
+    func takeCloseReply() -> [UInt8]? {
+        lock.withLock {
+            guard state.closed, let r = state.closeReplyForNextPoll else { return nil }
+            state.closeReplyForNextPoll = nil
+            return r
+        }
     }
 
     /// Closes the session; the delegate's `sessionClosed` follows once.
@@ -146,9 +245,14 @@ public final class EngineIOSession: @unchecked Sendable {
         var closedReason: String?
         var upgraded = false
         var rearm = false
+        var pacedFrame: (any EngineWebSocketTransport, [UInt8])?
 
         func run(_ s: EngineIOSession) {
             for (ws, f) in frames { ws.engineSend(frame: f) }
+            if let (ws, f) = pacedFrame {
+                let gap = UInt64(max(0, s.configuration.setupWriteGapMicroseconds)) * 1000
+                ws.engineSend(frame: f, thenAfter: gap) { s.pacedWriteCompleted() }
+            }
             for (ws, t) in texts { ws.engineSend(text: t) }
             if let (c, o) = resume { c.resume(returning: o) }
             for ws in closeTransports { ws.engineClose() }
@@ -166,21 +270,48 @@ public final class EngineIOSession: @unchecked Sendable {
         }
     }
 
+    /// Packets as one polling payload in this session's protocol revision.
+    func pollPayload(_ packets: [EnginePacket]) -> [UInt8] {
+        guard protocolVersion == 3 else { return EnginePacketCodec.encodePayload(packets) }
+        let segments = packets.map { p -> [UInt8] in
+            var seg: [UInt8] = []
+            EnginePacketCodec.encodeText(p, into: &seg)
+            return seg
+        }
+        return EngineV3PayloadCodec.encodePayload(segments: segments, supportsBinary: supportsBinary).body
+    }
+
+    /// Empties the polling queue into one payload of this session's revision. Lock held.
+    func drainPollLocked() -> [UInt8] {
+        guard protocolVersion == 3 else { return state.queue.drainPayload() }
+        return EngineV3PayloadCodec.encodePayload(segments: state.queue.drainSegments(), supportsBinary: supportsBinary).body
+    }
+
+    /// The WebSocket frame carrying a queued segment in this session's revision.
+    func webSocketFrame(forSegment seg: [UInt8]) -> [UInt8] {
+        protocolVersion == 3 ? EngineV3PayloadCodec.webSocketFrame(forSegment: seg) : EngineWebSocketFraming.frame(forSegment: seg)
+    }
+
     func flushPollLocked(into actions: inout Deferred) {
         guard let cont = state.pendingPoll, !state.queue.isEmpty else { return }
         state.pendingPoll = nil
-        actions.resume = (cont, .payload(state.queue.drainPayload()))
+        actions.resume = (cont, .payload(drainPollLocked()))
     }
 
     /// `pollReply`: what a pending GET receives (`1` close for a server-side close, `6` noop
     /// when the client closed — as the reference server answers).
-    func closeLocked(reason: String, pollReply: EnginePacket?, into actions: inout Deferred) {
+    /// `owesNextPoll`: the client closed over polling; with no GET parked, the next GET gets
+    /// the reply (see `closeReplyForNextPoll`).
+    func closeLocked(reason: String, pollReply: EnginePacket?, owesNextPoll: Bool = false, into actions: inout Deferred) {
         guard !state.closed else { return }
         state.closed = true
+        state.pacedQueue = []
+        let reply = pollPayload([pollReply ?? EnginePacket(.close)])
         if let cont = state.pendingPoll {
             state.pendingPoll = nil
-            let reply = pollReply ?? EnginePacket(.close)
-            actions.resume = (cont, .payload(EnginePacketCodec.encodePayload([reply])))
+            actions.resume = (cont, .payload(reply))
+        } else if owesNextPoll {
+            state.closeReplyForNextPoll = reply
         }
         if let ws = state.ws { actions.closeTransports.append(ws) }
         if let p = state.probe { actions.closeTransports.append(p) }
@@ -202,13 +333,18 @@ public final class EngineIOSession: @unchecked Sendable {
             state.heartbeat.pongReceived(now: clock.now())
             actions.rearm = true
         case .ping:
-            // v4 clients do not ping (the server does); answer anyway as v3 servers did.
+            // v3 clients ping and the server answers (Engine.IO v3 "Heartbeat"): each ping moves
+            // the deadline. v4 clients do not ping (the server does); answer anyway.
+            if protocolVersion == 3 {
+                state.heartbeat.pingReceived(now: clock.now())
+                actions.rearm = true
+            }
             let pong = EnginePreEncodedPacket(EnginePacket(.pong, packet.text))
-            if let ws { actions.frames.append((ws, pong.frame)) } else if state.queue.append(pong.segment) {
+            if let ws { writeFrameLocked(pong.frame, to: ws, into: &actions) } else if state.queue.append(pong.segment) {
                 flushPollLocked(into: &actions)
             }
         case .close:
-            closeLocked(reason: EngineCloseReason.transportClose, pollReply: EnginePacket(.noop), into: &actions)
+            closeLocked(reason: EngineCloseReason.transportClose, pollReply: EnginePacket(.noop), owesNextPoll: ws == nil, into: &actions)
         case .open, .upgrade, .noop:
             break
         }
@@ -245,7 +381,7 @@ public final class EngineIOSession: @unchecked Sendable {
                 case .sendPing:
                     let ping = EnginePreEncodedPacket(EnginePacket(.ping))
                     if state.transport == .websocket, let ws = state.ws {
-                        actions.frames.append((ws, ping.frame))
+                        writeFrameLocked(ping.frame, to: ws, into: &actions)
                     } else if state.queue.append(ping.segment) {
                         flushPollLocked(into: &actions)
                     } else {

@@ -54,4 +54,6 @@ public enum EngineDecodeError: Error, Sendable, Equatable {
     case unknownType(UInt8)
     case invalidBase64
     case invalidUTF8
+    /// An Engine.IO v3 payload length that is missing, not a number, or past the end.
+    case invalidLength
 }

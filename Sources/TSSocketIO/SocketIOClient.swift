@@ -104,6 +104,9 @@ final class SocketIOClient: @unchecked Sendable {
         return true
     }
 
+    /// Queues a CONNECT the client did not send (Socket.IO v4 protocol: `/` is implicit).
+    func connectImplicitly(namespace: String) { enqueue(.connect(SocketIOPacket(type: .connect, namespace: namespace))) }
+
     // MARK: mailbox
 
     /// Queues a packet; starts the draining Task when none is running. Packets arriving after

@@ -19,6 +19,17 @@ public struct SocketIOConfiguration: Sendable {
     }
     /// Most binary attachments one packet may announce (`N-`); more closes the connection.
     public var maxAttachments: Int = 10
+    /// Connection state recovery (Socket.IO v5, socket.io 4.6+ `connectionStateRecovery`): how
+    /// long, ms, a disconnected socket's id, rooms and missed room events are kept for a
+    /// reconnect with its `pid` and last `offset`; 0 turns recovery off (the default).
+    public var recoveryMaxDisconnectionMs: Int = 0
+    /// Room events kept for recovery, oldest dropped first; a client that missed more gets a
+    /// fresh session.
+    public var recoveryMaxBufferedPackets: Int = 10_000
+    /// Encoded bytes of the kept events at most (oldest dropped first).
+    public var recoveryMaxBufferedBytes: Int = 16 << 20
+
+    var recoveryEnabled: Bool { recoveryMaxDisconnectionMs > 0 }
 
     public init(engine: EngineIOConfiguration = EngineIOConfiguration(), namespaces: Set<String> = ["/"],
                 connectTimeout: Double = 45, ackTimeout: Double = 10, maxOutboundBytesPerSocket: Int = 1 << 20) {

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import TSCrypto
 import TSEngineIO
@@ -31,6 +32,8 @@ public final class SocketIOServer: @unchecked Sendable {
     struct Hub {
         var adapters: [String: SocketIONamespaceAdapter] = [:]
         var namespaceOf: [String: String] = [:]
+        /// Connection state recovery per namespace (only when enabled).
+        var recovery: [String: SocketIORecoveryLog] = [:]
 
         func socket(id: String) -> SocketIOSocket? {
             namespaceOf[id].flatMap { adapters[$0]?.sockets[id] }
@@ -154,6 +157,7 @@ public final class SocketIOServer: @unchecked Sendable {
                      namespace: String = "/", except exceptSocketID: String? = nil) -> Int {
         let targets = hub.withLock { $0.adapters[namespace]?.members(of: room, except: exceptSocketID) ?? [] }
         return deliver(event, args, attachments: attachments, namespace: namespace, to: targets,
+                       recoveryTarget: .room(room, except: exceptSocketID),
                        record: SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: 0))
     }
 
@@ -164,16 +168,26 @@ public final class SocketIOServer: @unchecked Sendable {
     public func emit(_ event: String, _ args: [JSONValue], toSockets ids: [String], namespace: String = "/", room: String,
                      except exceptSocketID: String? = nil) -> Int {
         let targets = hub.withLock { $0.adapters[namespace]?.sockets(withIDs: ids) ?? [] }
-        return deliver(event, args, attachments: [], namespace: namespace, to: targets,
+        return deliver(event, args, attachments: [], namespace: namespace, to: targets, recoveryTarget: .sockets(Set(ids)),
                        record: SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: 0))
     }
 
     /// The one fan-out path: encodes the packet once for the namespace and hands the same bytes
     /// to every target (`EngineIOServer.broadcast`), then counts and records the emit.
+    ///
+    /// With connection state recovery on, the event gets an offset as its last argument and is
+    /// kept (encoded) for sockets that reconnect after missing it (`SocketIORecoveryLog`).
     private func deliver(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], namespace: String,
-                         to targets: [SocketIOSocket], record: SocketIOEmitRecord) -> Int {
+                         to targets: [SocketIOSocket], recoveryTarget: SocketIORecoveryLog.Target,
+                         record: SocketIOEmitRecord) -> Int {
         var delivered = 0
-        if !targets.isEmpty {
+        if configuration.recoveryEnabled {
+            let offset = hub.withLock { $0.recovery[namespace, default: makeRecoveryLog()].makeOffset() }
+            let packets = Self.preEncode(SocketIOPacketCodec.event(event, args + [.string(offset)], namespace: namespace, attachments: attachments))
+            let now = engine.clock.now()
+            hub.withLock { $0.recovery[namespace, default: makeRecoveryLog()].append(offset: offset, target: recoveryTarget, packets: packets, now: now) }
+            if !targets.isEmpty { delivered = EngineIOServer.broadcast(packets, to: targets.map(\.session)) }
+        } else if !targets.isEmpty {
             let packets = Self.preEncode(SocketIOPacketCodec.event(event, args, namespace: namespace, attachments: attachments))
             delivered = EngineIOServer.broadcast(packets, to: targets.map(\.session))
         }
@@ -182,6 +196,25 @@ public final class SocketIOServer: @unchecked Sendable {
                                    recipients: delivered))
         return delivered
     }
+
+    func makeRecoveryLog() -> SocketIORecoveryLog {
+        SocketIORecoveryLog(maxDisconnectionNanoseconds: UInt64(max(0, configuration.recoveryMaxDisconnectionMs)) * 1_000_000,
+                            maxPackets: configuration.recoveryMaxBufferedPackets, maxBytes: configuration.recoveryMaxBufferedBytes)
+    }
+
+    /// `socket.emit` with recovery on: through the offset-and-keep path, addressed to that socket.
+    func emitRecoverable(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], to socket: SocketIOSocket) {
+        let live = socket.isConnected ? [socket] : []
+        _ = deliver(event, args, attachments: attachments, namespace: socket.namespace, to: live, recoveryTarget: .sockets([socket.id]),
+                    record: SocketIOEmitRecord(event: event, args: args, target: .socket(socket.id), except: nil, recipients: 0))
+    }
+
+    /// Disconnect reasons after which a session is kept for recovery (the reference's
+    /// recoverable reasons: the transport went away, not the client or the server's decision).
+    static let recoverableReasons: Set<String> = [
+        EngineCloseReason.transportClose, EngineCloseReason.transportError, EngineCloseReason.pingTimeout,
+        EngineCloseReason.forcedClose, EngineCloseReason.serverShutdown, EngineCloseReason.pollCancelled,
+    ]
 
     /// Sends event to one socket (no-op for an unknown id).
     public func emit(_ event: String, _ args: [JSONValue], toSocket id: String) {
@@ -209,10 +242,16 @@ public final class SocketIOServer: @unchecked Sendable {
     }
 
     func socketDidDisconnect(_ socket: SocketIOSocket, reason: String) {
+        let keep = configuration.recoveryEnabled && Self.recoverableReasons.contains(reason) && socket.pid != nil
+        let now = keep ? engine.clock.now() : 0
         let removed: Bool = hub.withLock { h in
-            guard h.adapters[socket.namespace]?.remove(socket) != nil else { return false }
+            guard let rooms = h.adapters[socket.namespace]?.remove(socket) else { return false }
             h.namespaceOf[socket.id] = nil
             if h.adapters[socket.namespace]?.isEmpty == true { h.adapters[socket.namespace] = nil }
+            if keep, let pid = socket.pid {
+                h.recovery[socket.namespace, default: makeRecoveryLog()].persist(
+                    SocketIORecoveryLog.Session(sid: socket.id, pid: pid, rooms: rooms, userID: socket.userID, data: socket.data, disconnectedAt: now))
+            }
             return true
         }
         guard removed else { return }
@@ -236,33 +275,72 @@ public final class SocketIOServer: @unchecked Sendable {
     }
 
     private func connect(_ p: SocketIOPacket, client: SocketIOClient) async {
-        let ns = p.namespace
         let session = client.session
-        guard configuration.namespaces.contains(ns) else {
-            session.sendPreEncoded(Self.preEncode(SocketIOPacket(type: .connectError, namespace: ns, data: ["message": "Invalid namespace"])))
-            return
+        // Socket.IO v4 protocol (Engine.IO v3 clients): the namespace may carry a query string
+        // (`0/custom?token=abc`), which is the auth payload; the CONNECT reply has no data; a
+        // refusal is an ERROR packet whose data is the message string.
+        let legacy = session.protocolVersion == 3
+        var ns = p.namespace
+        var authPayload = p.data
+        if legacy, let q = ns.firstIndex(of: "?") {
+            authPayload = .object(JSONObject(Self.queryItems(String(ns[ns.index(after: q)...])).map { ($0.0, JSONValue.string($0.1)) }))
+            ns = String(ns[..<q])
         }
+        func refuse(_ message: String) {
+            let data: JSONValue = legacy ? .string(message) : ["message": .string(message)]
+            session.sendPreEncoded(Self.preEncode(SocketIOPacket(type: .connectError, namespace: ns, data: data)))
+        }
+        guard configuration.namespaces.contains(ns) else { return refuse("Invalid namespace") }
         if client.socket(namespace: ns) != nil { return }
-        let handshake = SocketIOHandshake(namespace: ns, request: session.handshake, auth: p.data)
+        let handshake = SocketIOHandshake(namespace: ns, request: session.handshake, auth: authPayload)
         let result: SocketIOAuthResult
         if let auth = handlers.withLock({ $0.authenticator }) {
-            result = await auth(handshake, p.data)
+            result = await auth(handshake, authPayload)
         } else {
             result = .accept(userID: nil, data: .null)
         }
         switch result {
         case .reject(let message):
-            session.sendPreEncoded(Self.preEncode(SocketIOPacket(type: .connectError, namespace: ns, data: ["message": .string(message)])))
+            refuse(message)
         case .accept(let userID, let data):
-            let socket = SocketIOSocket(id: Self.newSocketID(), namespace: ns, userID: userID, data: data,
-                                        handshake: handshake, session: session, client: client, server: self)
-            guard client.add(socket) else { return }
-            hub.withLock { h in
-                h.adapters[ns, default: SocketIONamespaceAdapter(namespace: ns)].add(socket)
-                h.namespaceOf[socket.id] = ns
+            // Connection state recovery: a CONNECT with the `pid` and last `offset` of a session
+            // that went away within the window, of the same user, takes that session back.
+            var restored: (SocketIORecoveryLog.Session, [[EnginePreEncodedPacket]])?
+            if configuration.recoveryEnabled, !legacy, let pid = authPayload?["pid"]?.stringValue, let offset = authPayload?["offset"]?.stringValue {
+                let now = engine.clock.now()
+                restored = hub.withLock { h in
+                    guard let r = h.recovery[ns]?.restore(pid: pid, offset: offset, userID: userID, now: now),
+                          h.namespaceOf[r.0.sid] == nil else { return nil }
+                    return r
+                }
             }
-            socket.sendPacket(SocketIOPacket(type: .connect, namespace: ns, data: ["sid": .string(socket.id)]))
-            if let f = handlers.withLock({ $0.onConnect }) { f(socket) }
+            let pid: String? = configuration.recoveryEnabled && !legacy ? (restored?.0.pid ?? Self.newSocketID()) : nil
+            let socket = SocketIOSocket(id: restored?.0.sid ?? Self.newSocketID(), namespace: ns, userID: userID, data: data,
+                                        handshake: handshake, session: session, client: client, server: self,
+                                        pid: pid, recovered: restored != nil)
+            guard client.add(socket) else { return }
+            let added: Bool = hub.withLock { h in
+                if h.namespaceOf[socket.id] != nil { return false }  // that sid came back meanwhile
+                h.adapters[ns, default: SocketIONamespaceAdapter(namespace: ns)].add(socket, rooms: restored?.0.rooms ?? [])
+                h.namespaceOf[socket.id] = ns
+                return true
+            }
+            guard added else {
+                _ = client.remove(socket)
+                return refuse("session already connected")
+            }
+            // The CONNECT reply leaves alone; the missed events and whatever the connect handler
+            // emits follow once its write has completed (set-up pacing, `withPacedWrites`): a
+            // client reading one frame per tick never finds the reply and the next in one read.
+            let onConnect = handlers.withLock { $0.onConnect }
+            var reply: JSONValue? = legacy ? nil : ["sid": .string(socket.id)]
+            if let pid { reply = ["sid": .string(socket.id), "pid": .string(pid)] }
+            session.withPacedWrites {
+                socket.sendPacket(SocketIOPacket(type: .connect, namespace: ns, data: reply))
+                // The events it missed, in order, as they first went out (offsets included).
+                for packets in restored?.1 ?? [] { session.sendPreEncoded(packets) }
+                onConnect?(socket)
+            }
         }
     }
 }
@@ -274,6 +352,25 @@ extension SocketIOServer: EngineIOServerDelegate {
         }
         session.userInfo.withLock { $0 = client }
         client.armConnectTimeout(nanoseconds: UInt64(max(0, configuration.connectTimeout) * 1e9))
+        // Socket.IO v4 protocol: an Engine.IO v3 client is connected to `/` without sending a
+        // CONNECT (its auth is the handshake query string).
+        if session.protocolVersion == 3 { client.connectImplicitly(namespace: "/") }
+    }
+
+    /// `a=1&b=2` → pairs, percent-decoded (`+` is a space), first occurrence wins.
+    static func queryItems(_ query: String) -> [(String, String)] {
+        var seen: Set<String> = []
+        var out: [(String, String)] = []
+        for part in query.split(separator: "&") {
+            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String {
+                String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s)
+            }
+            let k = decode(kv[0])
+            guard !k.isEmpty, seen.insert(k).inserted else { continue }
+            out.append((k, kv.count > 1 ? decode(kv[1]) : ""))
+        }
+        return out
     }
 
     private func client(of session: EngineIOSession) -> SocketIOClient? {

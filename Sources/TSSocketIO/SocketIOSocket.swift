@@ -17,13 +17,20 @@ public final class SocketIOSocket: Sendable {
     public let handshake: SocketIOHandshake
     /// Unix time of the connection, seconds.
     public let connectedAt: Int64
+    /// Connection state recovery: the private session id sent in the CONNECT reply (nil when
+    /// recovery is off), and whether this socket took over a disconnected session (same id,
+    /// rooms and the events it missed).
+    public let pid: String?
+    public let recovered: Bool
     let session: EngineIOSession
     let client: SocketIOClient
     let server: SocketIOServer
 
     init(id: String, namespace: String, userID: String?, data: JSONValue, handshake: SocketIOHandshake,
-         session: EngineIOSession, client: SocketIOClient, server: SocketIOServer) {
+         session: EngineIOSession, client: SocketIOClient, server: SocketIOServer, pid: String? = nil, recovered: Bool = false) {
         self.id = id
+        self.pid = pid
+        self.recovered = recovered
         self.namespace = namespace
         self.userID = userID
         self.data = data
@@ -50,6 +57,11 @@ public final class SocketIOSocket: Sendable {
     /// Sends a BINARY_EVENT when `attachments` is not empty (`args` hold
     /// `SocketIOPacket.placeholder(k)` where attachment k goes).
     public func emit(_ event: String, _ args: [JSONValue], attachments: [[UInt8]]) {
+        if server.configuration.recoveryEnabled {
+            // Kept with an offset, so a recovered session gets it again (as the reference does).
+            server.emitRecoverable(event, args, attachments: attachments, to: self)
+            return
+        }
         let ok = sendPacket(SocketIOPacketCodec.event(event, args, namespace: namespace, attachments: attachments))
         server.countEmit(delivered: ok ? 1 : 0, dropped: ok ? 0 : 1)
     }

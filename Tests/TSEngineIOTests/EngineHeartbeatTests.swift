@@ -26,6 +26,23 @@ final class EngineHeartbeatTests: XCTestCase {
         XCTAssertNil(hb.nextDeadline, "nothing left to do after a timeout")
     }
 
+    /// A ping tick that runs late does not push the timeout back: the session still ends at
+    /// pingInterval + pingTimeout from its last pong (issue 11, polling ping timeout fired late).
+    func testLatePingTickKeepsTheTimeoutOnSchedule() {
+        let clock = ManualClock()
+        let start = clock.now()
+        var hb = EngineHeartbeat(now: start, pingIntervalNanoseconds: 300 * ms, pingTimeoutNanoseconds: 200 * ms)
+        clock.advance(by: 315 * ms)  // the timer ran 15 ms late
+        XCTAssertEqual(hb.tick(now: clock.now()), .sendPing)
+        XCTAssertEqual(hb.nextDeadline, start + 500 * ms)
+        XCTAssertFalse(hb.isExpired(at: start + 499 * ms))
+        XCTAssertTrue(hb.isExpired(at: start + 500 * ms))
+        // Before any tick ran at all, the deadline is already known.
+        let fresh = EngineHeartbeat(now: start, pingIntervalNanoseconds: 300 * ms, pingTimeoutNanoseconds: 200 * ms)
+        XCTAssertFalse(fresh.isExpired(at: start + 499 * ms))
+        XCTAssertTrue(fresh.isExpired(at: start + 500 * ms))
+    }
+
     func testUnsolicitedPongDoesNotPostponePing() {
         let clock = ManualClock()
         var hb = EngineHeartbeat(now: clock.now(), pingIntervalNanoseconds: 300 * ms, pingTimeoutNanoseconds: 200 * ms)

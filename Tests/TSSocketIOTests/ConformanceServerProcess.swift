@@ -36,7 +36,8 @@ final class ConformanceServerProcess {
         }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = ["--port", "0"] + extraArguments
+        // Quiet: stdout is a pipe nobody drains after the first line.
+        p.arguments = ["--port", "0", "--log-level", "critical"] + extraArguments
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice

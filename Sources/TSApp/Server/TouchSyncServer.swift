@@ -78,7 +78,11 @@ public final class TouchSyncServer: @unchecked Sendable {
         engine.allowedOrigins = configuration.stringList("realtime.corsAllowedOrigins") ?? ["*"]
         engine.webSocketAllowedOrigins = configuration.stringList("realtime.allowedOrigins")
         engine.frameReadTimeout = .seconds(max(1, configuration.int("server.bodyReadTimeoutSeconds")))
+        engine.allowEIO3 = configuration.bool("realtime.allowEIO3")
         var sio = SocketIOConfiguration(engine: engine)
+        sio.recoveryMaxDisconnectionMs = configuration.int("realtime.connectionStateRecovery.maxDisconnectionDuration")
+        sio.recoveryMaxBufferedPackets = configuration.int("realtime.connectionStateRecovery.maxBufferedPackets")
+        sio.recoveryMaxBufferedBytes = configuration.int("realtime.connectionStateRecovery.maxBufferedBytes")
         sio.maxOutboundBytesPerSocket = configuration.int("realtime.maxOutboundBytesPerSocket")
         sio.engine.maxBufferedPacketsBytes = sio.maxOutboundBytesPerSocket  // the same backlog bound over polling
         hub = try SocketIOServer(configuration: sio, clock: clock, logger: Logger(label: "touchsync.realtime"))

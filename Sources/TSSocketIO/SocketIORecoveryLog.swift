@@ -1,0 +1,114 @@
+import TSCrypto
+import TSEngineIO
+import TSJSON
+
+/// Connection state recovery of one namespace (Socket.IO v5, socket.io 4.6+
+/// `connectionStateRecovery`; the reference keeps it in its session-aware in-memory adapter):
+///
+/// - every event the server sends without an ack gets an offset, appended as its last argument,
+///   and is kept here (encoded once, as it went out) with whom it addressed;
+/// - a socket that goes away for a recoverable reason leaves its session (sid, pid, rooms,
+///   user, data) here;
+/// - a CONNECT carrying that `pid` and the last `offset` the client saw, within
+///   `maxDisconnection`, gets the session back with every kept packet after that offset which
+///   addressed it, in order.
+///
+/// A pure value: no locks, no I/O; `SocketIOServer` keeps it inside its hub lock. Bounded by
+/// age (`maxDisconnection`), count (`maxPackets`) and bytes (`maxBytes`), oldest first. Offsets
+/// carry a random per-process prefix, so an offset from before a restart never matches.
+struct SocketIORecoveryLog {
+    enum Target {
+        /// A room emit (`except`: a socket id left out).
+        case room(String, except: String?)
+        /// An emit to listed sockets.
+        case sockets(Set<String>)
+    }
+
+    struct Entry {
+        let offset: String
+        let target: Target
+        let packets: [EnginePreEncodedPacket]
+        let bytes: Int
+        let at: UInt64
+    }
+
+    struct Session {
+        let sid: String
+        let pid: String
+        let rooms: Set<String>
+        let userID: String?
+        let data: JSONValue
+        let disconnectedAt: UInt64
+    }
+
+    let maxDisconnection: UInt64
+    let maxPackets: Int
+    let maxBytes: Int
+    private let bootID: String
+    private var nextOffset: UInt64 = 0
+    private var entries: [Entry] = []
+    private var start = 0
+    private var bytes = 0
+    private var sessions: [String: Session] = [:]
+
+    init(maxDisconnectionNanoseconds: UInt64, maxPackets: Int, maxBytes: Int) {
+        maxDisconnection = maxDisconnectionNanoseconds
+        self.maxPackets = max(1, maxPackets)
+        self.maxBytes = max(1, maxBytes)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        bootID = String(decoding: SecureRandom.bytes(8).map { alphabet[Int($0 & 63)] }, as: UTF8.self)
+    }
+
+    var count: Int { entries.count - start }
+
+    /// A new offset, unique within this process.
+    mutating func makeOffset() -> String {
+        nextOffset &+= 1
+        return "\(bootID)-\(nextOffset)"
+    }
+
+    mutating func append(offset: String, target: Target, packets: [EnginePreEncodedPacket], now: UInt64) {
+        let size = packets.reduce(0) { $0 + $1.segment.count }
+        entries.append(Entry(offset: offset, target: target, packets: packets, bytes: size, at: now))
+        bytes += size
+        prune(now: now)
+    }
+
+    /// Drops packets past the age, count and byte bounds and sessions past their window.
+    mutating func prune(now: UInt64) {
+        while start < entries.count,
+              count > maxPackets || bytes > maxBytes || now &- entries[start].at > maxDisconnection {
+            bytes -= entries[start].bytes
+            start += 1
+        }
+        if start > 1024 && start * 2 > entries.count {
+            entries.removeFirst(start)
+            start = 0
+        }
+        sessions = sessions.filter { now &- $0.value.disconnectedAt <= maxDisconnection }
+    }
+
+    mutating func persist(_ session: Session) {
+        sessions[session.pid] = session
+    }
+
+    /// The session of `pid` with the packets it missed after `offset`, removing the session;
+    /// nil (a fresh session) when unknown, expired, of another user (then it stays for its
+    /// owner), or the offset is no longer (or never was) here.
+    mutating func restore(pid: String, offset: String, userID: String?, now: UInt64) -> (Session, [[EnginePreEncodedPacket]])? {
+        prune(now: now)
+        guard let candidate = sessions[pid], candidate.userID == userID else { return nil }
+        guard let session = sessions.removeValue(forKey: pid) else { return nil }
+        guard let i = entries[start...].firstIndex(where: { $0.offset == offset }) else { return nil }
+        var missed: [[EnginePreEncodedPacket]] = []
+        for e in entries[(i + 1)...] where Self.addresses(e.target, session) { missed.append(e.packets) }
+        return (session, missed)
+    }
+
+    static func addresses(_ target: Target, _ s: Session) -> Bool {
+        switch target {
+        case .room(let room, let except): return s.rooms.contains(room) && except != s.sid
+        case .sockets(let ids): return ids.contains(s.sid)
+        }
+    }
+}

@@ -1,0 +1,285 @@
+import Logging
+import TSHTTP
+import TSJSON
+import TSSockets
+import TSTestSupport
+import XCTest
+@testable import TSEngineIO
+
+/// The four deviations from the reference server that made the official suites fail (issue 11),
+/// each pinned down deterministically.
+final class EngineDeviationLiveTests: XCTestCase {
+    let harness = EngineLiveHarness()
+    var port: Int { harness.port }
+    func start() throws { try harness.start() }
+    func get(_ q: String) -> RawHTTP.Response { harness.get(q) }
+    func post(_ q: String, _ body: String) -> RawHTTP.Response { harness.post(q, body) }
+    func openPolling() throws -> String { try harness.openPolling() }
+    func pollInBackground(_ sid: String) -> TestFuture<RawHTTP.Response> { harness.pollInBackground(sid) }
+    override func tearDown() { harness.stop() }
+
+    /// (a) A second WebSocket for an already-upgraded sid completes its 101 handshake and is
+    /// then closed at once; the first keeps working (reference `onWebSocket`).
+    func testSecondWebSocketForUpgradedSidGets101ThenCloseAndFirstKeepsWorking() throws {
+        try start()
+        let sid = try openPolling()
+        let first = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
+        XCTAssertEqual(first.status, 101)
+        first.send("2probe")
+        XCTAssertEqual(first.receive(), .text("3probe"))
+        first.send("5")
+
+        let second = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
+        XCTAssertEqual(second.status, 101, "the handshake completes, as on the reference server")
+        XCTAssertEqual(second.receive(), .close, "then the new socket is closed at once")
+
+        first.send("4hello")
+        XCTAssertEqual(first.receiveSkippingPings(), .text("4hello"))
+    }
+
+    /// (a) The same while the first socket is still probing.
+    func testSecondWebSocketDuringProbeIsClosedAndUpgradeStillCompletes() throws {
+        try start()
+        let sid = try openPolling()
+        let first = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
+        first.send("2probe")
+        XCTAssertEqual(first.receive(), .text("3probe"))
+        let second = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
+        XCTAssertEqual(second.status, 101)
+        XCTAssertEqual(second.receive(), .close)
+        first.send("5")
+        first.send("4after")
+        XCTAssertEqual(first.receiveSkippingPings(), .text("4after"))
+    }
+
+    /// (a) An unknown sid is still refused before the handshake (400), as the reference does.
+    func testWebSocketWithUnknownSidIs400() throws {
+        try start()
+        let ws = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket&sid=nope")
+        XCTAssertEqual(ws.status, 400)
+    }
+
+    /// (c) The client's close (`1` in a POST) handled before the GET of the same long-poll cycle
+    /// (which another loop may run later): that GET still gets the `6` it would have got
+    /// parked, and only a later GET gets 400 Session ID unknown.
+    func testGetHandledAfterTheClientsCloseIsAnsweredNoopOnce() throws {
+        try start()
+        let sid = try openPolling()
+        XCTAssertEqual(post("EIO=4&transport=polling&sid=\(sid)", "1").status, 200)
+        let racing = get("EIO=4&transport=polling&sid=\(sid)")
+        XCTAssertEqual(racing.status, 200)
+        XCTAssertEqual(racing.text, "6")
+        let later = get("EIO=4&transport=polling&sid=\(sid)")
+        XCTAssertEqual(later.status, 400)
+        XCTAssertTrue(later.text.contains("Session ID unknown"), later.text)
+    }
+
+    /// (c) With the GET parked first, it gets the `6` and nothing is owed afterwards.
+    func testParkedGetGetsNoopOnClientCloseAndNextGetIs400() throws {
+        try start()
+        let sid = try openPolling()
+        let parked = pollInBackground(sid)
+        XCTAssertEqual(post("EIO=4&transport=polling&sid=\(sid)", "1").status, 200)
+        XCTAssertEqual(parked.wait()?.text, "6")
+        XCTAssertEqual(get("EIO=4&transport=polling&sid=\(sid)").status, 400)
+    }
+
+    /// (c) A server-side close owes nothing: the next GET is 400.
+    func testInvalidPacketCloseOwesNoReply() throws {
+        try start()
+        let sid = try openPolling()
+        XCTAssertEqual(post("EIO=4&transport=polling&sid=\(sid)", "abc").status, 400)
+        XCTAssertEqual(get("EIO=4&transport=polling&sid=\(sid)").status, 400)
+    }
+}
+
+/// (d) The polling ping timeout is on time: a request that comes once pingInterval + pingTimeout
+/// have passed finds the session closed, even if the timer that closes it has not run (here the
+/// clock is manual and the loop is never given the chance to run it).
+final class EnginePingDeadlineTests: XCTestCase {
+    let ms: UInt64 = 1_000_000
+
+    func request(_ method: HTTPMethod, _ query: String, body: String = "") -> HTTPRequest {
+        HTTPRequest(method: method, target: "/socket.io/?\(query)", body: Array(body.utf8))
+    }
+
+    func testPollingSessionIsClosedAtIntervalPlusTimeoutEvenBeforeItsTimerRuns() async throws {
+        let clock = ManualClock()
+        let loop = try EventLoop(clock: clock)
+        defer { loop.shutdown() }
+        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 300, pingTimeout: 200),
+                                        clock: clock, timerLoop: loop, logger: Logger(label: "test"))
+        let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
+        let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
+        // 499 ms: still open (the GET would park; use a POST, which answers at once).
+        clock.advance(by: 499 * ms)
+        let before = await engine.handle(request(.POST, "EIO=4&transport=polling&sid=\(sid)", body: "4x"))
+        XCTAssertEqual(before.status, 200)
+        // 500 ms = pingInterval + pingTimeout: closed, whether or not a timer has fired.
+        clock.advance(by: 1 * ms)
+        let at = await engine.handle(request(.POST, "EIO=4&transport=polling&sid=\(sid)", body: "4y"))
+        XCTAssertEqual(at.status, 400)
+        let poll = await engine.handle(request(.GET, "EIO=4&transport=polling&sid=\(sid)"))
+        XCTAssertEqual(poll.status, 400)
+        XCTAssertNil(engine.session(id: sid))
+    }
+
+    func testPostAfterTheDeadlineIs400() async throws {
+        let clock = ManualClock()
+        let loop = try EventLoop(clock: clock)
+        defer { loop.shutdown() }
+        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 300, pingTimeout: 200),
+                                        clock: clock, timerLoop: loop, logger: Logger(label: "test"))
+        let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
+        let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
+        clock.advance(by: 500 * ms)
+        let late = await engine.handle(request(.POST, "EIO=4&transport=polling&sid=\(sid)", body: "3"))
+        XCTAssertEqual(late.status, 400)
+    }
+}
+
+/// (b) Set-up pacing: the packets sent while writes are paced leave one per write, each only
+/// after the previous one has been flushed; later packets are not held back once drained.
+final class EnginePacedWriteTests: XCTestCase {
+    /// Records what the session hands to its WebSocket, and holds each paced write's
+    /// completion until the test releases it.
+    final class RecordingTransport: EngineWebSocketTransport, @unchecked Sendable {
+        // @unchecked Sendable: `log` and `completions` are only touched under `lock`.
+        let lock = Lock()
+        var log: [String] = []
+        var completions: [@Sendable () -> Void] = []
+        func engineSend(text: String) { lock.withLock { log.append("text:" + text) } }
+        func engineSend(binary: [UInt8]) { lock.withLock { log.append("binary") } }
+        func engineSend(frame: [UInt8]) { lock.withLock { log.append("frame:" + Self.text(frame)) } }
+        func engineSend(frame: [UInt8], thenAfter gapNanoseconds: UInt64, _ next: @escaping @Sendable () -> Void) {
+            lock.withLock {
+                log.append("paced:" + Self.textOfFrames(frame).joined(separator: "|"))
+                completions.append(next)
+            }
+        }
+        /// Payloads of consecutive small unmasked text frames.
+        static func textOfFrames(_ bytes: [UInt8]) -> [String] {
+            var out: [String] = []
+            var i = 0
+            while i + 2 <= bytes.count {
+                let n = Int(bytes[i + 1] & 0x7F)
+                out.append(String(decoding: bytes[(i + 2)..<min(bytes.count, i + 2 + n)], as: UTF8.self))
+                i += 2 + n
+            }
+            return out
+        }
+        func engineClose() { lock.withLock { log.append("close") } }
+        func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void) { body() }
+        /// Payload of a small unmasked text frame.
+        static func text(_ frame: [UInt8]) -> String { String(decoding: frame.dropFirst(2), as: UTF8.self) }
+        func completeNext() -> Bool {
+            let c: (@Sendable () -> Void)? = lock.withLock { completions.isEmpty ? nil : completions.removeFirst() }
+            c?()
+            return c != nil
+        }
+        var entries: [String] { lock.withLock { log } }
+    }
+
+    func testTheConnectReplyLeavesAloneAndTheRestTogetherAfterIt() throws {
+        let engine = try EngineIOServer(configuration: EngineIOConfiguration(), logger: Logger(label: "test"))
+        defer { engine.closeAll() }
+        let session = engine.makeSession(transport: .websocket, handshake: EngineHandshakeInfo(query: [:], headers: [], remoteAddress: nil))
+        let ws = RecordingTransport()
+        session.startWebSocket(ws)
+        session.withPacedWrites {
+            session.send(text: "0{\"sid\":\"x\"}")
+            session.send(text: "2[\"auth\",{}]")
+            session.send(text: "2[\"more\"]")
+        }
+        session.send(text: "after")
+        XCTAssertEqual(ws.entries.filter { !$0.hasPrefix("text:0{") }, ["paced:40{\"sid\":\"x\"}"],
+                       "only the CONNECT reply is written until that write completes")
+        XCTAssertTrue(ws.completeNext())
+        XCTAssertEqual(ws.entries.last, "paced:42[\"auth\",{}]|42[\"more\"]|4after",
+                       "then everything queued meanwhile, in order, in one write")
+        XCTAssertTrue(ws.completeNext())
+        XCTAssertFalse(ws.completeNext())
+        session.send(text: "normal")
+        XCTAssertEqual(ws.entries.last, "frame:4normal", "once drained, writes are not paced any more")
+    }
+}
+
+/// A live Engine.IO echo server at `/engine.io/` (pingInterval 300 ms, pingTimeout 200 ms, as
+/// the official suite's server) on port 0, with raw-client helpers.
+// @unchecked Sendable: set up once in `start`, then only read.
+final class EngineLiveHarness: @unchecked Sendable {
+    var http: HTTPServer?
+    var engine: EngineIOServer?
+    var recorder = EchoRecorder()
+    var port = 0
+
+    func start(_ configure: (inout EngineIOConfiguration) -> Void = { _ in }) throws {
+        var config = EngineIOConfiguration(pingInterval: 300, pingTimeout: 200)
+        config.path = "/engine.io/"
+        configure(&config)
+        let engine = try EngineIOServer(configuration: config, logger: Logger(label: "test"))
+        engine.delegate = recorder
+        var b = RouterBuilder()
+        engine.mount(on: &b)
+        let http = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2),
+                              responder: b.freeze(), logger: Logger(label: "test"))
+        port = try http.start()
+        self.engine = engine
+        self.http = http
+    }
+
+    func stop() {
+        engine?.closeAll()
+        let h = http
+        _ = TestFuture.run { () -> Bool in
+            let sem = DispatchSemaphore(value: 0)
+            Task { await h?.shutdown(); sem.signal() }
+            sem.wait()
+            return true
+        }.wait(timeout: 15)
+    }
+
+    func get(_ q: String) -> RawHTTP.Response { RawHTTP.request(port: port, "GET", "/engine.io/?\(q)") }
+    func post(_ q: String, _ body: String) -> RawHTTP.Response {
+        RawHTTP.request(port: port, "POST", "/engine.io/?\(q)", body: Array(body.utf8))
+    }
+
+    /// A GET poll for `sid` on another thread, given 50 ms to reach the server and park.
+    func pollInBackground(_ sid: String) -> TestFuture<RawHTTP.Response> {
+        let p = port
+        let poll = TestFuture.run { RawHTTP.request(port: p, "GET", "/engine.io/?EIO=4&transport=polling&sid=\(sid)") }
+        usleep(50_000)
+        return poll
+    }
+
+    func openPolling() throws -> String {
+        let r = get("EIO=4&transport=polling")
+        XCTAssertEqual(r.status, 200)
+        let open = try JSONValue.parse(Array(r.body.dropFirst()))
+        return try XCTUnwrap(open["sid"]?.stringValue)
+    }
+}
+
+/// A polling request that comes right after the client sent `2probe` and `5` on its new
+/// WebSocket is handled after them (as on the single-threaded reference, where the WebSocket's
+/// bytes are read first): the GET is refused, the upgrade done. Repeated, since without the
+/// ordering it fails only when the probe's loop is slower than the GET's.
+final class EngineProbeOrderLiveTests: XCTestCase {
+    let harness = EngineLiveHarness()
+    override func tearDown() { harness.stop() }
+
+    func testGetRightAfterProbeAndUpgradeIsRefused() throws {
+        try harness.start()
+        for _ in 0..<20 {
+            let sid = try harness.openPolling()
+            let ws = try RawWebSocketClient(port: harness.port, target: "/engine.io/?EIO=4&transport=websocket&sid=\(sid)")
+            XCTAssertEqual(ws.status, 101)
+            ws.send("2probe")
+            ws.send("5")
+            XCTAssertEqual(harness.get("EIO=4&transport=polling&sid=\(sid)").status, 400)
+            ws.send("4hello")
+            XCTAssertEqual(ws.receiveSkippingPings(), .text("3probe"))
+            XCTAssertEqual(ws.receiveSkippingPings(), .text("4hello"))
+        }
+    }
+}

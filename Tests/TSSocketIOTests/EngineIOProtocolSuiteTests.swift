@@ -1,0 +1,246 @@
+import Foundation
+import TSJSON
+import TSTestSupport
+import XCTest
+
+/// Every case of the official Engine.IO v4 protocol test suite (socketio/engine.io-protocol,
+/// `test-suite/test-suite.js`), restated in our own words against the real conformance server's
+/// `/engine.io/` echo. Each test is named `test_EIO_<describe path>_<case title>`.
+final class EngineIOProtocolSuiteTests: ConformanceSuiteCase {
+    let m = "/engine.io/"
+
+    // MARK: handshake / HTTP long-polling
+
+    // "handshake › HTTP long-polling › successfully opens a session"
+    func test_EIO_handshake_polling_successfully_opens_a_session() throws {
+        let r = get("\(m)?EIO=4&transport=polling")
+        XCTAssertEqual(r.status, 200)
+        try checkOpenPacket(r.text, upgrades: ["websocket"])
+    }
+
+    // "handshake › HTTP long-polling › fails with an invalid 'EIO' query parameter"
+    func test_EIO_handshake_polling_fails_with_an_invalid_EIO_query_parameter() {
+        XCTAssertEqual(get("\(m)?transport=polling").status, 400)
+        XCTAssertEqual(get("\(m)?EIO=abc&transport=polling").status, 400)
+    }
+
+    // "handshake › HTTP long-polling › fails with an invalid 'transport' query parameter"
+    func test_EIO_handshake_polling_fails_with_an_invalid_transport_query_parameter() {
+        XCTAssertEqual(get("\(m)?EIO=4").status, 400)
+        XCTAssertEqual(get("\(m)?EIO=4&transport=abc").status, 400)
+    }
+
+    // "handshake › HTTP long-polling › fails with an invalid request method"
+    func test_EIO_handshake_polling_fails_with_an_invalid_request_method() {
+        XCTAssertEqual(request("POST", "\(m)?EIO=4&transport=polling").status, 400)
+        XCTAssertEqual(request("PUT", "\(m)?EIO=4&transport=polling").status, 400)
+    }
+
+    // MARK: handshake / WebSocket
+
+    // "handshake › WebSocket › successfully opens a session"
+    func test_EIO_handshake_websocket_successfully_opens_a_session() throws {
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
+        XCTAssertEqual(ws.status, 101)
+        guard case .text(let open) = ws.receive() else { return XCTFail("no open packet") }
+        try checkOpenPacket(open, upgrades: [])
+    }
+
+    // "handshake › WebSocket › fails with an invalid 'EIO' query parameter"
+    func test_EIO_handshake_websocket_fails_with_an_invalid_EIO_query_parameter() throws {
+        XCTAssertEqual(try webSocket("\(m)?transport=websocket").status, 400)
+        XCTAssertEqual(try webSocket("\(m)?EIO=abc&transport=websocket").status, 400)
+    }
+
+    // "handshake › WebSocket › fails with an invalid 'transport' query parameter"
+    func test_EIO_handshake_websocket_fails_with_an_invalid_transport_query_parameter() throws {
+        XCTAssertEqual(try webSocket("\(m)?EIO=4").status, 400)
+        XCTAssertEqual(try webSocket("\(m)?EIO=4&transport=abc").status, 400)
+    }
+
+    // MARK: message / HTTP long-polling
+
+    func roundTrip(_ body: String) throws {
+        let sid = try openPollingSession(m)
+        let push = post("\(m)?EIO=4&transport=polling&sid=\(sid)", body)
+        XCTAssertEqual(push.status, 200)
+        XCTAssertEqual(push.text, "ok")
+        let poll = get("\(m)?EIO=4&transport=polling&sid=\(sid)")
+        XCTAssertEqual(poll.status, 200)
+        XCTAssertEqual(poll.text, body)
+    }
+
+    // "message › HTTP long-polling › sends and receives a payload containing one plain text packet"
+    func test_EIO_message_polling_sends_and_receives_a_payload_containing_one_plain_text_packet() throws {
+        try roundTrip("4hello")
+    }
+
+    // "message › HTTP long-polling › sends and receives a payload containing several plain text packets"
+    func test_EIO_message_polling_sends_and_receives_a_payload_containing_several_plain_text_packets() throws {
+        try roundTrip("4test1\u{1e}4test2\u{1e}4test3")
+    }
+
+    // "message › HTTP long-polling › sends and receives a payload containing plain text and binary packets"
+    func test_EIO_message_polling_sends_and_receives_a_payload_containing_plain_text_and_binary_packets() throws {
+        try roundTrip("4hello\u{1e}bAQIDBA==")
+    }
+
+    // "message › HTTP long-polling › closes the session upon invalid packet format"
+    func test_EIO_message_polling_closes_the_session_upon_invalid_packet_format() throws {
+        let sid = try openPollingSession(m)
+        let push = post("\(m)?EIO=4&transport=polling&sid=\(sid)", "abc")
+        XCTAssertTrue(push.status == 400 || push.status == 0, "400, or the connection dropped: got \(push.status)")
+        XCTAssertEqual(get("\(m)?EIO=4&transport=polling&sid=\(sid)").status, 400)
+    }
+
+    // "message › HTTP long-polling › closes the session upon duplicate poll requests"
+    func test_EIO_message_polling_closes_the_session_upon_duplicate_poll_requests() throws {
+        let sid = try openPollingSession(m)
+        let p = port
+        let first = TestFuture.run { RawHTTP.request(port: p, "GET", "/engine.io/?EIO=4&transport=polling&sid=\(sid)") }
+        usleep(50_000)  // the first GET is parked
+        let second = get("\(m)?EIO=4&transport=polling&sid=\(sid)&t=burst")
+        let firstResponse = first.wait()
+        XCTAssertEqual(firstResponse?.status, 200)
+        XCTAssertEqual(firstResponse?.text, "1")
+        XCTAssertTrue([400, 500].contains(second.status), "got \(second.status)")
+        XCTAssertEqual(get("\(m)?EIO=4&transport=polling&sid=\(sid)").status, 400)
+    }
+
+    // MARK: message / WebSocket
+
+    // "message › WebSocket › sends and receives a plain text packet"
+    func test_EIO_message_websocket_sends_and_receives_a_plain_text_packet() throws {
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
+        _ = ws.receive()  // handshake
+        ws.send("4hello")
+        XCTAssertEqual(ws.receiveSkippingPings(), .text("4hello"))
+    }
+
+    // "message › WebSocket › sends and receives a binary packet"
+    func test_EIO_message_websocket_sends_and_receives_a_binary_packet() throws {
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
+        _ = ws.receive()
+        ws.send(binary: [1, 2, 3, 4])
+        XCTAssertEqual(ws.receiveSkippingPings(), .binary([1, 2, 3, 4]))
+    }
+
+    // "message › WebSocket › closes the session upon invalid packet format"
+    func test_EIO_message_websocket_closes_the_session_upon_invalid_packet_format() throws {
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
+        _ = ws.receive()
+        ws.send("abc")
+        assertCloses(ws)
+    }
+
+    // MARK: heartbeat
+
+    // "heartbeat › HTTP long-polling › sends ping/pong packets"
+    func test_EIO_heartbeat_polling_sends_ping_pong_packets() throws {
+        let sid = try openPollingSession(m)
+        for _ in 0..<3 {
+            let poll = get("\(m)?EIO=4&transport=polling&sid=\(sid)")
+            XCTAssertEqual(poll.status, 200)
+            XCTAssertEqual(poll.text, "2")
+            XCTAssertEqual(post("\(m)?EIO=4&transport=polling&sid=\(sid)", "3").status, 200)
+        }
+    }
+
+    // "heartbeat › HTTP long-polling › closes the session upon ping timeout"
+    func test_EIO_heartbeat_polling_closes_the_session_upon_ping_timeout() throws {
+        let sid = try openPollingSession(m)
+        usleep(useconds_t((Self.pingInterval + Self.pingTimeout) * 1000))
+        XCTAssertEqual(get("\(m)?EIO=4&transport=polling&sid=\(sid)").status, 400)
+    }
+
+    // "heartbeat › WebSocket › sends ping/pong packets"
+    func test_EIO_heartbeat_websocket_sends_ping_pong_packets() throws {
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
+        _ = ws.receive()
+        for _ in 0..<3 {
+            XCTAssertEqual(ws.receive(), .text("2"))
+            ws.send("3")
+        }
+    }
+
+    // "heartbeat › WebSocket › closes the session upon ping timeout"
+    func test_EIO_heartbeat_websocket_closes_the_session_upon_ping_timeout() throws {
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
+        assertCloses(ws)  // the ping is never answered
+    }
+
+    // MARK: close
+
+    // "close › HTTP long-polling › forcefully closes the session"
+    func test_EIO_close_polling_forcefully_closes_the_session() throws {
+        let sid = try openPollingSession(m)
+        let p = port
+        // As the suite: the GET and the POST `1` leave together, on two connections.
+        let poll = TestFuture.run { RawHTTP.request(port: p, "GET", "/engine.io/?EIO=4&transport=polling&sid=\(sid)") }
+        let close = post("\(m)?EIO=4&transport=polling&sid=\(sid)", "1")
+        XCTAssertEqual(close.status, 200)
+        let pollResponse = poll.wait()
+        XCTAssertEqual(pollResponse?.status, 200)
+        XCTAssertEqual(pollResponse?.text, "6")
+        XCTAssertEqual(get("\(m)?EIO=4&transport=polling&sid=\(sid)").status, 400)
+    }
+
+    // "close › WebSocket › forcefully closes the session"
+    func test_EIO_close_websocket_forcefully_closes_the_session() throws {
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
+        _ = ws.receive()
+        ws.send("1")
+        assertCloses(ws)
+    }
+
+    // MARK: upgrade
+
+    // "upgrade › successfully upgrades from HTTP long-polling to WebSocket"
+    func test_EIO_upgrade_successfully_upgrades_from_HTTP_long_polling_to_WebSocket() throws {
+        let sid = try openPollingSession(m)
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket&sid=\(sid)")
+        XCTAssertEqual(ws.status, 101)
+        ws.send("2probe")
+        XCTAssertEqual(ws.receive(), .text("3probe"))
+        let poll = get("\(m)?EIO=4&transport=polling&sid=\(sid)")
+        XCTAssertEqual(poll.status, 200)
+        XCTAssertEqual(poll.text, "6")
+        ws.send("5")
+        ws.send("4hello")
+        XCTAssertEqual(ws.receiveSkippingPings(), .text("4hello"))
+    }
+
+    // "upgrade › ignores HTTP requests with same sid after upgrade"
+    func test_EIO_upgrade_ignores_HTTP_requests_with_same_sid_after_upgrade() throws {
+        let sid = try openPollingSession(m)
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket&sid=\(sid)")
+        XCTAssertEqual(ws.status, 101)
+        ws.send("2probe")
+        ws.send("5")
+        XCTAssertEqual(ws.receive(), .text("3probe"))
+        // (Not in the suite, which relies on timing: an echo proves the `5` was handled.)
+        ws.send("4sync")
+        XCTAssertEqual(ws.receiveSkippingPings(), .text("4sync"))
+        XCTAssertEqual(get("\(m)?EIO=4&transport=polling&sid=\(sid)").status, 400)
+        ws.send("4hello")
+        XCTAssertEqual(ws.receiveSkippingPings(), .text("4hello"))
+    }
+
+    // "upgrade › ignores WebSocket connection with same sid after upgrade"
+    func test_EIO_upgrade_ignores_WebSocket_connection_with_same_sid_after_upgrade() throws {
+        let sid = try openPollingSession(m)
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket&sid=\(sid)")
+        XCTAssertEqual(ws.status, 101)
+        ws.send("2probe")
+        ws.send("5")
+        XCTAssertEqual(ws.receive(), .text("3probe"))
+        // (Not in the suite, which relies on timing: an echo proves the `5` was handled.)
+        ws.send("4sync")
+        XCTAssertEqual(ws.receiveSkippingPings(), .text("4sync"))
+        let second = try webSocket("\(m)?EIO=4&transport=websocket&sid=\(sid)")
+        XCTAssertEqual(second.status, 101)
+        assertCloses(second)
+        ws.send("4hello")
+        XCTAssertEqual(ws.receiveSkippingPings(), .text("4hello"))
+    }
+}

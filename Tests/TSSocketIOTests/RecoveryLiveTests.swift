@@ -1,0 +1,217 @@
+import Foundation
+import Logging
+import TSEngineIO
+import TSHTTP
+import TSJSON
+import TSSockets
+import TSTestSupport
+import XCTest
+@testable import TSSocketIO
+
+/// Connection state recovery (socket.io 4.6+) over real sockets, with a raw client sending what
+/// socket.io-client sends: `40{…auth,"pid":…,"offset":…}` on reconnect, the offset being the
+/// last argument of the last event it received.
+final class RecoveryLiveTests: XCTestCase {
+    var http: HTTPServer?
+    var io: SocketIOServer?
+    var port = 0
+    let disconnected = DispatchSemaphore(value: 0)
+
+    func start(windowMs: Int = 5_000, maxPackets: Int = 100) throws {
+        var config = SocketIOConfiguration(engine: EngineIOConfiguration(pingInterval: 5000, pingTimeout: 5000))
+        config.recoveryMaxDisconnectionMs = windowMs
+        config.recoveryMaxBufferedPackets = maxPackets
+        let io = try SocketIOServer(configuration: config, clock: SystemClock(), logger: Logger(label: "test"))
+        // Each user is the `user` field of the CONNECT auth payload.
+        io.setAuthenticator { _, auth in .accept(userID: auth?["user"]?.stringValue ?? "anon", data: .null) }
+        io.onConnect { socket in socket.emit("hello", [.bool(socket.recovered)]) }
+        io.on("join") { socket, args, ack in
+            if let room = args.first?.stringValue { socket.join(room) }
+            ack?.send([true])
+        }
+        let sem = disconnected
+        io.onDisconnect { _, _ in sem.signal() }
+        var b = RouterBuilder()
+        io.mount(on: &b)
+        let http = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2),
+                              responder: b.freeze(), logger: Logger(label: "test"))
+        port = try http.start()
+        self.io = io
+        self.http = http
+    }
+
+    override func tearDown() {
+        io?.disconnectAll(reason: "test end")
+        let h = http
+        _ = TestFuture.run { () -> Bool in
+            let sem = DispatchSemaphore(value: 0)
+            Task { await h?.shutdown(); sem.signal() }
+            sem.wait()
+            return true
+        }.wait(timeout: 15)
+    }
+
+    struct Connected {
+        let ws: RawWebSocketClient
+        let sid: String
+        let pid: String?
+        let recovered: Bool
+    }
+
+    /// Opens a websocket session and sends `40<auth>`; returns what the CONNECT reply and the
+    /// `hello` event said.
+    func connect(_ auth: JSONValue) throws -> Connected? {
+        let ws = try RawWebSocketClient(port: port, target: "/socket.io/?EIO=4&transport=websocket")
+        guard ws.status == 101, case .text(let open) = ws.receive(), open.hasPrefix("0") else { XCTFail("no session"); return nil }
+        ws.send("40" + auth.serializedString())
+        guard case .text(let reply) = ws.receiveSkippingPings(), reply.hasPrefix("40") else { XCTFail("no CONNECT reply"); return nil }
+        let v = try JSONValue.parse(String(reply.dropFirst(2)))
+        guard let sid = v["sid"]?.stringValue else { XCTFail("no sid in \(reply)"); return nil }
+        var recovered = false
+        var replayed: [String] = []
+        while case .text(let t) = ws.receiveSkippingPings(), t.hasPrefix("42") {
+            let args = try XCTUnwrap(try JSONValue.parse(String(t.dropFirst(2))).arrayValue)
+            if args.first == "hello" {
+                recovered = args.count > 1 && args[1] == .bool(true)
+                break
+            }
+            replayed.append(t)
+        }
+        lastReplay = replayed
+        return Connected(ws: ws, sid: sid, pid: v["pid"]?.stringValue, recovered: recovered)
+    }
+    var lastReplay: [String] = []
+
+    /// The event's arguments without the offset, and the offset (its last argument).
+    func event(_ m: RawWebSocketClient.Message) throws -> (name: String, args: [JSONValue], offset: String)? {
+        guard case .text(let t) = m, t.hasPrefix("42") else { XCTFail("not an event: \(m)"); return nil }
+        var args = try XCTUnwrap(try JSONValue.parse(String(t.dropFirst(2))).arrayValue)
+        guard args.count >= 2, let offset = args.removeLast().stringValue, let name = args.first?.stringValue else {
+            XCTFail("no offset in \(t)"); return nil
+        }
+        return (name, Array(args.dropFirst()), offset)
+    }
+
+    func waitForDisconnect() { XCTAssertEqual(disconnected.wait(timeout: .now() + 5), .success, "the server saw the drop") }
+
+    func testReconnectWithinTheWindowGetsSidRoomsAndMissedEventsInOrder() throws {
+        try start()
+        let io = try XCTUnwrap(self.io)
+        guard let first = try connect(["user": "u1"]) else { return }
+        XCTAssertNotNil(first.pid, "the CONNECT reply carries a pid: {\"sid\",\"pid\"}")
+        XCTAssertFalse(first.recovered)
+        first.ws.send("421[\"join\",\"r\"]")
+        XCTAssertEqual(first.ws.receiveSkippingPings(), .text("431[true]"))
+
+        io.emit("e", ["one"], toRoom: "r")
+        guard let e1 = try event(first.ws.receiveSkippingPings()) else { return }
+        XCTAssertEqual(e1.name, "e")
+        XCTAssertEqual(e1.args, ["one"])
+
+        // The network drops (no Engine.IO close): a recoverable disconnect.
+        first.ws.closeSocket()
+        waitForDisconnect()
+        io.emit("e", ["two"], toRoom: "r")
+        io.emit("other", ["not mine"], toRoom: "elsewhere")
+        io.emit("e", ["three"], toRoom: "r")
+
+        guard let back = try connect(["user": "u1", "pid": .string(first.pid ?? ""), "offset": .string(e1.offset)]) else { return }
+        XCTAssertEqual(back.sid, first.sid, "same socket id")
+        XCTAssertEqual(back.pid, first.pid)
+        XCTAssertTrue(back.recovered, "recovered is visible to the connect handler")
+        let missed = try lastReplay.map { try event(.text($0)) }
+        XCTAssertEqual(missed.map { $0?.args }, [["two"], ["three"]], "every missed event of its rooms, in order, once")
+        // Its rooms are back: the next room event reaches it.
+        io.emit("e", ["four"], toRoom: "r")
+        XCTAssertEqual(try event(back.ws.receiveSkippingPings())?.args, ["four"])
+        XCTAssertEqual(io.socket(id: back.sid)?.rooms, [back.sid, "r"])
+    }
+
+    func testPastTheWindowIsAFreshSession() throws {
+        try start(windowMs: 200)
+        let io = try XCTUnwrap(self.io)
+        guard let first = try connect(["user": "u1"]) else { return }
+        first.ws.send("421[\"join\",\"r\"]")
+        XCTAssertEqual(first.ws.receiveSkippingPings(), .text("431[true]"))
+        io.emit("e", ["one"], toRoom: "r")
+        guard let e1 = try event(first.ws.receiveSkippingPings()) else { return }
+        first.ws.closeSocket()
+        waitForDisconnect()
+        usleep(400_000)  // past maxDisconnectionDuration
+        guard let back = try connect(["user": "u1", "pid": .string(first.pid ?? ""), "offset": .string(e1.offset)]) else { return }
+        XCTAssertNotEqual(back.sid, first.sid)
+        XCTAssertFalse(back.recovered)
+        XCTAssertEqual(lastReplay, [])
+        XCTAssertEqual(io.socket(id: back.sid)?.rooms, [back.sid])
+    }
+
+    func testUnknownOffsetAsAfterARestartIsAFreshSession() throws {
+        try start()
+        guard let first = try connect(["user": "u1"]) else { return }
+        first.ws.closeSocket()
+        waitForDisconnect()
+        // An offset this process never issued (another process's, before a restart).
+        guard let back = try connect(["user": "u1", "pid": .string(first.pid ?? ""), "offset": "AAAAAAAA-1"]) else { return }
+        XCTAssertNotEqual(back.sid, first.sid)
+        XCTAssertFalse(back.recovered)
+    }
+
+    func testAnotherUserCannotTakeOverASessionWithItsPid() throws {
+        try start()
+        let io = try XCTUnwrap(self.io)
+        guard let first = try connect(["user": "u1"]) else { return }
+        io.emit("e", ["one"], toRoom: first.sid)
+        guard let e1 = try event(first.ws.receiveSkippingPings()) else { return }
+        first.ws.closeSocket()
+        waitForDisconnect()
+        guard let thief = try connect(["user": "u2", "pid": .string(first.pid ?? ""), "offset": .string(e1.offset)]) else { return }
+        XCTAssertNotEqual(thief.sid, first.sid)
+        XCTAssertFalse(thief.recovered)
+        // The attempt did not cost the owner its session.
+        guard let owner = try connect(["user": "u1", "pid": .string(first.pid ?? ""), "offset": .string(e1.offset)]) else { return }
+        XCTAssertEqual(owner.sid, first.sid)
+        XCTAssertTrue(owner.recovered)
+    }
+
+    func testClientNamespaceDisconnectIsNotRecoverable() throws {
+        try start()
+        let io = try XCTUnwrap(self.io)
+        guard let first = try connect(["user": "u1"]) else { return }
+        io.emit("e", ["one"], toRoom: first.sid)
+        guard let e1 = try event(first.ws.receiveSkippingPings()) else { return }
+        first.ws.send("41")
+        waitForDisconnect()
+        guard let back = try connect(["user": "u1", "pid": .string(first.pid ?? ""), "offset": .string(e1.offset)]) else { return }
+        XCTAssertFalse(back.recovered)
+    }
+
+    func testReplayBufferIsBounded() throws {
+        try start(maxPackets: 3)
+        let io = try XCTUnwrap(self.io)
+        guard let first = try connect(["user": "u1"]) else { return }
+        io.emit("e", ["zero"], toRoom: first.sid)
+        guard let e0 = try event(first.ws.receiveSkippingPings()) else { return }
+        first.ws.closeSocket()
+        waitForDisconnect()
+        for i in 1...5 { io.emit("e", [.int(Int64(i))], toRoom: first.sid) }
+        // Its offset fell out of the 3 kept events: a fresh session, not a partial replay.
+        guard let back = try connect(["user": "u1", "pid": .string(first.pid ?? ""), "offset": .string(e0.offset)]) else { return }
+        XCTAssertFalse(back.recovered)
+        XCTAssertEqual(lastReplay, [])
+    }
+
+    func testWithoutRecoveryEventsCarryNoOffsetAndTheReplyNoPid() throws {
+        try start(windowMs: 0)
+        let io = try XCTUnwrap(self.io)
+        guard let c = try connect(["user": "u1"]) else { return }
+        XCTAssertNil(c.pid)
+        io.emit("e", ["one"], toRoom: c.sid)
+        XCTAssertEqual(c.ws.receiveSkippingPings(), .text("42[\"e\",\"one\"]"))
+    }
+}
+
+extension RawTCPClient {
+    /// Drops the TCP connection without any Engine.IO or WebSocket close (a network drop as the
+    /// server sees it: the transport just ends).
+    func closeSocket() { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+}

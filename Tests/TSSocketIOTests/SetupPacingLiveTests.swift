@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+import TSEngineIO
+import TSHTTP
+import TSJSON
+import TSSockets
+import TSTestSupport
+import XCTest
+@testable import TSSocketIO
+
+/// Issue 11 (b), over a real socket: the CONNECT reply and the connect handler's first emit
+/// never leave in one write. With a set-up gap long enough to make the check deterministic
+/// (200 ms), the client's first read holds the CONNECT reply frame and nothing else.
+final class SetupPacingLiveTests: XCTestCase {
+    var http: HTTPServer?
+    var io: SocketIOServer?
+
+    override func tearDown() {
+        io?.disconnectAll(reason: "test end")
+        let h = http
+        _ = TestFuture.run { () -> Bool in
+            let sem = DispatchSemaphore(value: 0)
+            Task { await h?.shutdown(); sem.signal() }
+            sem.wait()
+            return true
+        }.wait(timeout: 15)
+    }
+
+    func testConnectReplyArrivesAloneThenTheHandlersEmits() throws {
+        var engine = EngineIOConfiguration(pingInterval: 5000, pingTimeout: 5000)
+        engine.setupWriteGapMicroseconds = 200_000
+        let io = try SocketIOServer(configuration: SocketIOConfiguration(engine: engine), clock: SystemClock(), logger: Logger(label: "test"))
+        io.onConnect { socket in
+            socket.emit("auth", [.object(JSONObject())])
+            socket.emit("second", [])
+        }
+        var b = RouterBuilder()
+        io.mount(on: &b)
+        let http = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2),
+                              responder: b.freeze(), logger: Logger(label: "test"))
+        let port = try http.start()
+        self.io = io
+        self.http = http
+
+        let ws = try RawWebSocketClient(port: port, target: "/socket.io/?EIO=4&transport=websocket")
+        guard case .text(let open) = ws.receive(), open.hasPrefix("0{") else { return XCTFail("no open packet") }
+        ws.send("40")
+        ws.setReceiveTimeout(3)
+        guard case .bytes(let first) = ws.read() else { return XCTFail("no CONNECT reply") }
+        let firstFrames = RawWebSocketFrame.decodeAll(first)
+        XCTAssertEqual(firstFrames.count, 1, "the CONNECT reply is alone in its read")
+        XCTAssertTrue(firstFrames.first.map { String(decoding: $0.payload, as: UTF8.self).hasPrefix("40{") } ?? false)
+        // Then what the handler emitted, together, in order.
+        var rest: [String] = []
+        while rest.count < 2, case .bytes(let more) = ws.read() {
+            rest += RawWebSocketFrame.decodeAll(more).map { String(decoding: $0.payload, as: UTF8.self) }
+        }
+        XCTAssertEqual(rest, ["42[\"auth\",{}]", "42[\"second\"]"])
+    }
+}
+
+extension RawWebSocketFrame {
+    /// Every complete frame in `bytes`.
+    static func decodeAll(_ bytes: [UInt8]) -> [RawWebSocketFrame] {
+        var out: [RawWebSocketFrame] = []
+        var rest = bytes
+        while let (frame, used) = decode(rest) {
+            out.append(frame)
+            rest.removeFirst(used)
+        }
+        return out
+    }
+}

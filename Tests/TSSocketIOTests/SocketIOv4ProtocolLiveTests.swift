@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import TSEngineIO
+import TSHTTP
+import TSJSON
+import TSSockets
+import TSTestSupport
+import XCTest
+@testable import TSSocketIO
+
+/// Socket.IO v4 protocol over Engine.IO v3 (`allowEIO3`), raw, over real sockets: the implicit
+/// connection to `/`, namespace CONNECT with a query string as auth, ERROR packets, and binary
+/// events whose attachments travel as v3 binary frames (type byte first).
+final class SocketIOv4ProtocolLiveTests: XCTestCase {
+    var http: HTTPServer?
+    var io: SocketIOServer?
+    var port = 0
+
+    func start() throws {
+        var engine = EngineIOConfiguration(pingInterval: 5000, pingTimeout: 5000)
+        engine.allowEIO3 = true
+        let io = try SocketIOServer(configuration: SocketIOConfiguration(engine: engine, namespaces: ["/", "/custom"]),
+                                    clock: SystemClock(), logger: Logger(label: "test"))
+        io.setAuthenticator { handshake, auth in
+            // `/` takes its token from the handshake query, `/custom` from its CONNECT query.
+            let token = handshake.namespace == "/" ? handshake.query["token"] : auth?["token"]?.stringValue
+            return token == "good" ? .accept(userID: "u", data: .null) : .reject(message: "unauthorized")
+        }
+        io.on("message", withAttachments: { socket, event, _ in
+            socket.emit("message-back", event.args, attachments: event.attachments)
+        })
+        var b = RouterBuilder()
+        io.mount(on: &b)
+        let http = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2),
+                              responder: b.freeze(), logger: Logger(label: "test"))
+        port = try http.start()
+        self.io = io
+        self.http = http
+    }
+
+    override func tearDown() {
+        io?.disconnectAll(reason: "test end")
+        let h = http
+        _ = TestFuture.run { () -> Bool in
+            let sem = DispatchSemaphore(value: 0)
+            Task { await h?.shutdown(); sem.signal() }
+            sem.wait()
+            return true
+        }.wait(timeout: 15)
+    }
+
+    func open(_ query: String) throws -> RawWebSocketClient {
+        let ws = try RawWebSocketClient(port: port, target: "/socket.io/?EIO=3&transport=websocket\(query)")
+        XCTAssertEqual(ws.status, 101)
+        guard case .text(let o) = ws.receive(), o.hasPrefix("0{") else { XCTFail("no open packet"); return ws }
+        return ws
+    }
+
+    func testImplicitMainConnectWithQueryTokenAndBinaryEcho() throws {
+        try start()
+        let ws = try open("&token=good")
+        XCTAssertEqual(ws.receive(), .text("40"), "connected to / without sending CONNECT; no sid payload")
+        ws.send("451-[\"message\",{\"_placeholder\":true,\"num\":0}]")
+        ws.send(binary: [4, 1, 2, 3])  // v3: the binary frame starts with its packet type
+        XCTAssertEqual(ws.receive(), .text("451-[\"message-back\",{\"_placeholder\":true,\"num\":0}]"))
+        XCTAssertEqual(ws.receive(), .binary([4, 1, 2, 3]))
+    }
+
+    func testImplicitMainConnectRefusedWithoutTokenIsAnErrorString() throws {
+        try start()
+        let ws = try open("")
+        XCTAssertEqual(ws.receive(), .text("44\"unauthorized\""))
+    }
+
+    func testNamespaceConnectWithQueryStringAuth() throws {
+        try start()
+        let ws = try open("&token=good")
+        XCTAssertEqual(ws.receive(), .text("40"))
+        ws.send("40/custom?token=bad")
+        XCTAssertEqual(ws.receive(), .text("44/custom,\"unauthorized\""))
+        ws.send("40/custom?token=good")
+        XCTAssertEqual(ws.receive(), .text("40/custom,"))
+        ws.send("42/custom,[\"message\",\"hi\"]")
+        XCTAssertEqual(ws.receive(), .text("42/custom,[\"message-back\",\"hi\"]"))
+    }
+}

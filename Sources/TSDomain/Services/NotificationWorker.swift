@@ -33,10 +33,10 @@ public final class NotificationWorker: @unchecked Sendable {
     private var pending = false
     private var running = false
     private var stopped = false
-    private let db: Database
-    private let clock: any WallClock
+    let db: Database
+    let clock: any WallClock
     private let delivery: any NotificationDelivery
-    private let logger: Logger
+    let logger: Logger
     /// Called after each drained batch with the number of deliveries (metrics, tests).
     public var onDelivered: (@Sendable (Int) -> Void)?
 

@@ -2,7 +2,8 @@
 # bench/run-storage-growth.sh [after|before]   — the database's size over a long toggle run
 # (issue 9 item 13). Starts a fresh seeded server (bench/server.sh), then runs ROUNDS rounds of the
 # toggle scenario (wrk, DURATION each, pinned like bench/run-http.sh) and after each round prints a
-# RESULT line with the toggles so far, the database and WAL file sizes and the notification rows.
+# RESULT line with the toggles so far, the database and WAL file sizes and the rows of notifications,
+# room_notifications and reactions (the live hearts: at most users × elements, about half of them set).
 #   after  (default): pruning and WAL checkpoints on, as configured by the variables below.
 #   before: notifications.pruneInterval=0s and database.checkpointInterval=0s — nothing is pruned
 #           and no TRUNCATE checkpoint runs: the behaviour before the pruning work.
@@ -27,12 +28,12 @@ db="$BENCH_DATA/bench.sqlite"
 out="$BENCH_DATA/storage-growth-$mode.out"
 : >"$out"
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
-rows() { sqlite3 -readonly "file:$db?mode=ro" "SELECT (SELECT COUNT(*) FROM notifications) || ' ' || (SELECT COUNT(*) FROM room_notifications)" 2>/dev/null || echo "? ?"; }
+rows() { sqlite3 -readonly "file:$db?mode=ro" "SELECT (SELECT COUNT(*) FROM notifications) || ' ' || (SELECT COUNT(*) FROM room_notifications) || ' ' || (SELECT COUNT(*) FROM reactions)" 2>/dev/null || echo "? ? ?"; }
 report() {  # round toggles
-  read -r personal room <<<"$(rows)"
+  read -r personal room reactions <<<"$(rows)"
   local line
-  line=$(printf 'RESULT {"mode": "%s", "round": %d, "toggles": %d, "db_bytes": %d, "wal_bytes": %d, "notifications": "%s", "room_notifications": "%s"}' \
-    "$mode" "$1" "$2" "$(size "$db")" "$(size "$db-wal")" "$personal" "$room")
+  line=$(printf 'RESULT {"mode": "%s", "round": %d, "toggles": %d, "db_bytes": %d, "wal_bytes": %d, "notifications": "%s", "room_notifications": "%s", "reactions": "%s"}' \
+    "$mode" "$1" "$2" "$(size "$db")" "$(size "$db-wal")" "$personal" "$room" "$reactions")
   echo "$line" | tee -a "$out"
 }
 total=0

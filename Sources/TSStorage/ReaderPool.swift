@@ -73,16 +73,22 @@ final class ReaderPool: @unchecked Sendable {
     /// migrations) are never refused.
     func submit(_ job: any ReadJob, bounded: Bool) -> Admission {
         condition.lock()
-        defer { condition.unlock() }
-        if closing { return .closed }
+        if closing { condition.unlock(); return .closed }
         let waiting = queue.count - head
         // Counting an idle reader as room: a job that finds a free reader never waits.
         if bounded && waiting >= maxQueued + idle {
             rejected &+= 1
+            let total = rejected
+            condition.unlock()
+            // The first refusal, then one line per 1000: explains the 503s without flooding the log.
+            if total == 1 || total % 1000 == 0 {
+                logger.warning("sqlite: read refused, \(waiting) reads already wait for \(size) busy readers (database.maxQueuedReads = \(maxQueued)); \(total) refused so far")
+            }
             return .full
         }
         queue.append(job)
         condition.signal()
+        condition.unlock()
         return .accepted
     }
 

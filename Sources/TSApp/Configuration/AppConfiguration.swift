@@ -58,6 +58,7 @@ public struct AppConfiguration: Sendable {
         case .bool: ok = value.boolValue != nil
         case .stringList: ok = value.arrayValue?.allSatisfy { $0.stringValue != nil } == true
         case .optionalStringList: ok = value.isNull || value.arrayValue?.allSatisfy { $0.stringValue != nil } == true
+        case .duration: ok = value.stringValue.flatMap(Self.parseDuration) != nil
         }
         guard ok else { throw ConfigurationError("\(source): \(setting.path) must be \(setting.kind)") }
         values[setting.path] = value
@@ -66,7 +67,7 @@ public struct AppConfiguration: Sendable {
 
     static func parseEnvironment(_ raw: String, kind: Setting.Kind, name: String) throws -> JSONValue {
         switch kind {
-        case .string: return .string(raw)
+        case .string, .duration: return .string(raw)
         case .optionalString: return raw.isEmpty ? .null : .string(raw)
         case .int:
             guard let v = Int64(raw) else { throw ConfigurationError("\(name) must be an integer, got \(raw)") }
@@ -86,6 +87,8 @@ public struct AppConfiguration: Sendable {
     public func string(_ path: String) -> String { values[path]?.stringValue ?? "" }
     public func optionalString(_ path: String) -> String? { values[path]?.stringValue }
     public func int(_ path: String) -> Int { Int(values[path]?.intValue ?? 0) }
+    /// A `.duration` setting ("250ms", "30s", "5m", "12h", "30d"); validated when set.
+    public func duration(_ path: String) -> Duration { values[path]?.stringValue.flatMap(Self.parseDuration) ?? .zero }
     public func bool(_ path: String) -> Bool { values[path]?.boolValue ?? false }
     public func stringList(_ path: String) -> [String]? { values[path]?.arrayValue?.compactMap(\.stringValue) }
 

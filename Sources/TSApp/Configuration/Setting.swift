@@ -4,7 +4,7 @@ import TSJSON
 /// variable, its default and what it means. `Setting.all` is the single source of truth for
 /// defaults, loading, validation and the documentation (README, `config/touchsync.example.json`).
 public struct Setting: Sendable {
-    public enum Kind: Sendable { case string, int, bool, stringList, optionalString, optionalStringList }
+    public enum Kind: Sendable { case string, int, bool, stringList, optionalString, optionalStringList, duration }
 
     public let path: String
     public let kind: Kind
@@ -60,6 +60,24 @@ public struct Setting: Sendable {
         Setting(path: "database.readers", kind: .int, defaultValue: 2, help: "Read-only connections in the pool."),
         Setting(path: "database.maxWriteBatch", kind: .int, defaultValue: 64, help: "Most write jobs committed in one group commit."),
         Setting(path: "database.migrationsDir", kind: .optionalString, defaultValue: nil, help: "Directory of NNNN_*.sql migrations to use instead of the ones built into the binary (null: the built-in ones)."),
+        Setting(path: "database.migrationsDir", kind: .optionalString, defaultValue: nil, help: "Directory of NNNN_*.sql migrations; found automatically when null."),
+        // storage (issue 9 items 6 and 13): the read queue, the WAL bound, notification pruning.
+        Setting(path: "database.maxQueuedReads", kind: .int, defaultValue: 1024,
+                help: "Reads waiting for a free reader connection at most; past it a request gets 503 UNAVAILABLE with Retry-After."),
+        Setting(path: "database.journalSizeLimitBytes", kind: .int, defaultValue: 67_108_864,
+                help: "SQLite journal_size_limit: the WAL file is cut back to at most this many bytes after a checkpoint (-1 = no limit)."),
+        Setting(path: "database.walAutocheckpointPages", kind: .int, defaultValue: 1000,
+                help: "SQLite wal_autocheckpoint: a checkpoint runs after a commit that leaves the WAL this many pages long (0 = off)."),
+        Setting(path: "database.checkpointInterval", kind: .duration, defaultValue: "60s",
+                help: "Time between background wal_checkpoint(TRUNCATE)s, which never wait for readers (0s = off)."),
+        Setting(path: "notifications.retention", kind: .duration, defaultValue: "30d",
+                help: "Delivered notifications older than this are deleted in the background (0s = keep forever); undelivered ones are kept."),
+        Setting(path: "notifications.maxPerUser", kind: .int, defaultValue: 1000,
+                help: "Newest notifications kept per user's feed (and per room's feed of new elements); older delivered ones are deleted (0 = no cap)."),
+        Setting(path: "notifications.pruneInterval", kind: .duration, defaultValue: "5m",
+                help: "Time between background pruning rounds of notifications (0s = off)."),
+        Setting(path: "notifications.pruneBatchSize", kind: .int, defaultValue: 500,
+                help: "Rows deleted per write while pruning, so the writer is never held long."),
         Setting(path: "auth.jwtSecret", kind: .optionalString, defaultValue: nil,
                 help: "HS256 secret. When null a random one is generated and stored beside the database (refused with TOUCHSYNC_ENV=production)."),
         Setting(path: "auth.passwordIterations", kind: .int, defaultValue: 210_000, help: "PBKDF2-HMAC-SHA256 iterations for password hashes."),

@@ -198,6 +198,13 @@ INSERT INTO notification_cursors (name, delivered_seq) VALUES
     ('room', (SELECT COALESCE(MAX(seq), 0) FROM room_notifications));
 
 """####),
+        ("0003_notification_pruning.sql", ####"""
+-- Pruning of delivered notifications (issue 9 item 13): the per-feed cap finds the newest N rows
+-- of one room's feed and deletes the older ones in `seq` order. (room_id, seq) serves both
+-- without sorting the room's rows; the personal feed already has notifications_by_user(user_id, seq).
+CREATE INDEX room_notifications_by_room_seq ON room_notifications(room_id, seq);
+
+"""####),
         ("0004_token_version.sql", ####"""
 -- Per-user token version (issue 13 item 6): every access token carries the version of its user
 -- at issue time (JWT claim `ver`, absent = 0), and verification compares it with this column in

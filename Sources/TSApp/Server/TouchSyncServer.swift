@@ -25,6 +25,8 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let eventLog: RealtimeEventLog
     /// HTTP request counters and latency histograms (`/metrics`).
     public let httpMetrics: HTTPMetrics
+    /// Background notification pruning and WAL checkpoints (started by `start`, stopped by `shutdown`).
+    public let maintenance: StorageMaintenance
     /// Whether the test-target routes are registered (`testMode`).
     public let testMode: Bool
     /// Every (method, pattern) the router serves, in match order (what `/openapi.json` documents).
@@ -58,6 +60,9 @@ public final class TouchSyncServer: @unchecked Sendable {
         dbConfig.synchronous = sync
         dbConfig.readerCount = max(1, configuration.int("database.readers"))
         dbConfig.maxWriteBatch = max(1, configuration.int("database.maxWriteBatch"))
+        dbConfig.maxQueuedReads = max(1, configuration.int("database.maxQueuedReads"))
+        dbConfig.journalSizeLimitBytes = configuration.int("database.journalSizeLimitBytes")
+        dbConfig.walAutocheckpointPages = max(0, configuration.int("database.walAutocheckpointPages"))
         db = try Database(path: path, configuration: dbConfig, logger: Logger(label: "touchsync.storage"))
         try Self.migrate(db, configuration: configuration, logger: logger)
 
@@ -106,6 +111,12 @@ public final class TouchSyncServer: @unchecked Sendable {
             events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
+        maintenance = StorageMaintenance(db: db, notifications: domain.notifications, configuration: .init(
+            retention: NotificationRetention(retentionSeconds: configuration.duration("notifications.retention").components.seconds,
+                                             maxPerFeed: max(0, configuration.int("notifications.maxPerUser")),
+                                             batchSize: max(1, configuration.int("notifications.pruneBatchSize"))),
+            pruneInterval: configuration.duration("notifications.pruneInterval"),
+            checkpointInterval: configuration.duration("database.checkpointInterval")), logger: Logger(label: "touchsync.storage"))
         domain.notifications.onDelivered = { n in notificationsDelivered.add(n) }
         let httpMetrics = HTTPMetrics()
         self.httpMetrics = httpMetrics
@@ -178,7 +189,11 @@ public final class TouchSyncServer: @unchecked Sendable {
 
     /// Binds and starts serving; returns the bound port (useful with port 0).
     @discardableResult
-    public func start() throws -> Int { try http.start() }
+    public func start() throws -> Int {
+        let port = try http.start()
+        maintenance.start()
+        return port
+    }
 
     public var port: Int { http.port }
 
@@ -190,6 +205,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         await http.shutdown(notify: { hub.shutdown(reason: EngineCloseReason.serverShutdown) })
         hub.disconnectAll(reason: EngineCloseReason.serverShutdown)
         await domain.notifications.stop()
+        await maintenance.stop()
         db.close()
     }
 }

@@ -27,16 +27,21 @@ public struct LogNotificationDelivery: NotificationDelivery {
 /// past the delivery cursor to the `NotificationDelivery`, one recipient at a time, and moves the
 /// cursors forward in one small write: delivery never runs on a request's path.
 public final class NotificationWorker: @unchecked Sendable {
-    // Invariant: `pending`/`running`/`stopped` are only touched while holding `lock`; the rest is immutable
-    // after init except `onDelivered`, which is set once while the server is assembled.
+    // Invariant: `pending`/`running`/`stopped`/`idleWaiters`/`cancelledWaiters`/`nextWaiter` are only
+    // touched while holding `lock`; the rest is immutable after init except `onDelivered`, which is
+    // set once while the server is assembled.
     private let lock = Lock()
     private var pending = false
     private var running = false
     private var stopped = false
-    private let db: Database
-    private let clock: any WallClock
+    /// `stop` callers suspended until the drain under way ends (resumed by `drainLoop`).
+    private var idleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var cancelledWaiters: Set<UInt64> = []
+    private var nextWaiter: UInt64 = 0
+    let db: Database
+    let clock: any WallClock
     private let delivery: any NotificationDelivery
-    private let logger: Logger
+    let logger: Logger
     /// Called after each drained batch with the number of deliveries (metrics, tests).
     public var onDelivered: (@Sendable (Int) -> Void)?
 
@@ -90,11 +95,36 @@ public final class NotificationWorker: @unchecked Sendable {
     /// Stops taking new work and waits (bounded) for a drain under way: called on shutdown,
     /// before the database closes. Undelivered rows stay behind the cursor for the next start.
     public func stop(timeoutNanoseconds: UInt64 = 2_000_000_000) async {
-        lock.withLock { stopped = true; pending = false }
-        var waited: UInt64 = 0
-        while lock.withLock({ running }) && waited < timeoutNanoseconds {
-            try? await Task.sleep(nanoseconds: 5_000_000)
-            waited += 5_000_000
+        let busy = lock.withLock { stopped = true; pending = false; return running }
+        guard busy else { return }
+        // Whichever comes first: the drain's end (a continuation drainLoop resumes) or the timeout.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.untilIdle() }
+            group.addTask { try? await Task.sleep(nanoseconds: timeoutNanoseconds) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Suspends until no drain is running; returns early when its task is cancelled.
+    private func untilIdle() async {
+        let id = lock.withLock { () -> UInt64 in nextWaiter += 1; return nextWaiter }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now = lock.withLock { () -> Bool in
+                    if !running || cancelledWaiters.remove(id) != nil { return true }
+                    idleWaiters[id] = c
+                    return false
+                }
+                if now { c.resume() }
+            }
+        } onCancel: {
+            let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                if let c = idleWaiters.removeValue(forKey: id) { return c }
+                cancelledWaiters.insert(id)  // not registered yet: it resumes itself when it is
+                return nil
+            }
+            waiter?.resume()
         }
     }
 
@@ -113,12 +143,16 @@ public final class NotificationWorker: @unchecked Sendable {
 
     private func drainLoop() async {
         while true {
-            let again: Bool = lock.withLock {
-                if pending { pending = false; return true }
+            let (again, waiters): (Bool, [CheckedContinuation<Void, Never>]) = lock.withLock {
+                if pending { pending = false; return (true, []) }
                 running = false
-                return false
+                defer { idleWaiters.removeAll() }
+                return (false, Array(idleWaiters.values))
             }
-            guard again else { return }
+            guard again else {
+                for w in waiters { w.resume() }
+                return
+            }
             do {
                 while try await drainBatch() > 0 {}
             } catch {

@@ -69,6 +69,11 @@ public struct MetricsRoutes: Sendable {
         out.sample("touchsync_db_write_jobs_total", ["outcome": "committed"], Double(d.jobsCommitted))
         out.sample("touchsync_db_write_jobs_total", ["outcome": "failed"], Double(d.jobsFailed))
         out.single("touchsync_db_commit_failures_total", type: "counter", help: "COMMITs (or BEGINs) that failed, failing a whole batch.", Double(d.commitFailures))
+        let r = db.readPool
+        out.single("touchsync_db_readers_busy", type: "gauge", help: "Reader connections running a read.", Double(r.busy))
+        out.single("touchsync_db_read_queue_depth", type: "gauge", help: "Reads waiting for a free reader connection.", Double(r.queued))
+        out.single("touchsync_db_reads_rejected_total", type: "counter", help: "Reads refused (503) because database.maxQueuedReads reads were waiting.",
+                   Double(r.rejected))
 
         out.single("touchsync_notifications_delivered_total", type: "counter", help: "Push notifications handed to the delivery backend.",
                    Double(notifications.delivered))

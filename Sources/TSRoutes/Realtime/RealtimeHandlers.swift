@@ -31,8 +31,13 @@ public struct RealtimeHandlers: Sendable {
         let domain = self.domain
         let logger = self.logger
         hub.setAuthenticator { handshake, auth in
-            guard let token = RealtimeHandlers.token(auth: auth, query: handshake.query, authorization: handshake.header("Authorization")),
-                  let user = try? await domain.auth.authenticate(token: token) else {
+            guard let token = RealtimeHandlers.token(auth: auth, query: handshake.query, authorization: handshake.header("Authorization")) else {
+                return .reject(message: "unauthorized")
+            }
+            let user: PublicUser
+            do { user = try await domain.auth.authenticate(token: token) } catch is DatabaseOverloadedError {
+                return .reject(message: "server busy, retry shortly")  // database.maxQueuedReads reads already waiting
+            } catch {
                 return .reject(message: "unauthorized")
             }
             return .accept(userID: user.id, data: user.json)

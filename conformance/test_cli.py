@@ -493,4 +493,69 @@ def test_demo_tour_prints_a_python_command_that_works_in_a_venv():
             watcher.wait(timeout=10)
         proc.terminate()
         proc.wait(timeout=15)
+
+
+def _version(text):
+    return tuple(int(x) for x in text.split("."))
+
+
+def _tools_version(manifest):
+    with open(manifest) as f:
+        first = f.readline()
+    m = re.match(r"//\s*swift-tools-version\s*:\s*(\d+\.\d+(?:\.\d+)?)", first)
+    assert m, f"{manifest}: no swift-tools-version on its first line: {first!r}"
+    return _version(m.group(1))
+
+
+def _manifest_for(package_dir, toolchain):
+    """The manifest a toolchain of version `toolchain` reads (SwiftPM's rule): the
+    Package@swift-X[.Y[.Z]].swift with the highest version not above the toolchain's, else Package.swift."""
+    best = None
+    for name in os.listdir(package_dir):
+        m = re.fullmatch(r"Package@swift-(\d+(?:\.\d+){0,2})\.swift", name)
+        if m and _version(m.group(1)) <= toolchain and (best is None or _version(m.group(1)) > best[0]):
+            best = (_version(m.group(1)), name)
+    return os.path.join(package_dir, best[1] if best else "Package.swift")
+
+
+def test_dockerfile_swift_is_new_enough_for_every_manifest():
+    """Issue 10 item 6: the build image's Swift must be at least the swift-tools-version of the
+    package and of every resolved dependency (as checked out by the last `swift build`)."""
+    import glob
+    with open(os.path.join(ROOT, "Dockerfile")) as f:
+        dockerfile = f.read()
+    images = re.findall(r"^FROM\s+(?:--platform=\S+\s+)?swift:(\d+\.\d+(?:\.\d+)?)\S*", dockerfile, re.M)
+    assert images, "the Dockerfile builds FROM an official swift:X.Y image"
+    image = min(_version(v) for v in images)
+    packages = [ROOT] + sorted({os.path.dirname(p) for p in glob.glob(os.path.join(ROOT, ".build*", "checkouts", "*", "Package.swift"))})
+    if len(packages) == 1:
+        import pytest
+        pytest.skip("no dependency checkouts under .build*/checkouts: run `swift build` first")
+    too_new = []
+    for package in packages:
+        manifest = _manifest_for(package, image)
+        needed = _tools_version(manifest)
+        if needed > image:
+            too_new.append(f"{os.path.relpath(manifest, ROOT)} needs Swift {'.'.join(map(str, needed))}")
+    assert not too_new, f"FROM swift:{'.'.join(map(str, image))} is too old: " + "; ".join(too_new)
+
+
+def test_dockerfile_runtime_is_slim_non_root_with_a_volume():
+    """Issue 10 item 6: multi-stage, slim runtime with only the runtime libraries, a non-root user,
+    a volume for the database, a health check; the migrations are in the binary (no copy)."""
+    with open(os.path.join(ROOT, "Dockerfile")) as f:
+        dockerfile = f.read()
+    stages = re.findall(r"^FROM\s+(\S+)", dockerfile, re.M)
+    assert len(stages) == 2 and stages[1] == "debian:bookworm-slim", stages
+    runtime = dockerfile.split("\nFROM ")[2]
+    for pkg in ("libsqlite3-0", "libssl3", "ca-certificates"):
+        assert pkg in runtime, pkg
+    installs = " ".join(l for l in runtime.splitlines() if "apt-get install" in l)
+    assert "-dev" not in installs and "curl" not in installs, "runtime libraries only"
+    user = re.search(r"^USER\s+(\S+)", runtime, re.M)
+    assert user and user.group(1) not in ("root", "0"), "a non-root user"
+    assert re.search(r'^VOLUME\s+\[?"?/data', runtime, re.M), "the database directory is a volume"
+    assert "TOUCHSYNC_DATABASE=/data/" in runtime
+    assert "Migrations" not in runtime and "TOUCHSYNC_MIGRATIONS_DIR" not in runtime, "migrations are embedded"
+    assert re.search(r"^HEALTHCHECK .*?/health", runtime, re.M)
 # ---- end issue 10 ------------------------------------------------------------------------------

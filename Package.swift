@@ -30,7 +30,9 @@ let package = Package(
         // Foundation-free building blocks.
         .target(name: "TSSync", swiftSettings: strict),
         .target(name: "TSJSON", swiftSettings: strict),
-        .target(name: "TSCrypto", dependencies: ["CCrypto", "TSJSON"], swiftSettings: strict),
+        .target(name: "TSCrypto", dependencies: ["CCrypto", "TSJSON"], swiftSettings: strict,
+                // libcrypto on Linux only: on Darwin the CCrypto shim uses CommonCrypto (libSystem).
+                linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux]))]),
         .target(name: "TSStorage", dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
 
         // Transport stack.

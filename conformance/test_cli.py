@@ -559,3 +559,25 @@ def test_dockerfile_runtime_is_slim_non_root_with_a_volume():
     assert "Migrations" not in runtime and "TOUCHSYNC_MIGRATIONS_DIR" not in runtime, "migrations are embedded"
     assert re.search(r"^HEALTHCHECK .*?/health", runtime, re.M)
 # ---- end issue 10 ------------------------------------------------------------------------------
+
+
+def test_repository_needs_nothing_outside_itself():
+    """Issue 10 item 7: no tracked file of the product, its tests, scripts or docs points at a path
+    outside the repository (the old ../shared/ links and tools)."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode != 0:
+        import pytest
+        pytest.skip("not a git checkout: " + tracked.stderr.strip())
+    offenders = []
+    for rel in tracked.stdout.splitlines():
+        if rel == "conformance/test_cli.py" or not os.path.isfile(os.path.join(ROOT, rel)):
+            continue
+        try:
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                text = f.read()
+        except UnicodeDecodeError:
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            if re.search(r"\.\./shared\b|/work/shared\b", line):
+                offenders.append(f"{rel}:{n}: {line.strip()}")
+    assert not offenders, "paths outside the repository:\n" + "\n".join(offenders)

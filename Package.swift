@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "TSCryptoTests", dependencies: ["TSCrypto"], swiftSettings: strict),
         .testTarget(name: "TSStorageTests", dependencies: ["TSStorage"], swiftSettings: strict),
         .testTarget(name: "TSSocketsTests", dependencies: ["TSSockets"], swiftSettings: strict),
-        .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON"], swiftSettings: strict),
+        .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSWebSocketTests", dependencies: ["TSWebSocket", "TSHTTP", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSSocketIOTests", dependencies: ["TSSocketIO", "TSEngineIO", "TSJSON", "TSTestSupport"], swiftSettings: strict),

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import TSTestSupport
 import XCTest
 
 /// A tiny blocking HTTP/1.1 test client over a raw socket (receive timeout 5 s).
@@ -23,23 +21,13 @@ final class RawClient {
     }
 
     init(port: Int, receiveTimeoutSeconds: Int = 5) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClientError(description: "socket failed") }
-        var tv = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        let rc = withUnsafePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let fd = TestSockets.connectLoopback(port: port) { fd in
+            TestSockets.setReceiveTimeout(fd, seconds: Double(receiveTimeoutSeconds))
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         }
-        guard rc == 0 else {
-            close(fd)
-            throw ClientError(description: "connect failed errno \(errno)")
-        }
+        guard fd >= 0 else { throw ClientError(description: "connect failed errno \(errno)") }
+        self.fd = fd
     }
 
     deinit { close(fd) }
@@ -47,7 +35,7 @@ final class RawClient {
     func send(_ bytes: [UInt8]) throws {
         var off = 0
         while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes[off...].withUnsafeBytes { TestSockets.send(fd, $0) }
             if n <= 0 { throw ClientError(description: "send failed errno \(errno)") }
             off += n
         }

@@ -581,3 +581,31 @@ def test_repository_needs_nothing_outside_itself():
             if re.search(r"\.\./shared\b|/work/shared\b", line):
                 offenders.append(f"{rel}:{n}: {line.strip()}")
     assert not offenders, "paths outside the repository:\n" + "\n".join(offenders)
+
+
+def test_poller_is_selectable_and_an_unavailable_one_is_refused_clearly():
+    """Issue 10 item 1: server.poller / TOUCHSYNC_SERVER_POLLER and conformance-server --poller.
+    On Linux kqueue is not available: both refuse it, naming what is."""
+    import platform
+    import socket
+    conformance = os.environ.get("CONFORMANCE_BIN") or os.path.join(ROOT, ".build", "debug", "conformance-server")
+    unavailable = "kqueue" if platform.system() == "Linux" else "epoll"
+    r = run("serve", "--port", "0", "--database", os.path.join(tempfile.mkdtemp(), "db.sqlite"),
+            env={"TOUCHSYNC_SERVER_POLLER": unavailable}, timeout=30)
+    assert r.returncode != 0 and "server.poller" in (r.stdout + r.stderr) and "poll" in (r.stdout + r.stderr), r.stdout + r.stderr
+    bad = subprocess.run([conformance, "--port", "0", "--poller", unavailable], capture_output=True, text=True, timeout=30)
+    assert bad.returncode != 0 and "--poller" in (bad.stdout + bad.stderr), bad.stdout + bad.stderr
+    # An explicit choice is used (and printed).
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([conformance, "--port", str(port), "--poller", "poll"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "(poller poll)" in line, line
+        assert requests.get(f"http://127.0.0.1:{port}/socket.io/?EIO=4&transport=polling").status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)

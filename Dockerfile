@@ -1,23 +1,37 @@
-# Build: docker build -t touchsync .   Run: docker compose up
-FROM swift:6.0-bookworm AS build
-RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-dev libssl-dev libcurl4-openssl-dev && rm -rf /var/lib/apt/lists/*
+# TouchSync server image.   Build: docker build -t touchsync .   Run: docker compose up --build
+#
+# Stage 1 compiles one self-contained binary (Swift runtime linked in statically, migrations
+# embedded). The Swift image must be at least the highest swift-tools-version of the package and
+# its resolved dependencies (swift-log 1.16.2 declares 6.2); conformance/test_cli.py
+# test_dockerfile_swift_is_new_enough_for_every_manifest checks this.
+FROM swift:6.2-bookworm AS build
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libsqlite3-dev libssl-dev libcurl4-openssl-dev \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# Every directory Package.swift names must exist, even to build one product.
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY bench ./bench
-RUN swift build -c release --static-swift-stdlib --product touchsync && cp "$(swift build -c release --show-bin-path)/touchsync" /touchsync
+RUN swift build -c release --static-swift-stdlib --product touchsync \
+    && install -m 0755 "$(swift build -c release --show-bin-path)/touchsync" /touchsync
 
+# Stage 2: Debian slim with only the system libraries of the design (SQLite, libcrypto, libcurl for APNs).
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends libsqlite3-0 libssl3 libcurl4 curl ca-certificates \
-    && rm -rf /var/lib/apt/lists/* && useradd --system --home /app touchsync
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libsqlite3-0 libssl3 libcurl4 ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --user-group --home-dir /nonexistent --shell /usr/sbin/nologin touchsync \
+    && mkdir -p /data && chown touchsync:touchsync /data
 COPY --from=build /touchsync /usr/local/bin/touchsync
-COPY Migrations /app/Migrations
-WORKDIR /app
-RUN mkdir -p /data && chown touchsync /data
 USER touchsync
-ENV TOUCHSYNC_HOST=0.0.0.0 TOUCHSYNC_PORT=3000 TOUCHSYNC_DATABASE=/data/touchsync.sqlite TOUCHSYNC_MIGRATIONS_DIR=/app/Migrations
+WORKDIR /data
+# The database (and its generated JWT secret, when none is configured) live on this volume.
+VOLUME ["/data"]
+ENV TOUCHSYNC_HOST=0.0.0.0 TOUCHSYNC_PORT=3000 TOUCHSYNC_DATABASE=/data/touchsync.sqlite
 EXPOSE 3000
-HEALTHCHECK --interval=10s --timeout=3s --start-period=10s CMD curl -fsS http://127.0.0.1:3000/health || exit 1
+# GET /health over bash's /dev/tcp (no curl in the image): healthy when the status line says 200.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${TOUCHSYNC_PORT:-3000} && printf 'GET /health HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 200 '"]
 ENTRYPOINT ["touchsync"]
 CMD ["serve"]

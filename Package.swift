@@ -32,7 +32,9 @@ let package = Package(
         // Foundation-free building blocks.
         .target(name: "TSSync", swiftSettings: strict),
         .target(name: "TSJSON", swiftSettings: strict),
-        .target(name: "TSCrypto", dependencies: ["CCrypto", "TSJSON"], swiftSettings: strict),
+        .target(name: "TSCrypto", dependencies: ["CCrypto", "TSJSON"], swiftSettings: strict,
+                // libcrypto on Linux only: on Darwin the CCrypto shim uses CommonCrypto (libSystem).
+                linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux]))]),
         .target(name: "TSStorage", dependencies: ["CSQLite", "TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
 
         // Transport stack.
@@ -58,7 +60,7 @@ let package = Package(
         .testTarget(name: "TSCryptoTests", dependencies: ["TSCrypto"], swiftSettings: strict),
         .testTarget(name: "TSStorageTests", dependencies: ["TSStorage", "TSSync"], swiftSettings: strict),
         .testTarget(name: "TSSocketsTests", dependencies: ["TSSockets"], swiftSettings: strict),
-        .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON"], swiftSettings: strict),
+        .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSWebSocketTests", dependencies: ["TSWebSocket", "TSHTTP", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSSocketIOTests", dependencies: ["TSSocketIO", "TSEngineIO", "TSJSON", "TSTestSupport"], swiftSettings: strict),

@@ -494,6 +494,71 @@ def test_demo_tour_prints_a_python_command_that_works_in_a_venv():
             watcher.wait(timeout=10)
         proc.terminate()
         proc.wait(timeout=15)
+
+
+def _version(text):
+    return tuple(int(x) for x in text.split("."))
+
+
+def _tools_version(manifest):
+    with open(manifest) as f:
+        first = f.readline()
+    m = re.match(r"//\s*swift-tools-version\s*:\s*(\d+\.\d+(?:\.\d+)?)", first)
+    assert m, f"{manifest}: no swift-tools-version on its first line: {first!r}"
+    return _version(m.group(1))
+
+
+def _manifest_for(package_dir, toolchain):
+    """The manifest a toolchain of version `toolchain` reads (SwiftPM's rule): the
+    Package@swift-X[.Y[.Z]].swift with the highest version not above the toolchain's, else Package.swift."""
+    best = None
+    for name in os.listdir(package_dir):
+        m = re.fullmatch(r"Package@swift-(\d+(?:\.\d+){0,2})\.swift", name)
+        if m and _version(m.group(1)) <= toolchain and (best is None or _version(m.group(1)) > best[0]):
+            best = (_version(m.group(1)), name)
+    return os.path.join(package_dir, best[1] if best else "Package.swift")
+
+
+def test_dockerfile_swift_is_new_enough_for_every_manifest():
+    """Issue 10 item 6: the build image's Swift must be at least the swift-tools-version of the
+    package and of every resolved dependency (as checked out by the last `swift build`)."""
+    import glob
+    with open(os.path.join(ROOT, "Dockerfile")) as f:
+        dockerfile = f.read()
+    images = re.findall(r"^FROM\s+(?:--platform=\S+\s+)?swift:(\d+\.\d+(?:\.\d+)?)\S*", dockerfile, re.M)
+    assert images, "the Dockerfile builds FROM an official swift:X.Y image"
+    image = min(_version(v) for v in images)
+    packages = [ROOT] + sorted({os.path.dirname(p) for p in glob.glob(os.path.join(ROOT, ".build*", "checkouts", "*", "Package.swift"))})
+    if len(packages) == 1:
+        import pytest
+        pytest.skip("no dependency checkouts under .build*/checkouts: run `swift build` first")
+    too_new = []
+    for package in packages:
+        manifest = _manifest_for(package, image)
+        needed = _tools_version(manifest)
+        if needed > image:
+            too_new.append(f"{os.path.relpath(manifest, ROOT)} needs Swift {'.'.join(map(str, needed))}")
+    assert not too_new, f"FROM swift:{'.'.join(map(str, image))} is too old: " + "; ".join(too_new)
+
+
+def test_dockerfile_runtime_is_slim_non_root_with_a_volume():
+    """Issue 10 item 6: multi-stage, slim runtime with only the runtime libraries, a non-root user,
+    a volume for the database, a health check; the migrations are in the binary (no copy)."""
+    with open(os.path.join(ROOT, "Dockerfile")) as f:
+        dockerfile = f.read()
+    stages = re.findall(r"^FROM\s+(\S+)", dockerfile, re.M)
+    assert len(stages) == 2 and stages[1] == "debian:bookworm-slim", stages
+    runtime = dockerfile.split("\nFROM ")[2]
+    for pkg in ("libsqlite3-0", "libssl3", "ca-certificates"):
+        assert pkg in runtime, pkg
+    installs = " ".join(l for l in runtime.splitlines() if "apt-get install" in l)
+    assert "-dev" not in installs and "curl" not in installs, "runtime libraries only"
+    user = re.search(r"^USER\s+(\S+)", runtime, re.M)
+    assert user and user.group(1) not in ("root", "0"), "a non-root user"
+    assert re.search(r'^VOLUME\s+\[?"?/data', runtime, re.M), "the database directory is a volume"
+    assert "TOUCHSYNC_DATABASE=/data/" in runtime
+    assert "Migrations" not in runtime and "TOUCHSYNC_MIGRATIONS_DIR" not in runtime, "migrations are embedded"
+    assert re.search(r"^HEALTHCHECK .*?/health", runtime, re.M)
 # ---- end issue 10 ------------------------------------------------------------------------------
 # --- touchsync exec (issue 13 item 3, docs/exec.md) -------------------------------------------
 # The command is a small python script (this interpreter, so `requests` is importable) that checks
@@ -721,3 +786,55 @@ def test_exec_forwards_sigint_and_reports_128_plus_the_signal():
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+
+
+def test_repository_needs_nothing_outside_itself():
+    """Issue 10 item 7: no tracked file of the product, its tests, scripts or docs points at a path
+    outside the repository (the old ../shared/ links and tools)."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode != 0:
+        import pytest
+        pytest.skip("not a git checkout: " + tracked.stderr.strip())
+    offenders = []
+    for rel in tracked.stdout.splitlines():
+        if rel == "conformance/test_cli.py" or not os.path.isfile(os.path.join(ROOT, rel)):
+            continue
+        try:
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                text = f.read()
+        except UnicodeDecodeError:
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            if re.search(r"\.\./shared\b|/work/shared\b", line):
+                offenders.append(f"{rel}:{n}: {line.strip()}")
+    assert not offenders, "paths outside the repository:\n" + "\n".join(offenders)
+
+
+def test_poller_is_selectable_and_an_unavailable_one_is_refused_clearly():
+    """Issue 10 item 1: server.poller / TOUCHSYNC_SERVER_POLLER and conformance-server --poller.
+    On Linux kqueue is not available: both refuse it, naming what is."""
+    import platform
+    import socket
+    conformance = os.environ.get("CONFORMANCE_BIN") or os.path.join(ROOT, ".build", "debug", "conformance-server")
+    unavailable = "kqueue" if platform.system() == "Linux" else "epoll"
+    r = run("serve", "--port", "0", "--database", os.path.join(tempfile.mkdtemp(), "db.sqlite"),
+            env={"TOUCHSYNC_SERVER_POLLER": unavailable}, timeout=30)
+    assert r.returncode != 0 and "server.poller" in (r.stdout + r.stderr) and "poll" in (r.stdout + r.stderr), r.stdout + r.stderr
+    bad = subprocess.run([conformance, "--port", "0", "--poller", unavailable], capture_output=True, text=True, timeout=30)
+    assert bad.returncode != 0 and "--poller" in (bad.stdout + bad.stderr), bad.stdout + bad.stderr
+    # An explicit choice is used (and printed).
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([conformance, "--port", str(port), "--poller", "poll"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "(poller poll)" in line, line
+        assert requests.get(f"http://127.0.0.1:{port}/socket.io/?EIO=4&transport=polling").status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)

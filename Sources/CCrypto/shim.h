@@ -1,24 +1,204 @@
-// C shim over the system libcrypto (OpenSSL 3), GRDB-style [system] module.
-// Everything TSCrypto needs is a plain (non-variadic, non-macro) function, so the shim only
-// gathers the headers; `ts_` helpers are added here when a macro needs wrapping.
+// C shim over the platform's crypto library, GRDB-style [system] module. TSCrypto calls only the
+// ts_* functions below, so the choice of library is made here, in one place:
+//   - Linux: OpenSSL 3 libcrypto (libssl-dev; linked by TSCrypto's linkerSettings on Linux);
+//   - Darwin: CommonCrypto from the SDK (part of libSystem: nothing to install or link).
+// Every function returns 1 on success and 0 on failure (including a size that does not fit the
+// underlying API's integer type).
+//
+// The Darwin half was written and reviewed against the macOS SDK's <CommonCrypto/CommonDigest.h>,
+// <CommonCrypto/CommonHMAC.h>, <CommonCrypto/CommonKeyDerivation.h> and
+// <CommonCrypto/CommonRandom.h>; it has NOT been compiled on a Mac (none was available).
 #ifndef TOUCHSYNC_CCRYPTO_SHIM_H
 #define TOUCHSYNC_CCRYPTO_SHIM_H
 
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__APPLE__)
+#include <CommonCrypto/CommonCryptor.h>
+#include <CommonCrypto/CommonDigest.h>
+#include <CommonCrypto/CommonHMAC.h>
+#include <CommonCrypto/CommonKeyDerivation.h>
+#include <CommonCrypto/CommonRandom.h>
+#else
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include <openssl/crypto.h>
-#include <openssl/err.h>
-// ES256 (APNs provider tokens, TSAPNs): PEM keys, EC signatures.
-#include <openssl/pem.h>
+// ES256 (APNs provider tokens): PEM keys, EC signatures.
 #include <openssl/bio.h>
-#include <openssl/ec.h>
-#include <openssl/ecdsa.h>
 #include <openssl/bn.h>
+#include <openssl/ecdsa.h>
+#include <openssl/pem.h>
+#endif
 
-/// EVP_MAX_MD_SIZE is a macro; exposed as a function for Swift buffer sizing.
-static inline int ts_evp_max_md_size(void) {
-    return EVP_MAX_MD_SIZE;
+/// SHA-1 (FIPS 180-4) of `length` bytes at `data` into `out` (20 bytes).
+static inline int ts_sha1(const void *data, size_t length, unsigned char *out) {
+#if defined(__APPLE__)
+    if (length > UINT32_MAX) return 0;   // CC_LONG is uint32_t
+    return CC_SHA1(data, (CC_LONG)length, out) != NULL;
+#else
+    unsigned int written = 0;
+    return EVP_Digest(data, length, out, &written, EVP_sha1(), NULL) == 1 && written == 20;
+#endif
+}
+
+/// SHA-256 (FIPS 180-4) of `length` bytes at `data` into `out` (32 bytes).
+static inline int ts_sha256(const void *data, size_t length, unsigned char *out) {
+#if defined(__APPLE__)
+    if (length > UINT32_MAX) return 0;
+    return CC_SHA256(data, (CC_LONG)length, out) != NULL;
+#else
+    unsigned int written = 0;
+    return EVP_Digest(data, length, out, &written, EVP_sha256(), NULL) == 1 && written == 32;
+#endif
+}
+
+/// HMAC-SHA256 (RFC 2104) of `length` bytes at `data` under `key` into `out` (32 bytes).
+/// `key` must be a valid pointer even when `keyLength` is 0.
+static inline int ts_hmac_sha256(const void *key, size_t keyLength, const void *data, size_t length, unsigned char *out) {
+#if defined(__APPLE__)
+    CCHmac(kCCHmacAlgSHA256, key, keyLength, data, length, out);
+    return 1;
+#else
+    unsigned int written = 0;
+    if (keyLength > INT_MAX) return 0;
+    return HMAC(EVP_sha256(), key, (int)keyLength, (const unsigned char *)data, length, out, &written) != NULL
+        && written == 32;
+#endif
+}
+
+/// PBKDF2-HMAC-SHA256 (RFC 8018 §5.2): `outLength` bytes into `out`. `password` and `salt` must
+/// be valid pointers even when their lengths are 0.
+static inline int ts_pbkdf2_hmac_sha256(const char *password, size_t passwordLength,
+                                        const unsigned char *salt, size_t saltLength,
+                                        unsigned int iterations, unsigned char *out, size_t outLength) {
+#if defined(__APPLE__)
+    return CCKeyDerivationPBKDF(kCCPBKDF2, password, passwordLength, salt, saltLength,
+                                kCCPRFHmacAlgSHA256, iterations, out, outLength) == kCCSuccess;
+#else
+    if (passwordLength > INT_MAX || saltLength > INT_MAX || iterations > INT_MAX || outLength > INT_MAX) return 0;
+    return PKCS5_PBKDF2_HMAC(password, (int)passwordLength, salt, (int)saltLength, (int)iterations,
+                             EVP_sha256(), (int)outLength, out) == 1;
+#endif
+}
+
+/// `length` bytes from the system's CSPRNG into `out`.
+static inline int ts_random_bytes(unsigned char *out, size_t length) {
+#if defined(__APPLE__)
+    return CCRandomGenerateBytes(out, length) == kCCSuccess;
+#else
+    if (length > INT_MAX) return 0;
+    return RAND_bytes(out, (int)length) == 1;
+#endif
+}
+
+/// 1 when the `length` bytes at `a` and `b` are equal, in time independent of where they differ.
+static inline int ts_constant_time_equal(const void *a, const void *b, size_t length) {
+#if defined(__APPLE__)
+    // CommonCrypto has no public constant-time compare: accumulate the XOR of every byte.
+    const volatile unsigned char *x = (const volatile unsigned char *)a;
+    const volatile unsigned char *y = (const volatile unsigned char *)b;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < length; i++) diff |= (unsigned char)(x[i] ^ y[i]);
+    return diff == 0;
+#else
+    return CRYPTO_memcmp(a, b, length) == 0;
+#endif
+}
+
+/// 1 when this build can sign ES256 (OpenSSL); 0 on Darwin, where CommonCrypto has no EC
+/// signing (the Security framework's SecKey would be the way; not written yet), so APNs is
+/// unavailable there and says so.
+static inline int ts_es256_available(void) {
+#if defined(__APPLE__)
+    return 0;
+#else
+    return 1;
+#endif
+}
+
+/// An ES256 private key from PEM text (the PKCS#8 `.p8` file APNs issues): an opaque handle,
+/// NULL when the text is not a P-256 EC private key. Free it with `ts_es256_key_free`.
+static inline void *ts_es256_key_from_pem(const void *pem, size_t length) {
+#if defined(__APPLE__)
+    (void)pem; (void)length;
+    return NULL;
+#else
+    if (length > INT_MAX) return NULL;
+    BIO *bio = BIO_new_mem_buf(pem, (int)length);
+    if (!bio) return NULL;
+    EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+    BIO_free(bio);
+    if (!key) return NULL;
+    if (EVP_PKEY_get_base_id(key) != EVP_PKEY_EC || EVP_PKEY_get_bits(key) != 256) {
+        EVP_PKEY_free(key);
+        return NULL;
+    }
+    return key;
+#endif
+}
+
+static inline void ts_es256_key_free(void *key) {
+#if !defined(__APPLE__)
+    EVP_PKEY_free((EVP_PKEY *)key);
+#else
+    (void)key;
+#endif
+}
+
+/// ES256 (RFC 7518 §3.4): ECDSA P-256 over SHA-256 of `length` bytes at `data`, written as the
+/// JWS wants it, R||S (each left-padded to 32 bytes), into `out` (64 bytes).
+static inline int ts_es256_sign(void *key, const void *data, size_t length, unsigned char *out) {
+#if defined(__APPLE__)
+    (void)key; (void)data; (void)length; (void)out;
+    return 0;
+#else
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!ctx) return 0;
+    unsigned char der[80];  // a DER ECDSA-Sig-Value (RFC 3279 §2.2.3) for P-256 is at most 72 bytes
+    size_t derLength = sizeof der;
+    int ok = 0;
+    if (EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, (EVP_PKEY *)key) == 1
+        && EVP_DigestSign(ctx, der, &derLength, (const unsigned char *)data, length) == 1) {
+        const unsigned char *p = der;
+        ECDSA_SIG *sig = d2i_ECDSA_SIG(NULL, &p, (long)derLength);
+        if (sig) {
+            const BIGNUM *r = ECDSA_SIG_get0_r(sig), *s = ECDSA_SIG_get0_s(sig);
+            ok = r && s && BN_bn2binpad(r, out, 32) == 32 && BN_bn2binpad(s, out + 32, 32) == 32;
+            ECDSA_SIG_free(sig);
+        }
+    }
+    EVP_MD_CTX_free(ctx);
+    return ok;
+#endif
+}
+
+/// 1 when `signature` (R||S, 64 bytes) is a valid ES256 signature of `length` bytes at `data` by
+/// `key`'s public half.
+static inline int ts_es256_verify(void *key, const void *data, size_t length, const unsigned char *signature) {
+#if defined(__APPLE__)
+    (void)key; (void)data; (void)length; (void)signature;
+    return 0;
+#else
+    ECDSA_SIG *sig = ECDSA_SIG_new();
+    if (!sig) return 0;
+    BIGNUM *r = BN_bin2bn(signature, 32, NULL), *s = BN_bin2bn(signature + 32, 32, NULL);
+    if (!r || !s || ECDSA_SIG_set0(sig, r, s) != 1) { BN_free(r); BN_free(s); ECDSA_SIG_free(sig); return 0; }
+    unsigned char *der = NULL;
+    int derLength = i2d_ECDSA_SIG(sig, &der);
+    ECDSA_SIG_free(sig);
+    if (derLength <= 0) return 0;
+    int ok = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (ctx && EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, (EVP_PKEY *)key) == 1) {
+        ok = EVP_DigestVerify(ctx, der, (size_t)derLength, (const unsigned char *)data, length) == 1;
+    }
+    EVP_MD_CTX_free(ctx);
+    OPENSSL_free(der);
+    return ok;
+#endif
 }
 
 #endif

@@ -15,11 +15,11 @@ public final class APNsProviderToken: Sendable {
     }
 
     /// `@unchecked Sendable` invariant: the key is created once in `init`, freed once in `deinit`,
-    /// and only read in between (EVP_DigestSign on a freshly allocated context per signature).
+    /// and only read in between (each signature uses a freshly allocated signing context).
     final class Key: @unchecked Sendable {
-        let pkey: OpaquePointer
-        init(pkey: OpaquePointer) { self.pkey = pkey }
-        deinit { EVP_PKEY_free(pkey) }
+        let handle: UnsafeMutableRawPointer
+        init(handle: UnsafeMutableRawPointer) { self.handle = handle }
+        deinit { ts_es256_key_free(handle) }
     }
 
     let key: Key
@@ -30,18 +30,14 @@ public final class APNsProviderToken: Sendable {
 
     /// `pem`: the `.p8` file's text (PKCS#8 `-----BEGIN PRIVATE KEY-----`, a P-256 key).
     public init(pem: String, keyId: String, teamId: String, refreshSeconds: Int64 = 3000) throws {
+        guard ts_es256_available() == 1 else {
+            throw KeyError(description: "APNs needs ES256 signing, which this build lacks (built without OpenSSL, e.g. on macOS)")
+        }
         let bytes = Array(pem.utf8)
-        let pkey: OpaquePointer? = bytes.withUnsafeBufferPointer { buf in
-            guard let bio = BIO_new_mem_buf(buf.baseAddress, Int32(buf.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        guard let handle = bytes.withUnsafeBufferPointer({ ts_es256_key_from_pem($0.baseAddress, $0.count) }) else {
+            throw KeyError(description: "the APNs key must be a PEM EC P-256 private key (the .p8 file from Apple)")
         }
-        guard let pkey else { throw KeyError(description: "the APNs key is not a PEM private key (expected the .p8 file from Apple)") }
-        guard EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC, EVP_PKEY_get_bits(pkey) == 256 else {
-            EVP_PKEY_free(pkey)
-            throw KeyError(description: "the APNs key must be an EC P-256 key (ES256)")
-        }
-        key = Key(pkey: pkey)
+        key = Key(handle: handle)
         self.keyId = keyId
         self.teamId = teamId
         self.refreshSeconds = max(60, refreshSeconds)
@@ -62,42 +58,20 @@ public final class APNsProviderToken: Sendable {
         let header = JSONValue.object(["alg": "ES256", "kid": .string(keyId)]).serialized()
         let claims = JSONValue.object(["iss": .string(teamId), "iat": .int(issuedAt)]).serialized()
         let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
-        let der = try digestSign(Array(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(try Self.rawSignature(der))
+        let message = Array(signingInput.utf8)
+        var signature = [UInt8](repeating: 0, count: 64)
+        let ok = signature.withUnsafeMutableBufferPointer { out in
+            message.withUnsafeBufferPointer { ts_es256_sign(key.handle, $0.baseAddress, $0.count, out.baseAddress) }
+        }
+        guard ok == 1 else { throw KeyError(description: "ES256 signing failed") }
+        return signingInput + "." + Base64URL.encode(signature)
     }
 
-    /// EVP_DigestSign with SHA-256: the DER-encoded ECDSA-Sig-Value (RFC 3279 §2.2.3).
-    func digestSign(_ message: [UInt8]) throws -> [UInt8] {
-        guard let ctx = EVP_MD_CTX_new() else { throw KeyError(description: "EVP_MD_CTX_new failed") }
-        defer { EVP_MD_CTX_free(ctx) }
-        guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, key.pkey) == 1 else { throw KeyError(description: "EVP_DigestSignInit failed") }
-        var length = 0
-        guard message.withUnsafeBufferPointer({ EVP_DigestSign(ctx, nil, &length, $0.baseAddress, $0.count) }) == 1 else {
-            throw KeyError(description: "EVP_DigestSign (size) failed")
-        }
-        var out = [UInt8](repeating: 0, count: length)
-        let rc = out.withUnsafeMutableBufferPointer { o in
-            message.withUnsafeBufferPointer { EVP_DigestSign(ctx, o.baseAddress, &length, $0.baseAddress, $0.count) }
-        }
-        guard rc == 1 else { throw KeyError(description: "EVP_DigestSign failed") }
-        return Array(out.prefix(length))
-    }
-
-    /// DER ECDSA-Sig-Value → R‖S, each left-padded to 32 bytes (RFC 7518 §3.4).
-    static func rawSignature(_ der: [UInt8]) throws -> [UInt8] {
-        var parsed: OpaquePointer?
-        der.withUnsafeBufferPointer { buf in
-            var p: UnsafePointer<UInt8>? = buf.baseAddress
-            parsed = d2i_ECDSA_SIG(nil, &p, buf.count)
-        }
-        guard let sig = parsed else { throw KeyError(description: "d2i_ECDSA_SIG failed") }
-        defer { ECDSA_SIG_free(sig) }
-        var out = [UInt8](repeating: 0, count: 64)
-        let ok = out.withUnsafeMutableBufferPointer { o -> Bool in
-            guard let r = ECDSA_SIG_get0_r(sig), let s = ECDSA_SIG_get0_s(sig) else { return false }
-            return BN_bn2binpad(r, o.baseAddress, 32) == 32 && BN_bn2binpad(s, o.baseAddress! + 32, 32) == 32
-        }
-        guard ok else { throw KeyError(description: "ECDSA signature does not fit P-256") }
-        return out
+    /// True when `signature` (R‖S) is this key's ES256 signature of `message`.
+    func verifies(_ message: [UInt8], signature: [UInt8]) -> Bool {
+        guard signature.count == 64 else { return false }
+        return message.withUnsafeBufferPointer { m in
+            signature.withUnsafeBufferPointer { ts_es256_verify(key.handle, m.baseAddress, m.count, $0.baseAddress) }
+        } == 1
     }
 }

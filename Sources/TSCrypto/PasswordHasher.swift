@@ -85,13 +85,13 @@ public struct PasswordHasher: Sendable {
             saltBytes.withUnsafeBufferPointer { s in
                 out.withUnsafeMutableBufferPointer { o in
                     p.withMemoryRebound(to: CChar.self) { pc in
-                        PKCS5_PBKDF2_HMAC(pc.baseAddress, Int32(password.count), s.baseAddress, Int32(salt.count),
-                                          Int32(iterations), EVP_sha256(), Int32(length), o.baseAddress)
+                        ts_pbkdf2_hmac_sha256(pc.baseAddress, password.count, s.baseAddress, salt.count,
+                                              UInt32(clamping: iterations), o.baseAddress, length)
                     }
                 }
             }
         }
-        precondition(ok == 1, "PKCS5_PBKDF2_HMAC failed")
+        precondition(ok == 1, "PBKDF2-HMAC-SHA256 failed")
         return out
     }
 }

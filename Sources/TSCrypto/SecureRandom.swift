@@ -1,6 +1,7 @@
 import CCrypto
 
-/// Cryptographically secure random bytes from libcrypto's CSPRNG (`RAND_bytes`).
+/// Cryptographically secure random bytes from the system CSPRNG (libcrypto's `RAND_bytes` on Linux,
+/// `CCRandomGenerateBytes` on Darwin; see the CCrypto shim).
 public enum SecureRandom {
     /// `n` random bytes. A CSPRNG failure is unrecoverable (tokens and salts would be
     /// predictable), so it traps rather than returning weak bytes.
@@ -8,8 +9,8 @@ public enum SecureRandom {
         precondition(n >= 0, "negative byte count")
         if n == 0 { return [] }
         var out = [UInt8](repeating: 0, count: n)
-        let ok = out.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(n)) }
-        precondition(ok == 1, "RAND_bytes failed: the system CSPRNG is unavailable")
+        let ok = out.withUnsafeMutableBufferPointer { ts_random_bytes($0.baseAddress, n) }
+        precondition(ok == 1, "the system CSPRNG is unavailable")
         return out
     }
 

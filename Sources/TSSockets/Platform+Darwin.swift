@@ -40,12 +40,17 @@ public enum Platform {
     /// O_NONBLOCK, FD_CLOEXEC and SO_NOSIGPIPE on a new socket; closes it and returns -1 (errno
     /// preserved) when one fails.
     private static func configureNewSocket(_ fd: Int32) -> Int32 {
-        var one: Int32 = 1
+        // fcntl(2): F_GETFL/F_SETFL for O_NONBLOCK, F_SETFD for FD_CLOEXEC (<fcntl.h>).
         let flags = Darwin.fcntl(fd, F_GETFL)
-        if flags < 0
-            || Darwin.fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0
-            || Darwin.fcntl(fd, F_SETFD, FD_CLOEXEC) < 0
-            || Darwin.setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size)) < 0 {
+        var ok = flags >= 0
+        if ok { ok = Darwin.fcntl(fd, F_SETFL, flags | O_NONBLOCK) >= 0 }
+        if ok { ok = Darwin.fcntl(fd, F_SETFD, FD_CLOEXEC) >= 0 }
+        if ok {
+            // SO_NOSIGPIPE (<sys/socket.h>, int option): EPIPE instead of SIGPIPE on this socket.
+            var one: Int32 = 1
+            ok = Darwin.setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size)) == 0
+        }
+        if !ok {
             let saved = Darwin.errno
             _ = Darwin.close(fd)
             Darwin.errno = saved

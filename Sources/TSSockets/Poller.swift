@@ -58,7 +58,7 @@ public enum PollerError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unavailable(let kind):
-            return "poller \"\(kind)\" is not available on this system (available: "
+            return "poller \"\(kind)\" (server.poller / \(PollerKind.environmentVariable)) is not available on this system (available: "
                 + Platform.availablePollers.map(\.rawValue).joined(separator: ", ") + ")"
         }
     }

@@ -1,11 +1,9 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import TSApp
 import TSDomain
 import TSJSON
 import TSRoutes
+import TSTestSupport
 import XCTest
 
 /// The live inspector (issue 5 item 5): the page, its JSON endpoints (checked against their
@@ -292,17 +290,9 @@ final class InspectorTests: XCTestCase {
 
     /// One HTTP/1.1 GET over a plain socket, with a chosen Host header (URLSession sets its own).
     static func rawGet(port: Int, path: String, host: String, headers: [String] = []) throws -> (status: Int, body: String) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
+        let fd = TestSockets.connectLoopback(port: port) { TestSockets.setReceiveTimeout($0, seconds: 10) }
+        guard fd >= 0 else { throw POSIXError(.ECONNREFUSED) }
         defer { close(fd) }
-        var tv = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard rc == 0 else { throw POSIXError(.ECONNREFUSED) }
         let request = (["GET \(path) HTTP/1.1", "Host: \(host)", "Connection: close"] + headers).joined(separator: "\r\n") + "\r\n\r\n"
         _ = request.utf8CString.withUnsafeBufferPointer { send(fd, $0.baseAddress, $0.count - 1, 0) }
         var data = [UInt8]()

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import TSTestSupport
 import XCTest
 
 /// A tiny blocking HTTP/1.1 test client over a raw socket (receive timeout 5 s).
@@ -25,38 +23,17 @@ final class RawClient {
     /// `sourceAddress` binds the client's end first (e.g. "127.0.0.2": another loopback
     /// address, to test per-address limits); `receiveBuffer` sets SO_RCVBUF (a slow reader).
     init(port: Int, receiveTimeoutSeconds: Int = 5, sourceAddress: String? = nil, receiveBuffer: Int32? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClientError(description: "socket failed") }
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var bound = true
+        let fd = TestSockets.connectLoopback(port: port) { fd in
+            if let receiveBuffer { TestSockets.setReceiveBuffer(fd, bytes: receiveBuffer) }
+            if let sourceAddress { bound = TestSockets.bindSource(fd, address: sourceAddress) }
+            TestSockets.setReceiveTimeout(fd, seconds: Double(receiveTimeoutSeconds))
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         }
-        if let source = sourceAddress {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            inet_pton(AF_INET, source, &local.sin_addr)
-            let rc = withUnsafePointer(to: &local) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard rc == 0 else {
-                close(fd)
-                throw ClientError(description: "bind \(source) failed errno \(errno)")
-            }
-        }
-        var tv = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        let rc = withUnsafePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else {
-            close(fd)
-            throw ClientError(description: "connect failed errno \(errno)")
-        }
+        guard bound else { if fd >= 0 { close(fd) }; throw ClientError(description: "bind \(sourceAddress ?? "") failed") }
+        guard fd >= 0 else { throw ClientError(description: "connect failed errno \(errno)") }
+        self.fd = fd
     }
 
     deinit { close(fd) }
@@ -64,7 +41,7 @@ final class RawClient {
     func send(_ bytes: [UInt8]) throws {
         var off = 0
         while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes[off...].withUnsafeBytes { TestSockets.send(fd, $0) }
             if n <= 0 { throw ClientError(description: "send failed errno \(errno)") }
             off += n
         }

@@ -1,7 +1,5 @@
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 import TSSockets
 @testable import TSHTTP
 

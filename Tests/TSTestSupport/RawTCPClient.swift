@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A blocking TCP client to 127.0.0.1 for live tests: sends bytes exactly as given and reads
 /// with the socket's receive timeout (`SO_RCVTIMEO`), so a test never hangs on a silent server.
 /// Test code only; the server under test is the real one, listening on port 0.
@@ -25,36 +21,21 @@ public class RawTCPClient: @unchecked Sendable {
     /// a test play a slow consumer); reads time out after `timeoutSeconds`. `sourceAddress` (e.g.
     /// "127.0.0.2", any of 127/8 on Linux) binds the client end first, to appear as another client address.
     public init(port: Int, receiveBuffer: Int32? = nil, timeoutSeconds: Int = 5, sourceAddress: String? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClientError.socket }
-        if let sourceAddress {
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(sourceAddress)
-            let rc = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard rc == 0 else { close(fd); throw ClientError.connect }
+        var bound = true
+        let fd = TestSockets.connectLoopback(port: port) { fd in
+            if let sourceAddress { bound = TestSockets.bindSource(fd, address: sourceAddress) }
+            if let receiveBuffer { TestSockets.setReceiveBuffer(fd, bytes: receiveBuffer) }
+            TestSockets.setReceiveTimeout(fd, seconds: Double(timeoutSeconds))
         }
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        setReceiveTimeout(Double(timeoutSeconds))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else { close(fd); throw ClientError.connect }
+        guard bound else { if fd >= 0 { close(fd) }; throw ClientError.connect }
+        guard fd >= 0 else { throw ClientError.connect }
+        self.fd = fd
     }
 
     deinit { close(fd) }
 
     public func setReceiveTimeout(_ seconds: Double) {
-        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1e6))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        TestSockets.setReceiveTimeout(fd, seconds: seconds)
     }
 
     /// Sends all of `bytes`; false if the connection failed first.
@@ -62,7 +43,7 @@ public class RawTCPClient: @unchecked Sendable {
     public func write(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes[offset...].withUnsafeBytes { TestSockets.send(fd, $0) }
             if n <= 0 { return false }
             offset += n
         }

@@ -45,6 +45,9 @@ public final class TouchSyncServer: @unchecked Sendable {
                                      + "it serves unauthenticated routes that delete all data. Unset TOUCHSYNC_ENV or turn test mode off.")
         }
 
+        // The readiness backend, before anything is opened (an unavailable one would fail later).
+        let poller = try Self.poller(configuration)
+
         // Storage: open, migrate.
         let path = configuration.string("database.path")
         databasePath = path
@@ -148,10 +151,6 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.port = configuration.int("server.port")
         let loops = configuration.int("server.eventLoops")
         if loops > 0 { http.eventLoops = loops }
-        guard let poller = PollerKind(rawValue: configuration.string("server.poller")), poller.isAvailable else {
-            throw ConfigurationError("server.poller must be one of auto, "
-                + Platform.availablePollers.map(\.rawValue).joined(separator: ", ") + " on this system")
-        }
         http.poller = poller
         http.maxConnections = configuration.int("server.maxConnections")
         http.maxRequestLineBytes = configuration.int("server.maxRequestLineBytes")
@@ -179,6 +178,16 @@ public final class TouchSyncServer: @unchecked Sendable {
         } ?? frozen
         self.http = HTTPServer(configuration: http, responder: responder, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
         httpBox.set(self.http)
+    }
+
+    /// `server.poller`, checked: `auto` or a backend this system has.
+    static func poller(_ configuration: AppConfiguration) throws -> PollerKind {
+        let value = configuration.string("server.poller")
+        guard let kind = PollerKind(rawValue: value), kind.isAvailable else {
+            throw ConfigurationError("server.poller (TOUCHSYNC_SERVER_POLLER) is \"\(value)\"; on this system it must be auto, "
+                + Platform.availablePollers.map(\.rawValue).joined(separator: " or "))
+        }
+        return kind
     }
 
     /// Applies pending migrations; a changed, already-applied one stops the start naming the file.

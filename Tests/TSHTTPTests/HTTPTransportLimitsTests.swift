@@ -1,9 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import XCTest
 import Logging
 import TSSockets
+import TSTestSupport
 @testable import TSHTTP
 
 /// Keeps every log line (message text) of the loggers made with it.
@@ -120,8 +118,8 @@ final class HTTPTransportLimitsTests: XCTestCase {
         let fd = c.fd
         let trickler = Thread {
             for _ in 0..<40 {
-                var x: UInt8 = 0x78
-                if Glibc.send(fd, &x, 1, Int32(MSG_NOSIGNAL)) != 1 { return }
+                let sent = [UInt8(0x78)].withUnsafeBytes { TestSockets.send(fd, $0) }
+                if sent != 1 { return }
                 usleep(50_000)
             }
         }

@@ -43,7 +43,7 @@ final class ConformanceServerProcess {
         p.standardError = FileHandle.nullDevice
         try p.run()
         process = p
-        // The first line is `listening on http://127.0.0.1:PORT`.
+        // The first line is `listening on http://127.0.0.1:PORT (poller NAME)`.
         var line: [UInt8] = []
         let handle = out.fileHandleForReading
         while true {
@@ -53,12 +53,16 @@ final class ConformanceServerProcess {
             line.append(byte)
         }
         let text = String(decoding: line, as: UTF8.self)
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
+        let url = text.split(separator: " ").first { $0.hasPrefix("http://") } ?? ""
+        guard let colon = url.lastIndex(of: ":"), let port = Int(url[url.index(after: colon)...]) else {
             p.terminate()
-            throw XCTSkip("conformance-server did not print its port (got \(text))")
+            // The binary is there but did not start: a failure, not a skip.
+            throw ServerError(description: "conformance-server did not print its port (got \(text))")
         }
         self.port = port
     }
+
+    struct ServerError: Error, CustomStringConvertible { let description: String }
 
     func stop() {
         if process.isRunning {

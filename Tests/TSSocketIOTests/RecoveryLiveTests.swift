@@ -213,5 +213,5 @@ final class RecoveryLiveTests: XCTestCase {
 extension RawTCPClient {
     /// Drops the TCP connection without any Engine.IO or WebSocket close (a network drop as the
     /// server sees it: the transport just ends).
-    func closeSocket() { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+    func closeSocket() { _ = shutdown(fd, Int32(SHUT_RDWR)) }
 }

@@ -106,7 +106,10 @@ public struct AuthService: Sendable {
     /// The user id of a valid token whose user still exists; 401 otherwise.
     public func authenticate(token: String) throws -> PublicUser {
         let claims: JWTClaims
-        do { claims = try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds()) } catch {
+        do {
+            claims = try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds(),
+                                    clockSkewSeconds: configuration.tokenLeewaySeconds)
+        } catch {
             throw DomainError.unauthorized("Invalid or expired token")
         }
         guard let user = try db.read({ c in try Readers.publicUser(c, id: claims.sub) }) else {

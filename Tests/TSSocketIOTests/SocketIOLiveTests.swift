@@ -194,21 +194,27 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(t.maxActive, 1)
     }
 
+    /// Packets from successive long-polling GETs until `count` have arrived (at most 5 polls): the
+    /// CONNECT reply and the `auth` event may come in one poll or in two (Engine.IO v4 polling: a
+    /// GET returns whatever is queued when it arrives).
+    func poll(_ q: String, until count: Int, file: StaticString = #filePath, line: UInt = #line) -> [String] {
+        var packets: [String] = []
+        for _ in 0..<5 where packets.count < count {
+            let r = RawHTTP.request(port: port, "GET", q)
+            XCTAssertEqual(r.status, 200, file: file, line: line)
+            guard r.status == 200 else { break }
+            packets += r.text.split(separator: "\u{1e}").map(String.init)
+        }
+        return packets
+    }
+
     func testPollingEventRoundTrip() throws {
         try start()
         let open = RawHTTP.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling")
         let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
         let q = "/socket.io/?EIO=4&transport=polling&sid=\(sid)"
         XCTAssertEqual(RawHTTP.request(port: port, "POST", q, body: Array("40".utf8)).text, "ok")
-        // The CONNECT reply and the `auth` event may come in one poll or in two (Engine.IO v4
-        // polling: a GET returns whatever is queued when it arrives), so poll until both are here.
-        var connected: [String] = []
-        for _ in 0..<5 where connected.count < 2 {
-            let r = RawHTTP.request(port: port, "GET", q)
-            XCTAssertEqual(r.status, 200)
-            guard r.status == 200 else { break }
-            connected += r.text.split(separator: "\u{1e}").map(String.init)
-        }
+        let connected = poll(q, until: 2)
         XCTAssertEqual(connected.count, 2, "\(connected)")
         guard connected.count == 2 else { return }
         XCTAssertTrue(connected[0].hasPrefix("40{\"sid\":"), connected[0])
@@ -302,7 +308,7 @@ final class SocketIOLiveTests: XCTestCase {
         let esid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
         let q = "/socket.io/?EIO=4&transport=polling&sid=\(esid)"
         _ = RawHTTP.request(port: port, "POST", q, body: Array("40".utf8))
-        _ = RawHTTP.request(port: port, "GET", q)
+        XCTAssertEqual(poll(q, until: 2).count, 2, "CONNECT reply and auth event")
         _ = RawHTTP.request(port: port, "POST", q, body: Array("42[\"join\",\"room1\"]".utf8))
         usleep(100_000)
         XCTAssertEqual(io.sockets(inRoom: "room1").count, 4)

@@ -61,7 +61,7 @@ let package = Package(
 
 // parsers (issue 9 item 11): libFuzzer targets, one per parser/codec (fuzz/README.md). Their entry point is
 // `LLVMFuzzerTestOneInput` with no `main` (libFuzzer's), so they exist only in fuzz builds:
-// fuzz/run.sh sets TOUCHSYNC_FUZZ=1 and builds them with `-Xswiftc -sanitize=fuzzer,address` into .build-fuzz.
+// fuzz/run.sh sets TOUCHSYNC_FUZZ=1 and builds them with `--sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address` into .build-fuzz.
 if Context.environment["TOUCHSYNC_FUZZ"] == "1" {
     let fuzzTargets: [(String, [Target.Dependency])] = [
         ("fuzz-json", ["TSJSON"]),

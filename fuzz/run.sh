@@ -23,9 +23,10 @@ fi
 
 if [[ -z "${NO_BUILD:-}" ]]; then
   for t in "${targets[@]}"; do
-    # One combined -sanitize=fuzzer,address: SwiftPM's separate --sanitize flags reach swiftc in no fixed
-    # order, and of two -sanitize options only the last one instruments (coverage or ASan, not both).
-    TOUCHSYNC_FUZZ=1 swift build -c "$config" --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address \
+    # --sanitize=fuzzer makes SwiftPM link with libFuzzer's main; the combined -sanitize=fuzzer,address
+    # after it is what instruments: SwiftPM's separate --sanitize flags reach swiftc in no fixed order,
+    # and of several -sanitize options only the last counts (coverage or ASan, not both).
+    TOUCHSYNC_FUZZ=1 swift build -c "$config" --scratch-path "$scratch" --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
       --product "fuzz-$t" 2>&1 | grep -vE "ld.gold: warning: Cannot export local symbol" || true
     [[ -x "$scratch/$config/fuzz-$t" ]] || { echo "FAIL: fuzz-$t did not build"; exit 1; }
   done

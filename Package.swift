@@ -69,3 +69,21 @@ let package = Package(
         .testTarget(name: "TSAppTests", dependencies: ["TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
     ]
 )
+
+// parsers (issue 9 item 11): libFuzzer targets, one per parser/codec (fuzz/README.md). Their entry point is
+// `LLVMFuzzerTestOneInput` with no `main` (libFuzzer's), so they exist only in fuzz builds:
+// fuzz/run.sh sets TOUCHSYNC_FUZZ=1 and builds them with `--sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address` into .build-fuzz.
+if Context.environment["TOUCHSYNC_FUZZ"] == "1" {
+    let fuzzTargets: [(String, [Target.Dependency])] = [
+        ("fuzz-json", ["TSJSON"]),
+        ("fuzz-http", ["TSHTTP"]),
+        ("fuzz-websocket", ["TSWebSocket"]),
+        ("fuzz-engineio", ["TSEngineIO"]),
+        ("fuzz-socketio", ["TSSocketIO", "TSJSON"]),
+    ]
+    for (name, dependencies) in fuzzTargets {
+        let dir = String(name.dropFirst("fuzz-".count))
+        package.targets.append(.executableTarget(name: name, dependencies: dependencies, path: "fuzz/\(dir)", swiftSettings: strict))
+        package.products.append(.executable(name: name, targets: [name]))
+    }
+}

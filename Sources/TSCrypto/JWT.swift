@@ -5,7 +5,8 @@ import TSJSON
 public enum JWT {
     /// Tokens longer than this are rejected before any decoding (they are a few hundred bytes).
     public static let maximumTokenLength = 8192
-    /// Default tolerance for `iat` slightly in the future (clock skew between hosts).
+    /// Default leeway for clock skew between hosts (RFC 7519 §4.1.4–§4.1.5 "MAY provide for some
+    /// small leeway"): applied alike to `exp`, `nbf` and `iat` (config `auth.tokenLeewaySeconds`).
     public static let defaultClockSkewSeconds: Int64 = 60
 
     /// Header and payload nest no deeper than this (they are flat objects).
@@ -15,8 +16,10 @@ public enum JWT {
 
     /// Signs `claims` with HMAC-SHA256 under `secret`.
     public static func sign(claims: JWTClaims, secret: [UInt8]) -> String {
-        var payload: JSONValue = ["sub": .string(claims.sub), "iat": .int(claims.iat), "exp": .int(claims.exp)]
-        if claims.ver != 0, case .object(var o) = payload { o["ver"] = .int(claims.ver); payload = .object(o) }
+        var object: JSONObject = ["sub": .string(claims.sub), "iat": .int(claims.iat), "exp": .int(claims.exp)]
+        if let nbf = claims.nbf { object["nbf"] = .int(nbf) }
+        if claims.ver != 0 { object["ver"] = .int(claims.ver) }
+        let payload = JSONValue.object(object)
         let signingInput = headerSegment + "." + Base64URL.encode(payload.serialized())
         let signature = HMAC.sha256(key: secret, message: Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
@@ -25,8 +28,9 @@ public enum JWT {
     /// Verifies `token` and returns its claims.
     ///
     /// Order (RFC 7515 §5.2): shape → header (`alg` must be exactly `"HS256"`, `typ` if present
-    /// `"JWT"`, no `crit`) → signature (constant-time) → payload claims → time checks
-    /// (`now < exp`; `iat <= now + clockSkewSeconds` and `iat <= exp`).
+    /// `"JWT"`, no `crit`) → signature (constant-time) → payload claims → time checks, each with the
+    /// same leeway `clockSkewSeconds` (RFC 7519 §4.1.4 `exp`: `now < exp + leeway`; §4.1.5 `nbf`,
+    /// when present: `nbf <= now + leeway`; §4.1.6 `iat`: `iat <= now + leeway` and `iat <= exp`).
     public static func verify(_ token: String, secret: [UInt8], now: Int64,
                               clockSkewSeconds: Int64 = JWT.defaultClockSkewSeconds) throws(JWTError) -> JWTClaims {
         let bytes = Array(token.utf8)
@@ -58,15 +62,22 @@ public enum JWT {
         guard case .string(let sub)? = payload["sub"], !sub.isEmpty else { throw .invalidClaims("sub") }
         guard let iat = payload["iat"].flatMap(numericDate) else { throw .invalidClaims("iat") }
         guard let exp = payload["exp"].flatMap(numericDate) else { throw .invalidClaims("exp") }
+        var nbf: Int64?
+        if let value = payload["nbf"] {
+            guard let n = numericDate(value) else { throw .invalidClaims("nbf") }
+            nbf = n
+        }
 
-        guard now < exp else { throw .expired }
-        guard iat <= exp, iat <= now &+ clockSkewSeconds else { throw .issuedInFuture }
+        let leeway = max(0, clockSkewSeconds)
+        guard now < exp &+ leeway else { throw .expired }
+        if let nbf, nbf > now &+ leeway { throw .notYetValid }
+        guard iat <= exp, iat <= now &+ leeway else { throw .issuedInFuture }
         var ver: Int64 = 0
         if let v = payload["ver"] {
             guard let n = numericDate(v) else { throw .invalidClaims("ver") }
             ver = n
         }
-        return JWTClaims(sub: sub, iat: iat, exp: exp, ver: ver)
+        return JWTClaims(sub: sub, iat: iat, exp: exp, nbf: nbf, ver: ver)
     }
 
     /// Strict JSON with duplicate keys refused (RFC 7515 §5.2 step 4 allows it, and it removes

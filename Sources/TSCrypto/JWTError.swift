@@ -9,10 +9,12 @@ public enum JWTError: Error, Sendable, Hashable, CustomStringConvertible {
     case unsupportedType(String)
     /// The HMAC does not match.
     case invalidSignature
-    /// `sub`, `iat` or `exp` missing or of the wrong type.
+    /// `sub`, `iat` or `exp` missing, or any of them or `nbf` of the wrong type.
     case invalidClaims(String)
-    /// `now >= exp`.
+    /// `now >= exp + leeway`.
     case expired
+    /// `now + leeway < nbf` (RFC 7519 §4.1.5).
+    case notYetValid
     /// `iat` is later than `now` plus the allowed clock skew, or after `exp`.
     case issuedInFuture
 
@@ -24,6 +26,7 @@ public enum JWTError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidSignature: return "invalid token signature"
         case .invalidClaims(let why): return "invalid token claims: \(why)"
         case .expired: return "token expired"
+        case .notYetValid: return "token not valid yet (nbf)"
         case .issuedInFuture: return "token issued in the future"
         }
     }

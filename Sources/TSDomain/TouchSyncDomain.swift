@@ -17,15 +17,19 @@ public struct DomainConfiguration: Sendable {
     public var failedLoginWindowSeconds: Int64
     /// Entries the failed-login throttle tracks at most (config `auth.maxFailedLoginEntries`).
     public var maxFailedLoginEntries: Int
+    /// Clock-skew leeway for a token's `exp`, `nbf` and `iat` (config `auth.tokenLeewaySeconds`).
+    public var tokenLeewaySeconds: Int64
 
     public init(jwtSecret: [UInt8], passwordIterations: Int = 210_000, tokenLifetimeSeconds: Int64 = 30 * 24 * 3600,
-                maxFailedLogins: Int = 10, failedLoginWindowSeconds: Int64 = 300, maxFailedLoginEntries: Int = 50_000) {
+                maxFailedLogins: Int = 10, failedLoginWindowSeconds: Int64 = 300, maxFailedLoginEntries: Int = 50_000,
+                tokenLeewaySeconds: Int64 = 60) {
         self.jwtSecret = jwtSecret
         self.passwordIterations = passwordIterations
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
         self.maxFailedLogins = maxFailedLogins
         self.failedLoginWindowSeconds = failedLoginWindowSeconds
         self.maxFailedLoginEntries = maxFailedLoginEntries
+        self.tokenLeewaySeconds = tokenLeewaySeconds
     }
 }
 

@@ -21,6 +21,34 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         for (k, v) in pairs { self[k] = v }
     }
 
+    /// Members as parsed, in document order, possibly with repeated keys (RFC 8259 §4): a repeated
+    /// key keeps its first position and takes its last value, as `set` would. One pass; the index,
+    /// when needed, is built once at its final size (no rehashing while it grows).
+    init(parsed members: [(key: String, value: JSONValue)]) {
+        self.init()
+        if members.count <= Self.indexThreshold {
+            pairs.reserveCapacity(members.count)
+            for (k, v) in members { self[k] = v }
+            return
+        }
+        var idx = [String: Int](minimumCapacity: members.count)
+        var out = members
+        var kept = 0
+        for m in 0..<members.count {
+            let key = members[m].key
+            if let first = idx[key] {
+                out[first].value = members[m].value
+            } else {
+                idx[key] = kept
+                if kept != m { out[kept] = members[m] }
+                kept += 1
+            }
+        }
+        out.removeSubrange(kept...)
+        pairs = out
+        index = kept > Self.indexThreshold ? idx : nil
+    }
+
     /// Reserves room for `n` members.
     public mutating func reserveCapacity(_ n: Int) { pairs.reserveCapacity(n) }
 

@@ -87,25 +87,31 @@ public struct JSONParser {
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
         if depth > maxDepth { throw JSONParseError(offset: i, reason: "nesting deeper than \(maxDepth)", kind: .tooDeep) }
         i += 1
-        var obj = JSONObject()
+        // Members are collected in order and deduplicated once at the end (JSONObject(parsed:)),
+        // unless duplicates must be refused with their offset (then checked as they come).
+        var members: [(key: String, value: JSONValue)] = []
+        var seen = JSONObject()
         skipWhitespace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(obj) }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(JSONObject()) }
         while true {
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected object key") }
             let keyOffset = i
             let key = try parseString()
-            if rejectDuplicateKeys && obj[key] != nil { throw JSONParseError(offset: keyOffset, reason: "duplicate key", kind: .duplicateKey) }
+            if rejectDuplicateKeys {
+                if seen[key] != nil { throw JSONParseError(offset: keyOffset, reason: "duplicate key", kind: .duplicateKey) }
+                seen.appendUnchecked(key, .null)
+            }
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
             skipWhitespace()
             let value = try parseValue(depth: depth)
-            obj[key] = value
+            members.append((key, value))
             skipWhitespace()
             guard i < bytes.count else { throw fail("unexpected end") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(obj) }
+            if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(JSONObject(parsed: members)) }
             throw fail("expected ',' or '}'")
         }
     }

@@ -85,6 +85,7 @@ final class AuthAPITests: LiveServerTestCase {
         let user = try await api.register("tokenuser")
         let parts = user.token.split(separator: ".").map(String.init)
         XCTAssertEqual(parts.count, 3)
+        guard parts.count == 3 else { return }
         let noneHeader = Base64URL.encode(Array(#"{"alg":"none","typ":"JWT"}"#.utf8))
         let hs512Header = Base64URL.encode(Array(#"{"alg":"HS512","typ":"JWT"}"#.utf8))
         var sig = Array(parts[2])

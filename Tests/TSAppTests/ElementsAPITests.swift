@@ -81,7 +81,7 @@ final class ElementsAPITests: LiveServerTestCase {
         XCTAssertEqual(clear.json["data"]?["deleted"]?.intValue, 4)
         XCTAssertEqual(clear.json["data"]?["roomId"]?.stringValue, roomId)
         let rooms = try await api.get("/api/rooms/my-rooms", token: a.token).decode(DataEnvelope<[RoomDTO]>.self).data
-        XCTAssertEqual(rooms[0].elementCount, 0)
+        XCTAssertEqual(try XCTUnwrap(rooms.first).elementCount, 0)
     }
 
     func testToggleTwiceStatsForBothUsers() async throws {
@@ -102,9 +102,11 @@ final class ElementsAPITests: LiveServerTestCase {
         XCTAssertEqual(t1.elementStats.topReactors.map(\.id), [b.id])
 
         // Alice sees Bob's heart on the element, with her own hasReacted = false.
-        let asA = try await api.get("/api/rooms/\(roomId!)/elements", token: a.token).decode(DataEnvelope<[ElementDTO]>.self).data[0]
-        XCTAssertEqual(asA.reactions, ElementReactionsDTO(count: 1, hasReacted: false, userReaction: nil, topReactors: asA.reactions!.topReactors))
-        let asB = try await api.get("/api/rooms/\(roomId!)/elements", token: b.token).decode(DataEnvelope<[ElementDTO]>.self).data[0]
+        let listA = try await api.get("/api/rooms/\(roomId!)/elements", token: a.token).decode(DataEnvelope<[ElementDTO]>.self).data
+        let asA = try XCTUnwrap(listA.first)
+        XCTAssertEqual(asA.reactions, ElementReactionsDTO(count: 1, hasReacted: false, userReaction: nil, topReactors: try XCTUnwrap(asA.reactions).topReactors))
+        let listB = try await api.get("/api/rooms/\(roomId!)/elements", token: b.token).decode(DataEnvelope<[ElementDTO]>.self).data
+        let asB = try XCTUnwrap(listB.first)
         XCTAssertEqual(asB.reactions?.hasReacted, true)
         XCTAssertEqual(asB.reactions?.userReaction, "heart")
 
@@ -163,10 +165,12 @@ final class ElementsAPITests: LiveServerTestCase {
         XCTAssertEqual(p1.total, 5)
         XCTAssertTrue(p1.hasReacted)
         XCTAssertEqual(p1.reactions.map(\.userId), [users[4].id, users[3].id])
-        let p2 = try await api.get("/api/rooms/\(roomId!)/elements/\(id)/reactions?limit=2&before=\(p1.reactions[1].id)", token: a.token)
+        let before = try XCTUnwrap(p1.reactions.last?.id)
+        let p2 = try await api.get("/api/rooms/\(roomId!)/elements/\(id)/reactions?limit=2&before=\(before)", token: a.token)
             .decode(DataEnvelope<ReactionPageDTO>.self).data
         XCTAssertEqual(p2.reactions.map(\.userId), [users[2].id, users[1].id])
-        let el = try await api.get("/api/rooms/\(roomId!)/elements", token: a.token).decode(DataEnvelope<[ElementDTO]>.self).data[0]
+        let list = try await api.get("/api/rooms/\(roomId!)/elements", token: a.token).decode(DataEnvelope<[ElementDTO]>.self).data
+        let el = try XCTUnwrap(list.first)
         XCTAssertEqual(el.reactions?.topReactors.map(\.id), [users[4].id, users[3].id, users[2].id])
     }
 }

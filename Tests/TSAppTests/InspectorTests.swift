@@ -255,6 +255,7 @@ final class InspectorTests: XCTestCase {
         let recent = metrics.recent(seconds: 4)
         XCTAssertEqual(recent.map(\.second), [999_999, 1_000_000, 1_000_001, 1_000_002])
         XCTAssertEqual(recent.map(\.requests), [0, 3, 0, 1], "the inspector's own request is left out")
+        guard recent.count == 4 else { return XCTFail("expected 4 seconds, got \(recent.count)") }
         XCTAssertEqual(recent[1].clientErrors, 1)
         XCTAssertEqual(recent[1].serverErrors, 1)
         XCTAssertEqual(recent[1].latencySumNanoseconds, 12_000_000)

@@ -30,7 +30,7 @@ final class MetricsTests: XCTestCase {
         let sampleLine = try NSRegularExpression(pattern: #"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$"#)
         let labelPair = try NSRegularExpression(pattern: #"([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)""#)
         for l in text.split(separator: "\n").map(String.init) {
-            if l.hasPrefix("# TYPE ") { typed.insert(String(l.split(separator: " ")[2])); continue }
+            if l.hasPrefix("# TYPE ") { typed.insert(String(l.split(separator: " ").dropFirst(2).first ?? "")); continue }
             if l.hasPrefix("# HELP ") { continue }
             let ns = l as NSString
             guard let m = sampleLine.firstMatch(in: l, range: NSRange(location: 0, length: ns.length)) else {
@@ -71,7 +71,7 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(s[Sample(name: "touchsync_http_request_duration_seconds_count", labels: health)], 3)
         XCTAssertEqual(s[Sample(name: "touchsync_http_request_duration_seconds_bucket", labels: health.merging(["le": "+Inf"]) { a, _ in a })], 3)
         let buckets = s.filter { $0.key.name == "touchsync_http_request_duration_seconds_bucket" && $0.key.labels["route"] == "/health" }
-            .compactMap { k, v in Double(k.labels["le"]!.replacingOccurrences(of: "+Inf", with: "inf")).map { ($0, v) } }
+            .compactMap { k, v in k.labels["le"].flatMap { Double($0.replacingOccurrences(of: "+Inf", with: "inf")) }.map { ($0, v) } }
             .sorted { $0.0 < $1.0 }
         XCTAssertGreaterThan(buckets.count, 5)
         XCTAssertEqual(buckets.map(\.1), buckets.map(\.1).sorted(), "buckets are cumulative")

@@ -13,12 +13,12 @@ final class PostsAPITests: LiveServerTestCase {
             XCTAssertEqual(r.status, 201)
             let env = try r.decode(MobileEnvelope<PostDTO>.self)
             XCTAssertTrue(env.success)
-            ids.append(env.data!.id)
+            ids.append(try XCTUnwrap(env.data).id)
         }
         for _ in 0..<2 {
             let like = try await api.post("/api/mobile/posts/\(ids[0])/like", token: b.token)
             XCTAssertEqual(like.status, 200)
-            let s = try like.decode(MobileEnvelope<PostInteractionState>.self).data!
+            let s = try XCTUnwrap(like.decode(MobileEnvelope<PostInteractionState>.self).data)
             XCTAssertEqual(s.likeCount, 1, "liking twice counts once")
             XCTAssertTrue(s.isLiked)
         }
@@ -37,9 +37,11 @@ final class PostsAPITests: LiveServerTestCase {
         XCTAssertEqual(s50.data?.totalLiked, 1)
         XCTAssertEqual(s50.data?.totalSaved, 1)
         XCTAssertEqual(s50.data?.interactions.map(\.postId), ids)
-        XCTAssertEqual(s50.data?.interactions[0].likeCount, 2)
-        XCTAssertEqual(s50.data?.interactions[0].isLiked, true)
-        XCTAssertEqual(s50.data?.interactions[1].isSaved, true)
+        let interactions = s50.data?.interactions ?? []
+        XCTAssertGreaterThanOrEqual(interactions.count, 2)
+        XCTAssertEqual(interactions.first?.likeCount, 2)
+        XCTAssertEqual(interactions.first?.isLiked, true)
+        XCTAssertEqual(interactions.dropFirst().first?.isSaved, true)
 
         // User isolation: Alice's view of the same posts.
         let sa = try await api.post("/api/mobile/posts/interaction-state", ["postIds": .array(ids.map(JSONValue.string))], token: a.token)

@@ -132,7 +132,7 @@ final class RoomsAPITests: LiveServerTestCase {
         func mine(_ u: TestUser) async throws -> RoomDTO {
             let r = try await api.get("/api/rooms/my-rooms", token: u.token)
             XCTAssertEqual(Set(r.json["data"]?[0]?.objectValue?.keys ?? []), ContractKeys.room)
-            return try r.decode(DataEnvelope<[RoomDTO]>.self).data.first { $0.id == room.id }!
+            return try XCTUnwrap(try r.decode(DataEnvelope<[RoomDTO]>.self).data.first { $0.id == room.id })
         }
         var ra = try await mine(a)
         XCTAssertEqual(ra.elementCount, 3)

@@ -104,9 +104,15 @@ final class JWTTests: XCTestCase {
     }
 
     func testExpiryAndIssuedAt() {
-        assertRejects(forge(header: #"{"alg":"HS256"}"#, payload: payload(exp: now)), .expired)
-        assertRejects(forge(header: #"{"alg":"HS256"}"#, payload: payload(exp: now - 1)), .expired)
+        // exp with the clock-skew leeway (default 60 s, RFC 7519 §4.1.4): expired once now >= exp + 60.
+        assertRejects(forge(header: #"{"alg":"HS256"}"#, payload: payload(exp: now - 60, iat: now - 120)), .expired)
+        assertRejects(forge(header: #"{"alg":"HS256"}"#, payload: payload(exp: now - 61, iat: now - 120)), .expired)
+        XCTAssertNoThrow(try JWT.verify(forge(header: #"{"alg":"HS256"}"#, payload: payload(exp: now - 59, iat: now - 120)), secret: secret, now: now))
         XCTAssertNoThrow(try JWT.verify(forge(header: #"{"alg":"HS256"}"#, payload: payload(exp: now + 1)), secret: secret, now: now))
+        // Without leeway: expired at exp exactly.
+        let atExp = forge(header: #"{"alg":"HS256"}"#, payload: payload(exp: now, iat: now - 10))
+        XCTAssertThrowsError(try JWT.verify(atExp, secret: secret, now: now, clockSkewSeconds: 0)) { XCTAssertEqual($0 as? JWTError, .expired) }
+        XCTAssertNoThrow(try JWT.verify(atExp, secret: secret, now: now - 1, clockSkewSeconds: 0))
         // iat far in the future, or after exp.
         assertRejects(forge(header: #"{"alg":"HS256"}"#, payload: payload(exp: now + 7200, iat: now + 3600)), .issuedInFuture)
         assertRejects(forge(header: #"{"alg":"HS256"}"#, payload: payload(exp: now + 10, iat: now + 20)), .issuedInFuture)

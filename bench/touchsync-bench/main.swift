@@ -9,7 +9,7 @@ struct TouchSyncBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "touchsync-bench",
         abstract: "Socket.IO load generator: fan-out, room join, reconnect storm.",
-        subcommands: [Fanout.self, Join.self, Reconnect.self])
+        subcommands: [Fanout.self, Join.self, Reconnect.self, JSONParse.self])
 }
 
 struct Common: ParsableArguments {
@@ -72,6 +72,14 @@ struct Reconnect: ParsableCommand {
     func run() throws {
         printResult(ReconnectScenario(env: try common.env(), sockets: sockets).run())
     }
+}
+
+struct JSONParse: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "json",
+        abstract: "TSJSON parse rate (MB/s) of a 1 MiB body of 100,000 keys and other request-sized documents; no server.")
+    @Option(help: "Parses per document; the best counts.") var rounds = 10
+
+    func run() throws { printResult(JSONParseBench.run(rounds: rounds)) }
 }
 
 TouchSyncBench.main()

@@ -88,6 +88,8 @@ public struct Setting: Sendable {
         // parsers (issue 9): bound of the failed-login table
         Setting(path: "auth.maxFailedLoginEntries", kind: .int, defaultValue: 50_000,
                 help: "Entries the failed-login throttle tracks at most; when full, expired and then the oldest entries are dropped."),
+        Setting(path: "auth.tokenLeewaySeconds", kind: .int, defaultValue: 60,
+                help: "Clock-skew leeway for a bearer token's exp, nbf and iat (RFC 7519 §4.1.4-§4.1.6)."),
         Setting(path: "realtime.globalEvents", kind: .string, defaultValue: "members", help: "Who gets *:global events: members (of the room) or all (every socket)."),
         Setting(path: "realtime.legacyJoinEvents", kind: .bool, defaultValue: false, help: "Also send one element:created per element on room:join (old clients)."),
         Setting(path: "realtime.pingIntervalMs", kind: .int, defaultValue: 25_000, help: "Engine.IO pingInterval."),

@@ -110,7 +110,8 @@ public final class TouchSyncServer: @unchecked Sendable {
             tokenLifetimeSeconds: Int64(configuration.int("auth.tokenLifetimeSeconds")),
             maxFailedLogins: configuration.int("auth.maxFailedLogins"),
             failedLoginWindowSeconds: Int64(configuration.int("auth.failedLoginWindowSeconds")),
-            maxFailedLoginEntries: configuration.int("auth.maxFailedLoginEntries")),
+            maxFailedLoginEntries: configuration.int("auth.maxFailedLoginEntries"),
+            tokenLeewaySeconds: Int64(configuration.int("auth.tokenLeewaySeconds"))),
             events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()

@@ -119,7 +119,10 @@ public struct AuthService: Sendable {
 
     func verifiedSession(token: String) async throws -> (user: PublicUser, version: Int64) {
         let claims: JWTClaims
-        do { claims = try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds()) } catch {
+        do {
+            claims = try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds(),
+                                    clockSkewSeconds: configuration.tokenLeewaySeconds)
+        } catch {
             throw DomainError.unauthorized("Invalid or expired token")
         }
         guard let row = try await db.read({ c in

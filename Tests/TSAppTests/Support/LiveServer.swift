@@ -77,7 +77,7 @@ struct APIClient: Sendable {
         }
         for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
         let (data, response) = try await URLSession.shared.data(for: request)
-        let http = response as! HTTPURLResponse
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var h: [String: String] = [:]
         for (k, v) in http.allHeaderFields { h["\(k)"] = "\(v)" }
         return Response(status: http.statusCode, headers: h, body: data)

@@ -1,0 +1,20 @@
+import TSJSON
+
+/// libFuzzer target: the JSON parser (RFC 8259) at the HTTP layer's depth limit, both duplicate-key
+/// modes. Oracle beyond "no crash": serialization is a fixed point — serialize(parse(serialize(v)))
+/// == serialize(v) — so anything the parser accepts can be written and read back unchanged.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    _ = try? JSONValue.parse(bytes, maxDepth: 64, rejectDuplicateKeys: true)
+    guard let value = try? JSONValue.parse(bytes, maxDepth: 64) else { return 0 }
+    let once = value.serialized()
+    guard let again = try? JSONValue.parse(once, maxDepth: 64) else {
+        fatalError("serialized output does not parse: \(String(decoding: once, as: UTF8.self))")
+    }
+    let twice = again.serialized()
+    if once != twice {
+        fatalError("serialization is not a fixed point: \(String(decoding: once, as: UTF8.self)) vs \(String(decoding: twice, as: UTF8.self))")
+    }
+    return 0
+}

@@ -23,6 +23,8 @@ let package = Package(
         // C shims over system libraries (GRDB-style [system] module maps).
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
+        // tls (issue 15): libssl, Linux only (the macOS SDK has no OpenSSL: there TSTLS builds without TLS).
+        .systemLibrary(name: "CTLS", path: "Sources/CTLS", providers: [.apt(["libssl-dev"])]),
         // The OS layer's C half: the real <sys/epoll.h>, <sys/eventfd.h>, <sys/event.h>, <poll.h>,
         // socket headers, and wrappers for glibc's _GNU_SOURCE-only accept4/sched_getaffinity.
         .target(name: "CSystem", path: "Sources/CSystem"),
@@ -35,6 +37,8 @@ let package = Package(
 
         // Transport stack.
         .target(name: "TSSockets", dependencies: ["TSSync", "CSystem", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // tls (issue 15): TLS engine over memory BIOs + the TSSockets ConnectionTransform seam.
+        .target(name: "TSTLS", dependencies: [.target(name: "CTLS", condition: .when(platforms: [.linux])), "TSSockets", "TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSHTTP", dependencies: ["TSSockets", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSWebSocket", dependencies: ["TSSockets", "TSHTTP", "TSCrypto"], swiftSettings: strict),
         .target(name: "TSEngineIO", dependencies: ["TSSockets", "TSHTTP", "TSWebSocket", "TSJSON", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
@@ -43,7 +47,7 @@ let package = Package(
         // TouchSync itself.
         .target(name: "TSDomain", dependencies: ["TSSync", "TSStorage", "TSCrypto", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSRoutes", dependencies: ["TSSync", "TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .target(name: "TSApp", dependencies: ["TSSync", "TSRoutes", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSApp", dependencies: ["TSTLS", "TSSync", "TSRoutes", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync", dependencies: ["TSApp", "TSSockets", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync-bench", dependencies: ["TSSockets", "TSJSON", "TSCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "bench/touchsync-bench", swiftSettings: strict),
         .executableTarget(name: "conformance-server", dependencies: ["TSSocketIO", "TSEngineIO", "TSWebSocket", "TSHTTP", "TSJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], path: "Sources/conformance-server", swiftSettings: strict),
@@ -59,6 +63,7 @@ let package = Package(
         .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSSocketIOTests", dependencies: ["TSSocketIO", "TSEngineIO", "TSJSON", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSDomainTests", dependencies: ["TSDomain", "TSStorage", "TSCrypto", "TSJSON"], swiftSettings: strict),
+        .testTarget(name: "TSTLSTests", dependencies: ["TSTLS", .target(name: "CTLS", condition: .when(platforms: [.linux])), "TSSockets", "TSHTTP", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TSAppTests", dependencies: ["TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
     ]
 )

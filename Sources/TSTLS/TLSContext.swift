@@ -1,10 +1,6 @@
 #if canImport(CTLS)
 import CTLS
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// A server TLS configuration: one certificate chain and private key (PEM), the protocol and
 /// cipher policy, ALPN and session resumption. Immutable once made; connections share it.
@@ -38,8 +34,9 @@ public final class TLSContext: @unchecked Sendable {
     public init(certificateFile: String, privateKeyFile: String) throws {
         self.certificateFile = certificateFile
         self.privateKeyFile = privateKeyFile
-        for (what, path) in [("certificate", certificateFile), ("private key", privateKeyFile)] where access(path, R_OK) != 0 {
-            throw TLSError("cannot read TLS \(what) file \(path): \(String(cString: strerror(errno)))")
+        for (what, path) in [("certificate", certificateFile), ("private key", privateKeyFile)] where !FileManager.default.isReadableFile(atPath: path) {
+            let reason = FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"
+            throw TLSError("cannot read TLS \(what) file \(path): \(reason)")
         }
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw TLSError("SSL_CTX_new failed: \(Self.opensslError())") }
         var ok = false

@@ -1,11 +1,7 @@
 #if canImport(CTLS)
 import Logging
 import TSSync
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// The server's current `TLSContext`, replaceable without a restart (issue 15 §2): `reload()`
 /// (on SIGHUP) or `reloadIfChanged()` (a periodic check of the files) loads the pair again; new
@@ -76,22 +72,16 @@ public final class TLSContextStore: Sendable {
 /// What identifies one version of a file without reading it.
 struct FileStamp: Sendable, Equatable {
     var inode: UInt64 = 0
-    var size: Int64 = -1
-    var modifiedSeconds: Int = 0
-    var modifiedNanoseconds: Int = 0
+    var size: UInt64 = 0
+    var modified: Double = 0
+    var exists = false
 
     init(_ path: String) {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return }
-        inode = UInt64(st.st_ino)
-        size = Int64(st.st_size)
-        #if os(Linux)
-        modifiedSeconds = Int(st.st_mtim.tv_sec)
-        modifiedNanoseconds = Int(st.st_mtim.tv_nsec)
-        #else
-        modifiedSeconds = Int(st.st_mtimespec.tv_sec)
-        modifiedNanoseconds = Int(st.st_mtimespec.tv_nsec)
-        #endif
+        guard let a = try? FileManager.default.attributesOfItem(atPath: path) else { return }
+        exists = true
+        inode = (a[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
+        size = (a[.size] as? NSNumber)?.uint64Value ?? 0
+        modified = (a[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
     }
 }
 #endif

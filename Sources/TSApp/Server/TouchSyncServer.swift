@@ -7,6 +7,7 @@ import TSRoutes
 import TSSocketIO
 import TSSockets
 import TSStorage
+import TSTLS
 
 /// The whole server, assembled from an `AppConfiguration`: database (migrated), domain,
 /// Socket.IO hub, routes and the HTTP server. `start()` binds; `shutdown()` drains and closes.
@@ -28,6 +29,8 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let testMode: Bool
     /// Every (method, pattern) the router serves, in match order (what `/openapi.json` documents).
     public let registeredRoutes: [(method: HTTPMethod, pattern: String)]
+    /// HTTPS (tls.*), nil for plain HTTP (TouchSyncServer+TLS.swift).
+    public let tls: TLSServerSetup?
 
     public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
                 clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
@@ -144,6 +147,8 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.minOutboundBytesPerSecond = max(0, configuration.int("server.minOutboundBytesPerSecond"))
         http.maxConnectionsPerAddress = max(0, configuration.int("server.maxConnectionsPerAddress"))
         http.clock = clock
+        tls = try Self.makeTLS(configuration: configuration, logger: logger)  // tls hook
+        http.connectionTransform = tls?.transformFactory
         let frozen = router.freeze(logger: Logger(label: "touchsync.http"))
         registeredRoutes = frozen.registeredRoutes
         openAPI.setRoutes(registeredRoutes)
@@ -159,7 +164,13 @@ public final class TouchSyncServer: @unchecked Sendable {
 
     /// Binds and starts serving; returns the bound port (useful with port 0).
     @discardableResult
-    public func start() throws -> Int { try http.start() }
+    /// `handleSIGHUP`: with TLS on, SIGHUP reloads the certificate (`touchsync serve` passes
+    /// true; in-process test servers leave the process's signals alone).
+    public func start(handleSIGHUP: Bool = false) throws -> Int {
+        let port = try http.start()
+        startTLSRotation(handleSIGHUP: handleSIGHUP)  // tls hook
+        return port
+    }
 
     public var port: Int { http.port }
 
@@ -168,6 +179,7 @@ public final class TouchSyncServer: @unchecked Sendable {
     /// `server.shutdownGraceSeconds`), then closes the database.
     public func shutdown() async {
         let hub = self.hub
+        tls?.stop()  // tls hook
         await http.shutdown(notify: { hub.shutdown(reason: EngineCloseReason.serverShutdown) })
         hub.disconnectAll(reason: EngineCloseReason.serverShutdown)
         await domain.notifications.stop()

@@ -15,6 +15,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <string.h>
 
 // MARK: protocol versions (RFC 8446, RFC 5246)
@@ -98,6 +99,27 @@ static inline size_t ts_bio_pending(BIO *bio) { return BIO_ctrl_pending(bio); }
 
 static inline long ts_ssl_set_tlsext_host_name(SSL *ssl, const char *name) {
     return SSL_set_tlsext_host_name(ssl, name);
+}
+
+// MARK: certificates (touchsync cert)
+
+/// A new P-256 key (EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen).
+static inline EVP_PKEY *ts_ec_p256_keygen(void) { return EVP_EC_gen("P-256"); }
+
+static inline int ts_mbstring_asc(void) { return MBSTRING_ASC; }
+
+/// Adds one X.509 v3 extension given in OpenSSL's config syntax (e.g. NID_subject_alt_name,
+/// "DNS:localhost,IP:127.0.0.1"); `issuer` is the signing certificate (itself when self-signed),
+/// needed for the authority key identifier. Returns 1 on success.
+static inline int ts_x509_add_ext(X509 *cert, X509 *issuer, int nid, const char *value) {
+    X509V3_CTX ctx;
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
+    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+    if (ext == NULL) return 0;
+    int ok = X509_add_ext(cert, ext, -1);
+    X509_EXTENSION_free(ext);
+    return ok;
 }
 
 // MARK: errors

@@ -2,6 +2,7 @@
 // TouchSync server. The target graph is the architecture, lowest layer first:
 //   CSQLite, CCrypto, CSystem (system C libraries) -> TSJSON -> TSCrypto; TSStorage
 //   TSSockets -> TSHTTP -> TSWebSocket -> TSEngineIO -> TSSocketIO (realtime transport stack)
+//   CTLS (libssl, Linux only) -> TSTLS: a TSSockets ConnectionTransform (HTTPS/WSS), used by TSApp
 //   TSStorage + TSCrypto -> TSDomain -> TSRoutes (REST + realtime bindings) -> TSApp -> touchsync
 // A lower layer never imports a higher one.
 import PackageDescription

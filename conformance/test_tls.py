@@ -55,9 +55,16 @@ class CA:
         return cert, key
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 class TLSServer:
-    def __init__(self, proc, base, port, lines, ca, cert, key):
+    def __init__(self, proc, base, port, lines, ca, cert, key, redirect_port):
         self.proc, self.base, self.port, self.lines = proc, base, port, lines
+        self.redirect_port = redirect_port
         self.ca, self.cert, self.key = ca, cert, key
 
     def url(self, path):
@@ -94,6 +101,7 @@ def tls_server():
     cert, key = os.path.join(tmp, "live.pem"), os.path.join(tmp, "live.key")
     shutil.copy(first_cert, cert)
     shutil.copy(first_key, key)
+    redirect_port = free_port()
     env = dict(os.environ)
     env.update({
         "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
@@ -101,6 +109,7 @@ def tls_server():
         "TOUCHSYNC_LOG_LEVEL": "info",
         "TOUCHSYNC_TLS_HANDSHAKE_TIMEOUT_SECONDS": "1",
         "TOUCHSYNC_TLS_RELOAD_CHECK_SECONDS": "0",  # rotation here is by SIGHUP
+        "TOUCHSYNC_TLS_REDIRECT_PORT": str(redirect_port),
     })
     proc = subprocess.Popen([binary, "serve", "--port", "0", "--database", os.path.join(tmp, "db.sqlite"),
                              "--tls-cert", cert, "--tls-key", key],
@@ -124,7 +133,7 @@ def tls_server():
         for l in proc.stdout:
             lines.append(l)
     threading.Thread(target=pump, daemon=True).start()
-    yield TLSServer(proc, base, port, lines, ca, cert, key)
+    yield TLSServer(proc, base, port, lines, ca, cert, key, redirect_port)
     proc.terminate()
     try:
         assert proc.wait(timeout=15) == 0, "SIGTERM must end the server with exit 0"
@@ -280,3 +289,20 @@ def test_rotation_on_sighup_new_connections_see_the_new_certificate_old_ones_sta
     assert again.status == 200
     again.read()
     old.close()
+
+
+def test_plain_redirect_port_answers_308_to_https_except_health(tls_server):
+    plain = requests.Session()
+    plain.trust_env = False
+    r = plain.post(f"http://127.0.0.1:{tls_server.redirect_port}/api/rooms?x=1", json={}, allow_redirects=False, timeout=5)
+    assert r.status_code == 308
+    assert r.headers["Location"] == f"https://127.0.0.1:{tls_server.port}/api/rooms?x=1"
+    r = plain.get(f"http://localhost:{tls_server.redirect_port}/inspector", allow_redirects=False, timeout=5)
+    assert r.headers["Location"] == f"https://localhost:{tls_server.port}/inspector"
+    health = plain.get(f"http://127.0.0.1:{tls_server.redirect_port}/health", timeout=5)
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    # Following the redirect lands on HTTPS, verified against the CA.
+    followed = tls_server.session().get(f"http://127.0.0.1:{tls_server.redirect_port}/openapi.json", timeout=5)
+    assert followed.status_code == 200
+    assert followed.url == f"https://127.0.0.1:{tls_server.port}/openapi.json"
+    assert [h.status_code for h in followed.history] == [308]

@@ -136,8 +136,8 @@ public final class Connection: @unchecked Sendable {
         assert(loop.inEventLoop, "Connection.write must be called on the connection's loop")
         if let transform, state == .open {
             let bytes = transform.transformOutbound(self, first, second)
-            if bytes.isEmpty { onDone?(.delivered); return }  // held by the transform, sent by it later
-            return enqueue(bytes, [], onDone: onDone)
+            if bytes.isEmpty && state == .open { onDone?(.delivered); return }  // held by the transform, sent by it later
+            return enqueue(bytes, [], onDone: onDone)  // (closed by the transform: reported dropped)
         }
         enqueue(first, second, onDone: onDone)
     }

@@ -65,6 +65,8 @@ public struct Setting: Sendable {
                 help: "TLS handshakes in progress at once across the server; past it a new connection is closed at once with a log line (0 turns the bound off)."),
         Setting(path: "tls.reloadCheckSeconds", kind: .int, defaultValue: 60,
                 help: "How often the certificate and key files are checked for a change (then reloaded for new connections; SIGHUP reloads at once); 0 turns the check off."),
+        Setting(path: "tls.redirectPort", kind: .int, defaultValue: 0,
+                help: "With HTTPS on, a second plain-HTTP port on server.host that answers 308 to the same URL on https:// (GET /health is served as is); 0 = none."),
         Setting(path: "database.path", kind: .string, defaultValue: "./data/touchsync.sqlite", help: "SQLite file, or :memory:."),
         Setting(path: "database.synchronous", kind: .string, defaultValue: "FULL", help: "SQLite synchronous mode in WAL: FULL (fsync each group commit) or NORMAL."),
         Setting(path: "database.busyTimeoutMs", kind: .int, defaultValue: 5000, help: "SQLite busy timeout."),

@@ -1,4 +1,5 @@
 import Logging
+import TSHTTP
 import TSSockets
 import TSTLS
 
@@ -19,6 +20,24 @@ extension TouchSyncServer {
         } catch {
             throw ConfigurationError("\(error)")
         }
+    }
+
+    /// The `tls.redirectPort` server (plain HTTP answering 308 to the HTTPS URL, `/health` served).
+    static func makeRedirectServer(configuration: AppConfiguration, tls: TLSServerSetup?, https: HTTPServer,
+                                   health: any HTTPResponder) throws -> HTTPServer? {
+        let port = configuration.int("tls.redirectPort")
+        guard port > 0 else { return nil }
+        guard tls != nil else {
+            throw ConfigurationError("tls.redirectPort needs HTTPS: set tls.certificateFile and tls.privateKeyFile (--tls-cert/--tls-key)")
+        }
+        var config = https.configuration
+        config.port = port
+        config.eventLoops = 1
+        config.connectionTransform = nil
+        config.maxConnections = min(config.maxConnections, 1024)
+        let host = configuration.string("server.host")
+        let responder = HTTPSRedirectResponder(httpsPort: { https.port }, fallbackHost: host, health: health)
+        return HTTPServer(configuration: config, responder: responder, logger: Logger(label: "touchsync.redirect"))
     }
 
     /// "https" with TLS on, else "http" (for the banner and printed URLs).

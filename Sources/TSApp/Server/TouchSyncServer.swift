@@ -31,6 +31,8 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let registeredRoutes: [(method: HTTPMethod, pattern: String)]
     /// HTTPS (tls.*), nil for plain HTTP (TouchSyncServer+TLS.swift).
     public let tls: TLSServerSetup?
+    /// The plain port that redirects to HTTPS (tls.redirectPort), nil when off.
+    public let httpsRedirect: HTTPServer?
 
     public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
                 clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
@@ -154,6 +156,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         openAPI.setRoutes(registeredRoutes)
         self.http = HTTPServer(configuration: http, responder: frozen, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
         httpBox.set(self.http)
+        httpsRedirect = try Self.makeRedirectServer(configuration: configuration, tls: tls, https: self.http, health: frozen)  // tls hook
     }
 
     /// Applies pending migrations; a changed, already-applied one stops the start naming the file.
@@ -169,6 +172,9 @@ public final class TouchSyncServer: @unchecked Sendable {
     public func start(handleSIGHUP: Bool = false) throws -> Int {
         let port = try http.start()
         startTLSRotation(handleSIGHUP: handleSIGHUP)  // tls hook
+        if let httpsRedirect {  // tls hook
+            do { try httpsRedirect.start() } catch { Task { [http] in await http.shutdown() }; throw error }
+        }
         return port
     }
 
@@ -180,6 +186,7 @@ public final class TouchSyncServer: @unchecked Sendable {
     public func shutdown() async {
         let hub = self.hub
         tls?.stop()  // tls hook
+        await httpsRedirect?.shutdown()
         await http.shutdown(notify: { hub.shutdown(reason: EngineCloseReason.serverShutdown) })
         hub.disconnectAll(reason: EngineCloseReason.serverShutdown)
         await domain.notifications.stop()

@@ -15,7 +15,7 @@ import CTLS
 public final class TLSConnectionEngine {
     public enum Role: Sendable { case server, client }
 
-    private let ssl: OpaquePointer
+    let ssl: OpaquePointer  // internal: tests resume sessions through it
     private let readBIO: OpaquePointer
     private let writeBIO: OpaquePointer
     public let role: Role

@@ -8,13 +8,20 @@ import XCTest
 /// Certificate rotation (issue 15 §2): a reload gives new connections the new pair, open
 /// connections keep theirs, and a broken new pair is refused while the old one stays.
 final class TLSContextStoreTests: XCTestCase {
+    /// The refusals are expected here; keep them out of the test output.
+    static var quietLogger: Logger {
+        var l = Logger(label: "test")
+        l.logLevel = .critical
+        return l
+    }
+
     func testReloadSwapsThePairAndKeepsOpenConnections() throws {
         let certs = try TestCertificates()
         let first = try certs.makeServerPair(name: "first", commonName: "localhost")
         let live = (cert: certs.directory + "/live.pem", key: certs.directory + "/live.key")
         try FileManager.default.copyItem(atPath: first.cert, toPath: live.cert)
         try FileManager.default.copyItem(atPath: first.key, toPath: live.key)
-        let store = try TLSContextStore(certificateFile: live.cert, privateKeyFile: live.key, logger: Logger(label: "test"))
+        let store = try TLSContextStore(certificateFile: live.cert, privateKeyFile: live.key, logger: Self.quietLogger)
         XCTAssertTrue(store.current.leafSummary.contains("CN=localhost") || store.current.leafSummary.contains("CN = localhost"), store.current.leafSummary)
         XCTAssertFalse(store.reloadIfChanged(), "nothing changed yet")
 
@@ -61,7 +68,7 @@ final class TLSContextStoreTests: XCTestCase {
         let certs = try TestCertificates()
         let a = try certs.makeServerPair(name: "a")
         let b = try certs.makeServerPair(name: "b")
-        XCTAssertThrowsError(try TLSContextStore(certificateFile: a.cert, privateKeyFile: b.key, logger: Logger(label: "test")))
+        XCTAssertThrowsError(try TLSContextStore(certificateFile: a.cert, privateKeyFile: b.key, logger: Self.quietLogger))
     }
 
     private func replace(_ path: String, with source: String) throws {

@@ -6,8 +6,8 @@ import Foundation
 /// TLS for a server, from its settings (`tls.*`): the transform factory to give the listener,
 /// and certificate rotation — SIGHUP and a periodic check of the files, both reloading off the
 /// event loops. Built by `make`, which returns nil when TLS is not configured.
-// @unchecked Sendable: `signalSource` and `watchTimer` are set in `startRotation` and cleared in
-// `stop`, both under `lock`; everything else is immutable.
+// @unchecked Sendable: `signalSource`, `watchTimer` and `stopped` are only read or written while
+// holding `lock`; everything else is immutable (and Sendable).
 public final class TLSServerSetup: @unchecked Sendable {
     public let transformFactory: ConnectionTransformFactory
     /// One line for the start-up log ("certificate CN=..., valid until ...").

@@ -166,9 +166,9 @@ public final class TouchSyncServer: @unchecked Sendable {
     }
 
     /// Binds and starts serving; returns the bound port (useful with port 0).
-    @discardableResult
     /// `handleSIGHUP`: with TLS on, SIGHUP reloads the certificate (`touchsync serve` passes
     /// true; in-process test servers leave the process's signals alone).
+    @discardableResult
     public func start(handleSIGHUP: Bool = false) throws -> Int {
         let port = try http.start()
         startTLSRotation(handleSIGHUP: handleSIGHUP)  // tls hook

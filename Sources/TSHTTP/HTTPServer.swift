@@ -71,6 +71,7 @@ public final class HTTPServer: @unchecked Sendable {
                     handler.start()
                     return handler
                 })
+            listener.makeTransform = configuration.connectionTransform  // tls hook (HTTPS)
             if configuration.maxConnectionsPerAddress > 0 {
                 listener.addressCap = ConnectionAddressCap(maxPerAddress: configuration.maxConnectionsPerAddress, logger: context.logger,
                                                            clock: configuration.clock)

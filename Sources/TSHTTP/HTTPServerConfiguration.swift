@@ -56,6 +56,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var listenBacklog: Int32 = 1024
     /// Clock for timeouts and durations.
     public var clock: any MonotonicClock = SystemClock()
+    /// tls hook: the transform (TLS) of each accepted connection; nil serves plain HTTP.
+    public var connectionTransform: ConnectionTransformFactory?
 
     public init() {}
 

@@ -25,6 +25,8 @@ public final class Connection: @unchecked Sendable {
     let socket: Socket
 
     private var _handler: ConnectionHandler = NoOpConnectionHandler()
+    /// TLS seam (see `ConnectionTransform`): set on the loop before the handler. Loop only.
+    public var transform: ConnectionTransform?
     /// The handler receiving this connection's events. Replace it on the loop (e.g. protocol upgrade).
     public var handler: ConnectionHandler {
         get { _handler }
@@ -132,6 +134,25 @@ public final class Connection: @unchecked Sendable {
     /// closes first (also when it is already closing: then at once). Loop only.
     public func write(_ first: [UInt8], _ second: [UInt8], onDone: ((WriteOutcome) -> Void)?) {
         assert(loop.inEventLoop, "Connection.write must be called on the connection's loop")
+        if let transform, state == .open {
+            let bytes = transform.transformOutbound(self, first, second)
+            if bytes.isEmpty && state == .open { onDone?(.delivered); return }  // held by the transform, sent by it later
+            return enqueue(bytes, [], onDone: onDone)  // (closed by the transform: reported dropped)
+        }
+        enqueue(first, second, onDone: onDone)
+    }
+
+    /// Queues bytes as they are, past the transform (its own handshake/alert bytes). Loop only.
+    public func writeBypassingTransform(_ bytes: [UInt8]) {
+        enqueue(bytes, [], onDone: nil)
+    }
+
+    /// Gives the handler bytes a transform decoded (while open). Loop only.
+    public func deliverInbound(_ bytes: UnsafeRawBufferPointer) {
+        if state == .open { handler.connectionDidRead(self, bytes) }
+    }
+
+    private func enqueue(_ first: [UInt8], _ second: [UInt8], onDone: ((WriteOutcome) -> Void)?) {
         guard state == .open else {
             onDone?(.dropped(reason: closeReason, sentBytes: 0, totalBytes: first.count + second.count))
             return
@@ -311,7 +332,11 @@ public final class Connection: @unchecked Sendable {
             switch result {
             case .bytes(let n):
                 if state == .open {
-                    handler.connectionDidRead(self, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    if let transform {
+                        transform.connectionDidReceive(self, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    } else {
+                        handler.connectionDidRead(self, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                    }
                 }
                 // Otherwise discard: we are closing and only drain the peer's input.
                 if n < buffer.count { return }
@@ -343,6 +368,8 @@ public final class Connection: @unchecked Sendable {
             loop.execute { self.closeGracefully(reason) }
             return
         }
+        guard state == .open else { return }
+        if let tail = transform?.connectionWillCloseGracefully(self), !tail.isEmpty { enqueue(tail, [], onDone: nil) }
         guard state == .open else { return }
         closeReason = reason
         openFlag.withLock { $0 = false }
@@ -387,6 +414,7 @@ public final class Connection: @unchecked Sendable {
         for (cb, outcome) in dropped { cb(outcome) }
         let h = _handler
         _handler = NoOpConnectionHandler()  // break handler <-> connection cycles
+        transform = nil
         h.connectionDidClose(self, reason: closeReason)
         let cb = onClosed
         onClosed = nil

@@ -22,6 +22,8 @@ public final class TCPListener: @unchecked Sendable {
     /// Per-address cap (transport hook): refused connections get `rejectResponse()` and close.
     /// Set before `start()`; only read on the accept loop afterwards.
     public var addressCap: ConnectionAddressCap?
+    /// TLS seam (tls hook): makes each admitted connection's `ConnectionTransform`. Set before `start()`.
+    public var makeTransform: ConnectionTransformFactory?
 
     private let acceptLoop: EventLoop
     private var socket: Socket?
@@ -151,9 +153,10 @@ public final class TCPListener: @unchecked Sendable {
                     return
                 } catch { return }
                 if admitted {
-                    connection.handler = self.makeHandler(connection)
+                    if let make = self.makeTransform { connection.transform = make(connection) }  // tls hook
+                    if connection.isOpen { connection.handler = self.makeHandler(connection) }
                 } else {
-                    if let reject = self.rejectResponse { connection.write(reject()) }
+                    if let reject = self.rejectResponse, self.makeTransform == nil { connection.write(reject()) }
                     if overAddressCap { connection.lingerNanoseconds = 200_000_000 }
                     connection.closeGracefully(.local(overAddressCap ? "max connections per address reached" : "max connections reached"))
                 }

@@ -75,7 +75,7 @@ struct Exec: AsyncParsableCommand {
         do {
             server = try TouchSyncServer(configuration: config)
             let bound = try server.start()
-            base = "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(bound)"
+            base = "\(server.scheme)://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(bound)"  // tls: https with tls.* set
         } catch { throw Self.fail("the server did not start: \(error)") }
 
         var env = ProcessInfo.processInfo.environment

@@ -10,7 +10,7 @@ struct TouchSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "touchsync",
         abstract: "TouchSync server: the REST API and Socket.IO realtime backend of the TouchSync iOS app.",
-        subcommands: [Serve.self, Migrate.self, Token.self, Exec.self, Export.self, Import.self, Version.self, BenchSeed.self],
+        subcommands: [Serve.self, Migrate.self, Token.self, Exec.self, Export.self, Import.self, Version.self, BenchSeed.self, Cert.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -65,6 +65,12 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("no-inspector"), help: "Do not serve the live inspector at /inspector (setting inspector.enabled).")
     var noInspector = false
 
+    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain: serve HTTPS/WSS (setting tls.certificateFile; needs --tls-key).")
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: "PEM private key of --tls-cert (setting tls.privateKeyFile).")
+    var tlsKey: String?
+
     func run() async throws {
         var extra: [String: JSONValue] = [:]
         if let host { extra["server.host"] = .string(host) }
@@ -72,6 +78,8 @@ struct Serve: AsyncParsableCommand {
         if demo { extra["demo"] = true }
         if testMode { extra["testMode"] = true }
         if noInspector { extra["inspector.enabled"] = false }
+        if let tlsCert { extra["tls.certificateFile"] = .string(tlsCert) }
+        if let tlsKey { extra["tls.privateKeyFile"] = .string(tlsKey) }
         let config = try common.load(extra: extra)
         // The listening address first: a busy port should not cost a migration and a demo seed.
         do { try PortCheck.ensureAvailable(host: config.string("server.host"), port: config.int("server.port")) } catch {
@@ -86,12 +94,12 @@ struct Serve: AsyncParsableCommand {
         if demoMode { try await DemoSeeder.seedIfEmpty(server.domain) }
         let host = config.string("server.host")
         let port: Int
-        do { port = try server.start() } catch let error as SocketError {
+        do { port = try server.start(handleSIGHUP: true) } catch let error as SocketError {
             // Taken between the check and now (another process raced us): the same advice.
             throw Fatal.fail(PortCheck.message(for: error, host: host, port: config.int("server.port")))
         }
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
-        let base = "http://\(shownHost):\(port)"
+        let base = "\(server.scheme)://\(shownHost):\(port)"
         print(await StartupBanner.text(base: base, databasePath: server.databasePath, server: server, demo: demoMode))
         fflush(nil)
 

@@ -4,6 +4,13 @@ import TSDomain
 public enum StartupBanner {
     public static func text(base: String, databasePath: String, server: TouchSyncServer, demo: Bool) async -> String {
         var lines = ["TouchSync \(BuildInfo.version) listening on \(base)  (Socket.IO \(base)/socket.io/, database \(databasePath))"]
+        if let tls = server.tls {  // tls: HTTPS/WSS URLs
+            let ws = server.webSocketScheme + base.dropFirst(server.scheme.count)
+            lines.append("HTTPS/WSS: \(tls.summary); WebSocket \(ws)/socket.io/?EIO=4&transport=websocket; SIGHUP reloads the certificate")
+            if let redirect = server.httpsRedirect {
+                lines.append("HTTP redirect: http://\(redirect.configuration.host):\(redirect.port) answers 308 to \(base) (except /health)")
+            }
+        }
         if server.servesInspector {
             lines.append("Inspector: \(base)/inspector")
         }

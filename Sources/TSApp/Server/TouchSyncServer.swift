@@ -8,6 +8,7 @@ import TSRoutes
 import TSSocketIO
 import TSSockets
 import TSStorage
+import TSTLS
 
 /// The whole server, assembled from an `AppConfiguration`: database (migrated), domain,
 /// Socket.IO hub, routes and the HTTP server. `start()` binds; `shutdown()` drains and closes.
@@ -31,6 +32,10 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let testMode: Bool
     /// Every (method, pattern) the router serves, in match order (what `/openapi.json` documents).
     public let registeredRoutes: [(method: HTTPMethod, pattern: String)]
+    /// HTTPS (tls.*), nil for plain HTTP (TouchSyncServer+TLS.swift).
+    public let tls: TLSServerSetup?
+    /// The plain port that redirects to HTTPS (tls.redirectPort), nil when off.
+    public let httpsRedirect: HTTPServer?
 
     public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
                 clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
@@ -170,6 +175,8 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.clock = clock
         // Every documented route checks its request against its OpenAPI schema (issue 9 item 10).
         RequestValidation.install(into: &router, authenticator: Authenticator(auth: domain.auth))
+        tls = try Self.makeTLS(configuration: configuration, logger: logger)  // tls hook
+        http.connectionTransform = tls?.transformFactory
         let frozen = router.freeze(logger: Logger(label: "touchsync.http"))
         registeredRoutes = frozen.registeredRoutes
         openAPI.setRoutes(registeredRoutes)
@@ -179,6 +186,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         } ?? frozen
         self.http = HTTPServer(configuration: http, responder: responder, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
         httpBox.set(self.http)
+        httpsRedirect = try Self.makeRedirectServer(configuration: configuration, tls: tls, https: self.http, health: frozen)  // tls hook
     }
 
     /// `server.poller`, checked: `auto` or a backend this system has.
@@ -198,10 +206,16 @@ public final class TouchSyncServer: @unchecked Sendable {
     }
 
     /// Binds and starts serving; returns the bound port (useful with port 0).
+    /// `handleSIGHUP`: with TLS on, SIGHUP reloads the certificate (`touchsync serve` passes
+    /// true; in-process test servers leave the process's signals alone).
     @discardableResult
-    public func start() throws -> Int {
+    public func start(handleSIGHUP: Bool = false) throws -> Int {
         let port = try http.start()
         maintenance.start()
+        startTLSRotation(handleSIGHUP: handleSIGHUP)  // tls hook
+        if let httpsRedirect {  // tls hook
+            do { try httpsRedirect.start() } catch { Task { [http] in await http.shutdown() }; throw error }
+        }
         return port
     }
 
@@ -212,6 +226,8 @@ public final class TouchSyncServer: @unchecked Sendable {
     /// `server.shutdownGraceSeconds`), then closes the database.
     public func shutdown() async {
         let hub = self.hub
+        tls?.stop()  // tls hook
+        await httpsRedirect?.shutdown()
         await http.shutdown(notify: { hub.shutdown(reason: EngineCloseReason.serverShutdown) })
         hub.disconnectAll(reason: EngineCloseReason.serverShutdown)
         await domain.notifications.stop()

@@ -1,0 +1,54 @@
+import Logging
+import TSHTTP
+import TSSockets
+import TSTLS
+
+/// HTTPS/WSS (issue 15): the TLS set-up from the `tls.*` settings, and its rotation.
+extension TouchSyncServer {
+    /// nil when `tls.certificateFile`/`tls.privateKeyFile` are unset (plain HTTP). Throws a
+    /// `ConfigurationError` when only one is set, the pair is broken, or the build has no TLS.
+    static func makeTLS(configuration: AppConfiguration, logger: Logger) throws -> TLSServerSetup? {
+        do {
+            let setup = try TLSServerSetup.make(
+                certificateFile: configuration.optionalString("tls.certificateFile"),
+                privateKeyFile: configuration.optionalString("tls.privateKeyFile"),
+                handshakeTimeoutNanoseconds: UInt64(max(1, configuration.int("tls.handshakeTimeoutSeconds"))) * 1_000_000_000,
+                maxConcurrentHandshakes: configuration.int("tls.maxConcurrentHandshakes"),
+                logger: Logger(label: "touchsync.tls"))
+            if let setup { logger.info("HTTPS on: \(setup.summary)") }
+            return setup
+        } catch {
+            throw ConfigurationError("\(error)")
+        }
+    }
+
+    /// The `tls.redirectPort` server (plain HTTP answering 308 to the HTTPS URL, `/health` served).
+    static func makeRedirectServer(configuration: AppConfiguration, tls: TLSServerSetup?, https: HTTPServer,
+                                   health: any HTTPResponder) throws -> HTTPServer? {
+        let port = configuration.int("tls.redirectPort")
+        guard port > 0 else { return nil }
+        guard tls != nil else {
+            throw ConfigurationError("tls.redirectPort needs HTTPS: set tls.certificateFile and tls.privateKeyFile (--tls-cert/--tls-key)")
+        }
+        var config = https.configuration
+        config.port = port
+        config.eventLoops = 1
+        config.connectionTransform = nil
+        config.maxConnections = min(config.maxConnections, 1024)
+        let host = configuration.string("server.host")
+        let responder = HTTPSRedirectResponder(httpsPort: { https.port }, fallbackHost: host, health: health)
+        return HTTPServer(configuration: config, responder: responder, logger: Logger(label: "touchsync.redirect"))
+    }
+
+    /// "https" with TLS on, else "http" (for the banner and printed URLs).
+    public var scheme: String { tls == nil ? "http" : "https" }
+    /// "wss" with TLS on, else "ws".
+    public var webSocketScheme: String { tls == nil ? "ws" : "wss" }
+
+    /// Starts certificate rotation (SIGHUP when `handleSIGHUP`, and the periodic file check).
+    func startTLSRotation(handleSIGHUP: Bool) {
+        guard let tls, let loop = http.eventLoopGroup?.loops.first else { return }
+        let seconds = UInt64(max(0, configuration.int("tls.reloadCheckSeconds")))
+        tls.startRotation(handleSIGHUP: handleSIGHUP, checkInterval: seconds * 1_000_000_000, loop: loop)
+    }
+}

@@ -1,0 +1,135 @@
+#if canImport(CTLS)
+import Logging
+import TSSockets
+
+/// TLS for one `Connection` (the `ConnectionTransform` seam): runs a `TLSConnectionEngine` and
+/// carries out its actions on the connection — ciphertext out, plaintext up to the handler.
+/// Enforces issue 15's limits: a total handshake deadline (a trickled ClientHello is cut off:
+/// the deadline is set at accept and no byte extends it), the server-wide bound on concurrent
+/// handshakes, and a plain-HTTP request to the TLS port closed with a log line.
+// @unchecked Sendable: loop-confined like its connection — every method runs on the connection's
+// loop (seam calls, `whenClosed`, and the deadline task scheduled on that same loop); the
+// @Sendable closures only carry it to that loop.
+public final class TLSConnectionTransform: ConnectionTransform, @unchecked Sendable {
+    private let engine: TLSConnectionEngine
+    private let gate: TLSHandshakeGate
+    private var holdsGateSlot = true
+    private var deadline: ScheduledTaskHandle?
+
+    /// The HTTP answer to a plain-HTTP request on the TLS port, sent before closing.
+    static let plainHTTPResponse: [UInt8] = {
+        let body = "This port speaks HTTPS: use an https:// URL.\n"
+        return Array(("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
+                      + "Connection: close\r\n\r\n" + body).utf8)
+    }()
+
+    private init(engine: TLSConnectionEngine, gate: TLSHandshakeGate) {
+        self.engine = engine
+        self.gate = gate
+    }
+
+    /// The factory for `TCPListener.makeTransform` / `HTTPServerConfiguration.connectionTransform`.
+    /// `handshakeTimeout`: nanoseconds from accept to a finished handshake (0: none).
+    public static func factory(store: TLSContextStore, gate: TLSHandshakeGate, handshakeTimeout: UInt64) -> ConnectionTransformFactory {
+        return { connection in
+            guard gate.tryAcquire() else {
+                connection.logger.notice("TLS connection refused: \(gate.maxConcurrent) handshakes already in progress (tls.maxConcurrentHandshakes)",
+                                         metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+                connection.close(.local("too many TLS handshakes in progress"))
+                return nil
+            }
+            let engine: TLSConnectionEngine
+            do {
+                engine = try TLSConnectionEngine(context: store.current)
+            } catch {
+                gate.release()
+                connection.logger.error("TLS connection refused: \(error)", metadata: ["connection": .stringConvertible(connection.id)])
+                connection.close(.local("TLS set-up failed"))
+                return nil
+            }
+            let transform = TLSConnectionTransform(engine: engine, gate: gate)
+            if handshakeTimeout > 0 {
+                // Strong capture: cancelled when the handshake finishes or the connection closes.
+                transform.deadline = connection.loop.scheduleTask(in: handshakeTimeout) {
+                    transform.deadlinePassed(connection, timeout: handshakeTimeout)
+                }
+            }
+            connection.whenClosed { _ in transform.finishHandshakeAccounting() }
+            return transform
+        }
+    }
+
+    // MARK: ConnectionTransform
+
+    public func connectionDidReceive(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
+        perform(engine.receive(bytes), on: connection)
+    }
+
+    public func transformOutbound(_ connection: Connection, _ first: [UInt8], _ second: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        for action in engine.encrypt(first, second) {
+            switch action {
+            case .send(let bytes): out += bytes
+            case .failed(let why):
+                connection.logger.notice("TLS write failed: \(why)", metadata: ["connection": .stringConvertible(connection.id)])
+                connection.close(.protocolError("TLS: \(why)"))
+                return []
+            default: break
+            }
+        }
+        return out
+    }
+
+    public func connectionWillCloseGracefully(_ connection: Connection) -> [UInt8] {
+        var out: [UInt8] = []
+        for case .send(let bytes) in engine.shutdown() { out += bytes }
+        return out
+    }
+
+    // MARK: actions
+
+    private func perform(_ actions: [TLSEngineAction], on connection: Connection) {
+        for action in actions {
+            switch action {
+            case .send(let bytes):
+                connection.writeBypassingTransform(bytes)
+            case .deliver(let bytes):
+                bytes.withUnsafeBytes { connection.deliverInbound($0) }
+            case .handshakeCompleted(let summary):
+                finishHandshakeAccounting()
+                connection.logger.debug("TLS handshake completed: \(summary)",
+                                        metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+            case .peerClosed:
+                connection.closeGracefully(.peerClosed)
+            case .plainHTTPDetected(let method):
+                connection.logger.notice("plain HTTP request (\(method)) sent to the TLS port: answered 400 and closed; the client must use https://",
+                                         metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+                connection.writeBypassingTransform(Self.plainHTTPResponse)
+                connection.closeGracefully(.protocolError("plain HTTP on the TLS port"))
+            case .failed(let why):
+                connection.logger.notice("TLS connection closed: \(why)",
+                                         metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+                connection.closeGracefully(.protocolError("TLS: \(why)"))
+            }
+        }
+    }
+
+    private func deadlinePassed(_ connection: Connection, timeout: UInt64) {
+        deadline = nil
+        guard !engine.isHandshakeComplete, connection.isOpen else { return }
+        connection.logger.notice("TLS handshake not finished within \(timeout / 1_000_000) ms of accept (tls.handshakeTimeoutSeconds): closing",
+                                 metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+        connection.close(.timeout)
+    }
+
+    /// Frees the handshake slot and the deadline, once (handshake done or connection closed).
+    private func finishHandshakeAccounting() {
+        deadline?.cancel()
+        deadline = nil
+        if holdsGateSlot {
+            holdsGateSlot = false
+            gate.release()
+        }
+    }
+}
+#endif

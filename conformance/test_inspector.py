@@ -410,8 +410,11 @@ def test_changes_need_test_or_demo_mode_and_the_action_header(server, test_serve
     r = requests.post(test_server + "/inspector/api/reset")
     assert r.status_code == 403 and "X-Inspector-Action" in r.text
     assert requests.get(test_server + "/inspector/api/browse/users").json()["total"] == 3
-    # Paging is bounded.
-    assert requests.get(test_server + "/inspector/api/browse/users?limit=100000").status_code == 400
+    # Paging is bounded: a larger limit is cut to inspector.maxPageSize (200); past the schema's maximum, 400.
+    big = requests.get(test_server + "/inspector/api/browse/users?limit=100000")
+    assert big.status_code == 200 and big.json()["limit"] == 200, big.text
+    assert requests.get(test_server + "/inspector/api/browse/users?limit=2000000").status_code == 400
+    assert requests.get(test_server + "/inspector/api/browse/widgets").status_code == 404
     page = requests.get(test_server + "/inspector/api/browse/users?limit=2").json()
     rest = requests.get(test_server + f"/inspector/api/browse/users?limit=2&after={page['next']}").json()
     assert [u["username"] for u in page["rows"] + rest["rows"]] == ["alice", "bob", "carol"] and rest["next"] is None

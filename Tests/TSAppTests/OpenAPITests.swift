@@ -221,7 +221,7 @@ final class OpenAPITests: XCTestCase {
         // The inspector's data browser (dx; editable in test mode).
         let action = ["X-Inspector-Action": "1"]
         check(try await api.get("/inspector/api/browse/rooms?limit=2"), "GET", "/inspector/api/browse/:kind")
-        check(try await api.get("/inspector/api/browse/widgets"), "GET", "/inspector/api/browse/:kind")  // 400
+        check(try await api.get("/inspector/api/browse/widgets"), "GET", "/inspector/api/browse/:kind")  // 404: no such kind
         let note = try await api.post("/api/rooms/\(room)/elements", ["type": "note", "positionX": 1, "positionY": 2, "width": 3, "height": 4],
                                       token: alice)
         let noteId = try XCTUnwrap(note.json["data"]?["id"]?.stringValue)

@@ -107,14 +107,15 @@ public struct InspectorData: Sendable {
     /// One page of `kind`: `{kind, rows, next, total, limit}`; `next` is null on the last page.
     func page(_ kindName: String, query: [String: String]) async throws -> JSONValue {
         guard let kind = Self.kind(kindName) else {
-            throw DomainError.validation(field: "kind", message: "must be one of \(Self.kinds.map(\.name).joined(separator: ", "))")
+            // An unknown kind is no resource (404), as an unknown id is.
+            throw DomainError.notFound("Kind \(kindName) (one of \(Self.kinds.map(\.name).joined(separator: ", ")))")
         }
         var limit = min(50, maxPageSize)
         if let raw = query["limit"], !raw.isEmpty {
-            guard let v = Int(raw), (1...maxPageSize).contains(v) else {
-                throw DomainError.validation(field: "limit", message: "must be an integer from 1 to \(maxPageSize)")
+            guard let v = Int(raw), (1...InspectorRoutes.maxQueryLimit).contains(v) else {
+                throw DomainError.validation(field: "limit", message: "must be an integer from 1 to \(InspectorRoutes.maxQueryLimit)")
             }
-            limit = v
+            limit = min(v, maxPageSize)  // a page is at most inspector.maxPageSize rows
         }
         var conditions: [String] = []
         var args: [SQLValue] = []

@@ -40,7 +40,8 @@ extension InspectorRoutes {
         }
         if let log = requestLog {
             get("requests-log") { request in
-                let limit = try Self.intParameter(request, "limit", default: 100, range: 1...log.capacity)
+                // At most the list's capacity (inspector.requestLogCapacity) entries exist: a larger limit is cut to it.
+                let limit = min(log.capacity, try Self.intParameter(request, "limit", default: 100, range: 1...Self.maxQueryLimit))
                 var since: Int64 = 0
                 if let raw = request.queryItems["since"], !raw.isEmpty {
                     guard let v = Int64(raw), v >= 0 else { throw DomainError.validation(field: "since", message: "must be an integer >= 0") }

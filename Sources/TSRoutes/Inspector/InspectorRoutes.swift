@@ -121,6 +121,10 @@ public struct InspectorRoutes: Sendable {
         }
     }
 
+    /// The largest `limit` the data browser and request list accept (the schema's maximum); each
+    /// cuts it to its own setting (`inspector.maxPageSize`, `inspector.requestLogCapacity`).
+    static let maxQueryLimit = 1_000_000
+
     static func intParameter(_ request: HTTPRequest, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
         guard let raw = request.queryItems[name], !raw.isEmpty else { return value }
         guard let v = Int(raw), range.contains(v) else {

@@ -11,7 +11,7 @@ import TSSync
 /// - `queue`, `closing` and `stats` are read and written only while `queueCondition` is held.
 final class WriterCore: @unchecked Sendable {
     let connection: SQLiteConnection
-    let connectionLock = RecursiveLock()
+    let connectionLock = Lock(recursive: true)
     private let queueCondition = Condition()
     private var queue: [any WriteJob] = []
     private var closing = false

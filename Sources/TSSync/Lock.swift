@@ -1,14 +1,21 @@
 
 /// A pthread mutex, the one lock type of every layer (Foundation-free, so usable from the bottom up).
+/// `recursive: true` lets the thread that holds it lock it again (balanced by as many unlocks): for
+/// a resource whose owner may call back into itself, such as the SQLite writer connection (a
+/// `readSync` nested in a `writeSync` on the same thread).
 // @unchecked Sendable: the mutex itself is the synchronisation primitive; its storage is heap
 // allocated once and never moved.
 public final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    public init() {
+    public init(recursive: Bool = false) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        var attr = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attr)
+        if recursive { pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_RECURSIVE)) }
+        pthread_mutex_init(mutex, &attr)
+        pthread_mutexattr_destroy(&attr)
     }
 
     deinit {

@@ -5,7 +5,7 @@ import TSTestSupport
 import XCTest
 
 /// Register, login, me and token rejection over real HTTP (CONTRACT.md §0 Auth, §2).
-final class AuthAPITests: LiveServerTestCase {
+final class AuthAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     func testRegisterLoginMe() async throws {
         let r = try await api.post("/api/auth/register", ["username": "john.doe", "password": "correct horse", "firstName": "John"])
         XCTAssertEqual(r.status, 201)

@@ -4,7 +4,7 @@ import TSJSON
 import XCTest
 
 /// Elements and reactions (CONTRACT.md §1 Element/Reaction/ElementStats, §2 Elements/Reactions).
-final class ElementsAPITests: LiveServerTestCase {
+final class ElementsAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     var a: TestUser!
     var b: TestUser!
     var roomId: String!

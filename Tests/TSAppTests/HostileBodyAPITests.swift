@@ -6,7 +6,7 @@ import XCTest
 /// Issue 9 item 1 over real sockets: a 1 MiB body of 100,000 keys is parsed in linear time, so a
 /// `/health` that lands on the same event loop is not held up; nesting past `server.maxJsonDepth`
 /// is a 400 with a JSON error naming the setting.
-final class HostileBodyAPITests: LiveServerTestCase {
+final class HostileBodyAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     // One event loop, so the big body and the health check share it.
     override var serverOverrides: [String: JSONValue] { ["server.eventLoops": 1] }
 

@@ -4,7 +4,7 @@ import XCTest
 
 /// Anything unknown is a 500 that leaks nothing (no SQL, no SQLite text, no stack), and /health
 /// tells the database is gone: the database is closed underneath a running server.
-final class InternalErrorTests: LiveServerTestCase {
+final class InternalErrorTests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     func testStorageFailureIsAGeneric500AndHealthIsDegraded() async throws {
         let user = try await api.register("alice")
         let before = try await api.get("/api/rooms/my-rooms", token: user.token)

@@ -6,7 +6,7 @@ import XCTest
 /// Issue 9 item 7 over real sockets: login throttling per (username, client address), and per
 /// address for unknown usernames, so nobody can lock another user out by name. Other client
 /// addresses are 127.0.0.2 and 127.0.0.3 (the client socket is bound to them; Linux routes 127/8).
-final class LoginThrottleAPITests: LiveServerTestCase {
+final class LoginThrottleAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     override var serverOverrides: [String: JSONValue] { ["auth.maxFailedLogins": 10, "auth.failedLoginWindowSeconds": 300] }
 
     private func login(_ username: String, _ password: String, from address: String = "127.0.0.1") -> RawHTTP.Response {

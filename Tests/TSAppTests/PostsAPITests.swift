@@ -3,7 +3,7 @@ import TSJSON
 import XCTest
 
 /// Posts, like/save and interaction-state with the mobile envelope (seed 002, CONTRACT.md §2 Posts).
-final class PostsAPITests: LiveServerTestCase {
+final class PostsAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     func testLikeSaveIdempotentAndInteractionState() async throws {
         let a = try await api.register("alice")
         let b = try await api.register("bob")

@@ -3,7 +3,7 @@ import TSJSON
 import XCTest
 
 /// Rooms, membership, MyRooms badges and messages (CONTRACT.md §1 Room, §2 Rooms/Messages).
-final class RoomsAPITests: LiveServerTestCase {
+final class RoomsAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     func makeRoom(_ owner: TestUser, members: [TestUser] = [], name: String? = nil) async throws -> RoomDTO {
         var body: JSONObject = ["memberIds": .array(members.map { .string($0.id) })]
         if let name { body["name"] = .string(name) }

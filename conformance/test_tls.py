@@ -107,7 +107,7 @@ def tls_server():
         "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
         "TOUCHSYNC_JWT_SECRET": "conformance-secret-0123456789abcdef",
         "TOUCHSYNC_LOG_LEVEL": "info",
-        "TOUCHSYNC_TLS_HANDSHAKE_TIMEOUT_SECONDS": "1",
+        "TOUCHSYNC_TLS_HANDSHAKE_TIMEOUT_SECONDS": "3",  # short for the trickle test, with room for a loaded machine
         "TOUCHSYNC_TLS_RELOAD_CHECK_SECONDS": "0",  # rotation here is by SIGHUP
         "TOUCHSYNC_TLS_REDIRECT_PORT": str(redirect_port),
     })
@@ -208,7 +208,7 @@ def test_python_socketio_over_https_and_wss(tls_server, transports):
 
 def test_trickled_client_hello_is_cut_off_at_the_handshake_deadline(tls_server):
     # A real ClientHello, from an in-memory TLS client, sent one byte every 100 ms: it would take
-    # far longer than tls.handshakeTimeoutSeconds (1 s here), a total deadline.
+    # far longer than tls.handshakeTimeoutSeconds (3 s here), a total deadline.
     ctx = client_context(tls_server.ca.cert)
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
     obj = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
@@ -233,8 +233,8 @@ def test_trickled_client_hello_is_cut_off_at_the_handshake_deadline(tls_server):
                 break
         elapsed = time.time() - started
     assert closed, "the server never closed a trickled handshake"
-    assert elapsed < 5, f"closed after {elapsed:.1f}s, the deadline is 1 s"
-    assert tls_server.wait_log(r"TLS handshake not finished within 1000 ms"), "".join(tls_server.lines[-20:])
+    assert elapsed < 8, f"closed after {elapsed:.1f}s, the deadline is 3 s"
+    assert tls_server.wait_log(r"TLS handshake not finished within 3000 ms"), "".join(tls_server.lines[-20:])
 
 
 def test_plain_http_to_the_tls_port_is_closed_with_a_log_line(tls_server):

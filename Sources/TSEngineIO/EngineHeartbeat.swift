@@ -62,10 +62,12 @@ public struct EngineHeartbeat: Sendable, Equatable {
             nextPingAt = nil
             // The deadline counts from when the ping was due, not from when the timer ran: the
             // session ends at pingInterval + pingTimeout after its last pong, as the client's own
-            // timer expects, however late this tick is. A tick so late that this deadline has
-            // already passed gives the client a full pingTimeout instead.
+            // timer expects, however late this tick is. A tick at or past that deadline finds the
+            // session already dead, exactly as `isExpired` says to a request arriving then (one
+            // rule, whichever of the timer and the request comes first).
             let due = p &+ pingTimeout
-            pongDeadline = due > now ? due : now &+ pingTimeout
+            if now >= due { return .pingTimeout }
+            pongDeadline = due
             return .sendPing
         }
         return .none

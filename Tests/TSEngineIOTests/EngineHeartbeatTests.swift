@@ -43,6 +43,19 @@ final class EngineHeartbeatTests: XCTestCase {
         XCTAssertTrue(fresh.isExpired(at: start + 500 * ms))
     }
 
+    func testATickAtOrPastTheDeadlineTimesOutLikeARequestWould() {
+        // The timer and a request racing at pingInterval + pingTimeout agree: the session is dead.
+        let clock = ManualClock()
+        let start = clock.now()
+        var hb = EngineHeartbeat(now: start, pingIntervalNanoseconds: 300 * ms, pingTimeoutNanoseconds: 200 * ms)
+        XCTAssertTrue(hb.isExpired(at: start + 500 * ms))
+        XCTAssertEqual(hb.tick(now: start + 500 * ms), .pingTimeout)
+        XCTAssertNil(hb.nextDeadline)
+        var late = EngineHeartbeat(now: start, pingIntervalNanoseconds: 300 * ms, pingTimeoutNanoseconds: 200 * ms)
+        XCTAssertEqual(late.tick(now: start + 499 * ms), .sendPing, "one tick before the deadline still pings")
+        XCTAssertEqual(late.nextDeadline, start + 500 * ms)
+    }
+
     func testUnsolicitedPongDoesNotPostponePing() {
         let clock = ManualClock()
         var hb = EngineHeartbeat(now: clock.now(), pingIntervalNanoseconds: 300 * ms, pingTimeoutNanoseconds: 200 * ms)

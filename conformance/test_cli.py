@@ -793,7 +793,7 @@ def test_exec_forwards_sigint_and_reports_128_plus_the_signal():
 
 def test_repository_needs_nothing_outside_itself():
     """Issue 10 item 7: no tracked file of the product, its tests, scripts or docs points at a path
-    outside the repository (the old ../shared/ links and tools)."""
+    outside the repository (the old links and tools in the shared folder beside the clone)."""
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
     if tracked.returncode != 0:
         import pytest

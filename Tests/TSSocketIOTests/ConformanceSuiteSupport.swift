@@ -57,3 +57,45 @@ class ConformanceSuiteCase: XCTestCase {
         }
     }
 }
+
+// The Engine.IO handshake cases, which both official suites run (the Socket.IO suite against
+// /socket.io/, the Engine.IO suite against /engine.io/): one body each, called by the named tests.
+extension ConformanceSuiteCase {
+    func handshakePollingOpensASession(_ m: String) throws {
+        let r = get("\(m)?EIO=4&transport=polling")
+        XCTAssertEqual(r.status, 200)
+        try checkOpenPacket(r.text, upgrades: ["websocket"])
+    }
+
+    func handshakePollingRefusesAnInvalidEIO(_ m: String) {
+        XCTAssertEqual(get("\(m)?transport=polling").status, 400)
+        XCTAssertEqual(get("\(m)?EIO=abc&transport=polling").status, 400)
+    }
+
+    func handshakePollingRefusesAnInvalidTransport(_ m: String) {
+        XCTAssertEqual(get("\(m)?EIO=4").status, 400)
+        XCTAssertEqual(get("\(m)?EIO=4&transport=abc").status, 400)
+    }
+
+    func handshakePollingRefusesAnInvalidMethod(_ m: String) {
+        XCTAssertEqual(request("POST", "\(m)?EIO=4&transport=polling").status, 400)
+        XCTAssertEqual(request("PUT", "\(m)?EIO=4&transport=polling").status, 400)
+    }
+
+    func handshakeWebSocketOpensASession(_ m: String) throws {
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
+        XCTAssertEqual(ws.status, 101)
+        guard case .text(let open) = ws.receive() else { return XCTFail("no open packet") }
+        try checkOpenPacket(open, upgrades: [])
+    }
+
+    func handshakeWebSocketRefusesAnInvalidEIO(_ m: String) throws {
+        XCTAssertEqual(try webSocket("\(m)?transport=websocket").status, 400)
+        XCTAssertEqual(try webSocket("\(m)?EIO=abc&transport=websocket").status, 400)
+    }
+
+    func handshakeWebSocketRefusesAnInvalidTransport(_ m: String) throws {
+        XCTAssertEqual(try webSocket("\(m)?EIO=4").status, 400)
+        XCTAssertEqual(try webSocket("\(m)?EIO=4&transport=abc").status, 400)
+    }
+}

@@ -13,49 +13,39 @@ final class EngineIOProtocolSuiteTests: ConformanceSuiteCase {
 
     // "handshake › HTTP long-polling › successfully opens a session"
     func test_EIO_handshake_polling_successfully_opens_a_session() throws {
-        let r = get("\(m)?EIO=4&transport=polling")
-        XCTAssertEqual(r.status, 200)
-        try checkOpenPacket(r.text, upgrades: ["websocket"])
+        try handshakePollingOpensASession(m)
     }
 
     // "handshake › HTTP long-polling › fails with an invalid 'EIO' query parameter"
     func test_EIO_handshake_polling_fails_with_an_invalid_EIO_query_parameter() {
-        XCTAssertEqual(get("\(m)?transport=polling").status, 400)
-        XCTAssertEqual(get("\(m)?EIO=abc&transport=polling").status, 400)
+        handshakePollingRefusesAnInvalidEIO(m)
     }
 
     // "handshake › HTTP long-polling › fails with an invalid 'transport' query parameter"
     func test_EIO_handshake_polling_fails_with_an_invalid_transport_query_parameter() {
-        XCTAssertEqual(get("\(m)?EIO=4").status, 400)
-        XCTAssertEqual(get("\(m)?EIO=4&transport=abc").status, 400)
+        handshakePollingRefusesAnInvalidTransport(m)
     }
 
     // "handshake › HTTP long-polling › fails with an invalid request method"
     func test_EIO_handshake_polling_fails_with_an_invalid_request_method() {
-        XCTAssertEqual(request("POST", "\(m)?EIO=4&transport=polling").status, 400)
-        XCTAssertEqual(request("PUT", "\(m)?EIO=4&transport=polling").status, 400)
+        handshakePollingRefusesAnInvalidMethod(m)
     }
 
     // MARK: handshake / WebSocket
 
     // "handshake › WebSocket › successfully opens a session"
     func test_EIO_handshake_websocket_successfully_opens_a_session() throws {
-        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
-        XCTAssertEqual(ws.status, 101)
-        guard case .text(let open) = ws.receive() else { return XCTFail("no open packet") }
-        try checkOpenPacket(open, upgrades: [])
+        try handshakeWebSocketOpensASession(m)
     }
 
     // "handshake › WebSocket › fails with an invalid 'EIO' query parameter"
     func test_EIO_handshake_websocket_fails_with_an_invalid_EIO_query_parameter() throws {
-        XCTAssertEqual(try webSocket("\(m)?transport=websocket").status, 400)
-        XCTAssertEqual(try webSocket("\(m)?EIO=abc&transport=websocket").status, 400)
+        try handshakeWebSocketRefusesAnInvalidEIO(m)
     }
 
     // "handshake › WebSocket › fails with an invalid 'transport' query parameter"
     func test_EIO_handshake_websocket_fails_with_an_invalid_transport_query_parameter() throws {
-        XCTAssertEqual(try webSocket("\(m)?EIO=4").status, 400)
-        XCTAssertEqual(try webSocket("\(m)?EIO=4&transport=abc").status, 400)
+        try handshakeWebSocketRefusesAnInvalidTransport(m)
     }
 
     // MARK: message / HTTP long-polling

@@ -26,47 +26,37 @@ final class SocketIOProtocolSuiteTests: ConformanceSuiteCase {
 
     // "Engine.IO protocol › handshake › HTTP long-polling › should successfully open a session"
     func test_SIO_engine_handshake_polling_should_successfully_open_a_session() throws {
-        let r = get("\(m)?EIO=4&transport=polling")
-        XCTAssertEqual(r.status, 200)
-        try checkOpenPacket(r.text, upgrades: ["websocket"])
+        try handshakePollingOpensASession(m)
     }
 
     // "… › HTTP long-polling › should fail with an invalid 'EIO' query parameter"
     func test_SIO_engine_handshake_polling_should_fail_with_an_invalid_EIO_query_parameter() {
-        XCTAssertEqual(get("\(m)?transport=polling").status, 400)
-        XCTAssertEqual(get("\(m)?EIO=abc&transport=polling").status, 400)
+        handshakePollingRefusesAnInvalidEIO(m)
     }
 
     // "… › HTTP long-polling › should fail with an invalid 'transport' query parameter"
     func test_SIO_engine_handshake_polling_should_fail_with_an_invalid_transport_query_parameter() {
-        XCTAssertEqual(get("\(m)?EIO=4").status, 400)
-        XCTAssertEqual(get("\(m)?EIO=4&transport=abc").status, 400)
+        handshakePollingRefusesAnInvalidTransport(m)
     }
 
     // "… › HTTP long-polling › should fail with an invalid request method"
     func test_SIO_engine_handshake_polling_should_fail_with_an_invalid_request_method() {
-        XCTAssertEqual(request("POST", "\(m)?EIO=4&transport=polling").status, 400)
-        XCTAssertEqual(request("PUT", "\(m)?EIO=4&transport=polling").status, 400)
+        handshakePollingRefusesAnInvalidMethod(m)
     }
 
     // "… › WebSocket › should successfully open a session"
     func test_SIO_engine_handshake_websocket_should_successfully_open_a_session() throws {
-        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
-        XCTAssertEqual(ws.status, 101)
-        guard case .text(let open) = ws.receive() else { return XCTFail("no open packet") }
-        try checkOpenPacket(open, upgrades: [])
+        try handshakeWebSocketOpensASession(m)
     }
 
     // "… › WebSocket › should fail with an invalid 'EIO' query parameter"
     func test_SIO_engine_handshake_websocket_should_fail_with_an_invalid_EIO_query_parameter() throws {
-        XCTAssertEqual(try webSocket("\(m)?transport=websocket").status, 400)
-        XCTAssertEqual(try webSocket("\(m)?EIO=abc&transport=websocket").status, 400)
+        try handshakeWebSocketRefusesAnInvalidEIO(m)
     }
 
     // "… › WebSocket › should fail with an invalid 'transport' query parameter"
     func test_SIO_engine_handshake_websocket_should_fail_with_an_invalid_transport_query_parameter() throws {
-        XCTAssertEqual(try webSocket("\(m)?EIO=4").status, 400)
-        XCTAssertEqual(try webSocket("\(m)?EIO=4&transport=abc").status, 400)
+        try handshakeWebSocketRefusesAnInvalidTransport(m)
     }
 
     // MARK: Engine.IO protocol / heartbeat

@@ -57,13 +57,13 @@ public final class NotificationWorker: @unchecked Sendable {
 
     // MARK: Writing (inside the change's transaction)
 
-    static func insertPersonal(_ c: SQLiteConnection, userId: String, roomId: String, elementId: String, actor: String, now: Int64) throws {
+    static func insertPersonal(_ c: SQLConnection, userId: String, roomId: String, elementId: String, actor: String, now: Int64) throws {
         try c.run("INSERT INTO notifications (id, user_id, type, room_id, element_id, actor_id, created_at) VALUES (?, ?, 'element_reaction', ?, ?, ?, ?)",
                   [.text(UUIDGenerator.lowercaseV4()), .text(userId), .text(roomId), .text(elementId), .text(actor), .int(now)])
     }
 
     /// One row for the whole room: every other member is notified of the new element.
-    static func insertForRoom(_ c: SQLiteConnection, roomId: String, elementId: String, actor: String, now: Int64) throws {
+    static func insertForRoom(_ c: SQLConnection, roomId: String, elementId: String, actor: String, now: Int64) throws {
         try c.run("INSERT INTO room_notifications (id, room_id, type, element_id, actor_id, created_at) VALUES (?, ?, 'element_created', ?, ?, ?)",
                   [.text(UUIDGenerator.lowercaseV4()), .text(roomId), .text(elementId), .text(actor), .int(now)])
     }
@@ -225,7 +225,7 @@ public final class NotificationWorker: @unchecked Sendable {
         return batch.rows
     }
 
-    static func cursors(_ c: SQLiteConnection) throws -> (user: Int64, room: Int64) {
+    static func cursors(_ c: SQLConnection) throws -> (user: Int64, room: Int64) {
         let row = try c.first("""
             SELECT (SELECT delivered_seq FROM notification_cursors WHERE name = 'user'),
                    (SELECT delivered_seq FROM notification_cursors WHERE name = 'room')

@@ -65,7 +65,7 @@ public struct PostService: Sendable {
     }
 
     /// The states of `ids` in their given order, from a single statement (ids passed as a JSON array).
-    static func states(_ c: SQLiteConnection, ids: [String], viewer: String) throws -> [PostInteractionState] {
+    static func states(_ c: SQLConnection, ids: [String], viewer: String) throws -> [PostInteractionState] {
         try c.rows("""
             SELECT p.id, p.like_count, p.save_count,
                    EXISTS(SELECT 1 FROM post_likes l WHERE l.post_id = p.id AND l.user_id = ?1),

@@ -22,31 +22,31 @@ enum Readers {
         PublicUser(id: r.string(i), username: r.string(i + 1), firstName: r.optionalString(i + 2), avatarUrl: r.optionalString(i + 3))
     }
 
-    static func publicUser(_ c: SQLiteConnection, id: String) throws -> PublicUser? {
+    static func publicUser(_ c: SQLConnection, id: String) throws -> PublicUser? {
         try c.first("SELECT id, username, first_name, avatar_url FROM users WHERE id = ?", [.text(id)]) { user($0, at: 0) }
     }
 
     /// The three most recent reactors of an element, newest first.
-    static func topReactors(_ c: SQLiteConnection, elementId: String) throws -> [PublicUser] {
+    static func topReactors(_ c: SQLConnection, elementId: String) throws -> [PublicUser] {
         try c.rows("""
             SELECT u.id, u.username, u.first_name, u.avatar_url FROM reactions r JOIN users u ON u.id = r.user_id
             WHERE r.element_id = ? ORDER BY r.created_at DESC, r.rowid DESC LIMIT 3
             """, [.text(elementId)]) { user($0, at: 0) }
     }
 
-    static func hasReacted(_ c: SQLiteConnection, elementId: String, userId: String) throws -> Bool {
+    static func hasReacted(_ c: SQLConnection, elementId: String, userId: String) throws -> Bool {
         try c.scalarInt("SELECT EXISTS(SELECT 1 FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart')",
                         [.text(elementId), .text(userId)]) == 1
     }
 
-    static func stats(_ c: SQLiteConnection, elementId: String, viewer: String) throws -> ElementStats {
+    static func stats(_ c: SQLConnection, elementId: String, viewer: String) throws -> ElementStats {
         let count = try c.scalarInt("SELECT reaction_count FROM elements WHERE id = ?", [.text(elementId)]) ?? 0
         return ElementStats(totalReactions: count, hasReacted: try hasReacted(c, elementId: elementId, userId: viewer),
                             topReactors: count > 0 ? try topReactors(c, elementId: elementId) : [])
     }
 
     /// Attaches `reactions` (for `viewer`) to elements that have any.
-    static func attachReactions(_ c: SQLiteConnection, _ elements: inout [Element], viewer: String, viewerReacted: Set<String>? = nil) throws {
+    static func attachReactions(_ c: SQLConnection, _ elements: inout [Element], viewer: String, viewerReacted: Set<String>? = nil) throws {
         for i in elements.indices where elements[i].reactionCount > 0 {
             let id = elements[i].id
             let reacted = try viewerReacted.map { $0.contains(id) } ?? hasReacted(c, elementId: id, userId: viewer)
@@ -55,7 +55,7 @@ enum Readers {
         }
     }
 
-    static func element(_ c: SQLiteConnection, id: String, roomId: String, viewer: String) throws -> Element? {
+    static func element(_ c: SQLConnection, id: String, roomId: String, viewer: String) throws -> Element? {
         guard let e = try c.first("SELECT \(elementColumns) FROM elements e WHERE e.id = ? AND e.room_id = ?",
                                   [.text(id), .text(roomId)], element) else { return nil }
         var one = [e]
@@ -64,7 +64,7 @@ enum Readers {
     }
 
     /// A room's elements, oldest first, with reactions for `viewer`.
-    static func elements(_ c: SQLiteConnection, roomId: String, viewer: String) throws -> [Element] {
+    static func elements(_ c: SQLConnection, roomId: String, viewer: String) throws -> [Element] {
         var list = try c.rows("SELECT \(elementColumns) FROM elements e WHERE e.room_id = ? ORDER BY e.rowid", [.text(roomId)], element)
         if list.contains(where: { $0.reactionCount > 0 }) {
             let reacted = Set(try c.rows("""
@@ -89,12 +89,12 @@ enum Readers {
     }
 
     /// The room as `viewer` (a member) sees it; nil when the viewer is not a member.
-    static func room(_ c: SQLiteConnection, id: String, viewer: String) throws -> Room? {
+    static func room(_ c: SQLConnection, id: String, viewer: String) throws -> Room? {
         try c.first("\(roomSelect) WHERE m.room_id = ? AND m.user_id = ?", [.text(id), .text(viewer)], room)
     }
 
     /// 404 for a room that does not exist, 403 for one the user is not a member of (CONTRACT.md §2).
-    static func requireMember(_ c: SQLiteConnection, roomId: String, userId: String) throws {
+    static func requireMember(_ c: SQLConnection, roomId: String, userId: String) throws {
         let state = try c.scalarInt("""
             SELECT CASE WHEN NOT EXISTS(SELECT 1 FROM rooms WHERE id = ?1) THEN 0
                         WHEN EXISTS(SELECT 1 FROM room_members WHERE room_id = ?1 AND user_id = ?2) THEN 2 ELSE 1 END
@@ -106,7 +106,7 @@ enum Readers {
         }
     }
 
-    static func memberIds(_ c: SQLiteConnection, roomId: String) throws -> [String] {
+    static func memberIds(_ c: SQLConnection, roomId: String) throws -> [String] {
         try c.rows("SELECT user_id FROM room_members WHERE room_id = ?", [.text(roomId)]) { $0.string(0) }
     }
 }

@@ -21,7 +21,7 @@ public enum DatabaseReset {
     }
 
     /// Data tables ordered so that every table comes before the tables it references.
-    static func deletionOrder(_ c: SQLiteConnection) throws -> [String] {
+    static func deletionOrder(_ c: SQLConnection) throws -> [String] {
         let tables = try c.rows("""
             SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name
             """) { $0.string(0) }.filter { !keptTables.contains($0) }

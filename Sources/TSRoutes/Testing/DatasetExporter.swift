@@ -18,7 +18,7 @@ public enum DatasetExporter {
     }
 
     /// Synchronous form for the CLI (no event loop to block).
-    public static func document(_ c: SQLiteConnection) throws -> JSONValue {
+    public static func document(_ c: SQLConnection) throws -> JSONValue {
         // Users, keyed by username (the ref the loader defaults to).
         var username: [String: String] = [:]
         let users: [JSONValue] = try c.rows("SELECT id, username, password_hash, first_name, avatar_url FROM users ORDER BY rowid") { r in

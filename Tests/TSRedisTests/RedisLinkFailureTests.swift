@@ -7,7 +7,8 @@ import XCTest
 
 /// How the client fails and recovers: AUTH with the URL's password (a wrong one is a refused
 /// handshake with Redis's reason, retried with backoff), a server that accepts but never answers
-/// (the total connect deadline), and the same server answering later.
+/// (the total connect deadline).
+// @unchecked Sendable: no stored state; XCTest runs each test on one task.
 final class RedisLinkFailureTests: XCTestCase, @unchecked Sendable {
     func eventually(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(seconds)

@@ -9,8 +9,9 @@ import XCTest
 /// two clients in publish order; with Redis killed publishes queue up to the bound and the rest
 /// are dropped and counted; with Redis back both connections recover by themselves (SUBSCRIBE
 /// again) and messages flow again.
+// @unchecked Sendable: no stored state; XCTest runs each test on one task.
 final class RedisPubSubLiveTests: XCTestCase, @unchecked Sendable {
-    /// Collects received payloads; `wait` resumes when a predicate holds (no sleeping loop in the client).
+    /// Collects received payloads (the client's loop thread adds, the test reads).
     final class Inbox: @unchecked Sendable {
         // Invariant: `items` is only touched under `lock`.
         private let lock = NSLock()

@@ -5,7 +5,8 @@ parsed finding by finding. Loopback only: an IP address (no DNS), no "phone out"
 Debian's `testssl.sh` package (`testssl` on PATH; scripts/test installs it under CI as root). The
 scan takes about a minute, so it runs once: on the poll(2) re-run of the suite it skips visibly
 (the TLS policy it checks does not depend on the readiness backend). One full run's output is
-recorded in docs/tls-testssl.md.
+recorded in docs/tls-testssl.md (TESTSSL_OUTPUT_DIR=dir keeps the run's testssl.json and
+testssl.txt there).
 """
 import json
 import os
@@ -44,12 +45,18 @@ def testssl_findings():
         # -p protocols, -s cipher categories, -f forward secrecy, -U vulnerabilities. Server
         # defaults (-S) are left out: they grade the throwaway certificate (no OCSP URI, a CA
         # testssl does not trust), not the server.
-        cmd = [TESTSSL, "--quiet", "--color", "0", "--warnings", "off", "--nodns", "none", "--ip", "one",
+        cmd = [TESTSSL, "--quiet", "--color", "0", "--warnings", "off", "--nodns", "none",
                "-p", "-s", "-f", "-U", "--jsonfile", report, f"127.0.0.1:{server.port}"]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp)
         assert os.path.exists(report), f"testssl wrote no JSON (exit {out.returncode}):\n{out.stdout[-3000:]}\n{out.stderr[-2000:]}"
         with open(report) as f:
             findings = json.load(f)
+        keep = os.environ.get("TESTSSL_OUTPUT_DIR")
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            shutil.copy(report, os.path.join(keep, "testssl.json"))
+            with open(os.path.join(keep, "testssl.txt"), "w") as f:
+                f.write(" ".join(cmd[:-1] + ["127.0.0.1:<port>"]) + "\n" + out.stdout)
         assert isinstance(findings, list) and findings, out.stdout[-3000:]
         yield {x["id"]: x for x in findings}, findings, out.stdout
         stop_tls_server(server)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench/run-tls.sh — the cost of TouchSync's own TLS (issue 15 §7), in one run on one machine:
 #   1. GET /health with keep-alive over plain HTTP and over HTTPS (wrk, the health scenario);
-#   2. new TLS handshakes per second (`openssl s_time -new`, full handshakes, no resumption) and
-#      resumed ones (`-reuse`);
+#   2. new TLS connections per second: wrk with `Connection: close` (64 concurrent clients, each
+#      request on a new connection with a full handshake: wrk resumes no session; plain HTTP the
+#      same way as the baseline), and `openssl s_time` (one sequential client: `-new` full
+#      handshakes, `-reuse` resumed ones; latency-bound, not a throughput figure);
 #   3. the same over nginx terminating TLS in front of the plain server, as the reference (only
 #      when `nginx` is installed; otherwise said so), with TouchSync's protocols, suites and
 #      groups, and the same certificate; the negotiated protocol/suite of both is printed;
@@ -60,6 +62,15 @@ health() {  # health LABEL URL
   echo "== /health keep-alive, $1"; median_of "$out"
 }
 
+newconns() {  # newconns LABEL URL: a new connection (and TLS handshake) per request
+  local out="$BENCH_DATA/tls-newconn-$1.out"; : >"$out"
+  for i in $(seq "$RUNS"); do
+    taskset -c "$LOAD_CPU" wrk -t"${THREADS:-2}" -c"${CONNECTIONS:-64}" -d"$DURATION" --latency -H "Connection: close" \
+      -s bench/wrk/health.lua "$2" | tee -a "$out" | grep -E "Requests/sec|Non-2xx|Socket errors" || true
+  done
+  echo "== new connection per request (Connection: close), $1"; median_of "$out"
+}
+
 handshakes() {  # handshakes LABEL PORT
   for mode in new reuse; do
     local out="$BENCH_DATA/tls-handshakes-$1-$mode.out"; : >"$out"
@@ -83,6 +94,8 @@ start tls "$TLS_PORT" --tls-cert "$CERT" --tls-key "$KEY"
 health "plain http" "http://127.0.0.1:$PLAIN_PORT"
 health "https (touchsync TLS)" "https://127.0.0.1:$TLS_PORT"
 negotiated "touchsync" "$TLS_PORT"
+newconns "plain http" "http://127.0.0.1:$PLAIN_PORT"
+newconns "https (touchsync TLS)" "https://127.0.0.1:$TLS_PORT"
 handshakes "touchsync" "$TLS_PORT"
 
 if command -v nginx >/dev/null 2>&1; then
@@ -113,6 +126,7 @@ NGINX
   sleep 1
   negotiated "nginx" "$NGINX_PORT"
   health "https (nginx terminating TLS -> plain touchsync, same CPU)" "https://127.0.0.1:$NGINX_PORT"
+  newconns "https (nginx terminating TLS -> plain touchsync, same CPU)" "https://127.0.0.1:$NGINX_PORT"
   handshakes "nginx" "$NGINX_PORT"
 else
   echo "== nginx reference: skipped (nginx is not installed: apt-get install nginx-light)"

@@ -52,3 +52,8 @@ DROP TABLE reactions;
 ALTER TABLE reactions_v2 RENAME TO reactions;
 CREATE INDEX reactions_by_element_seq ON reactions(element_id, seq, user_id);
 CREATE INDEX reactions_by_user ON reactions(user_id);
+ALTER TABLE reactions RENAME CONSTRAINT reactions_v2_pkey TO reactions_pkey;
+ALTER TABLE reactions RENAME CONSTRAINT reactions_v2_id_key TO reactions_id_key;
+ALTER TABLE reactions RENAME CONSTRAINT reactions_v2_type_check TO reactions_type_check;
+ALTER TABLE reactions RENAME CONSTRAINT reactions_v2_element_id_fkey TO reactions_element_id_fkey;
+ALTER TABLE reactions RENAME CONSTRAINT reactions_v2_user_id_fkey TO reactions_user_id_fkey;

@@ -124,8 +124,10 @@ public struct ElementService: Sendable {
         let deleted = try await db.write { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
             let n = try c.run("DELETE FROM elements WHERE room_id = ?", [.text(roomId)])
-            try c.run("UPDATE rooms SET element_count = 0, last_activity_at = ?, activity_seq = ? WHERE id = ?",
-                      [.int(now), .int(seq), .text(roomId)])
+            // Minus what this statement deleted, not "= 0": on PostgreSQL an element another node
+            // creates meanwhile (not seen by this DELETE) keeps its count.
+            try c.run("UPDATE rooms SET element_count = element_count - ?, last_activity_at = ?, activity_seq = ? WHERE id = ?",
+                      [.int(Int64(n)), .int(now), .int(seq), .text(roomId)])
             return n
         }
         await events.publish(DomainEvent(kind: .roomCleared(deleted: deleted), roomId: roomId, actorId: actor, originSocketId: originSocketId))

@@ -368,13 +368,15 @@ def test_clients_of_a_killed_node_reconnect_through_nginx_and_keep_receiving(clu
     stop.set()
     t.join(timeout=20)
 
-    # The sticky cookie still says node3: nginx sends the reconnect to node 3's backup, node 1.
+    # nginx sends the reconnect elsewhere: node 3's backup when the client still names node3 in
+    # its cookie, or the ip_hash pool (minus the dead node) when it names none; the answer's cookie
+    # pins it to its new node.
     deadline = time.time() + 20
     while time.time() < deadline and not all(cl.connects >= 2 and cl.joined.is_set() and cl.sio.connected for cl in on3):
         time.sleep(0.1)
     for cl in on3:
         assert cl.connects >= 2 and cl.joined.is_set(), "a client of the killed node did not reconnect:\n" + c.logs()
-        assert located(c, cl, 1), "the reconnected client is not on node 1 (node 3's backup in deploy/nginx)"
+        assert located(c, cl, 1, timeout=2) or located(c, cl, 2, timeout=2), "the reconnected client is on no live node"
 
     ids = [create_element(c, c.nodes[1].base, writer, room) for _ in range(20)]
     assert all(ids)

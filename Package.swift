@@ -2,6 +2,7 @@
 // TouchSync server. The target graph is the architecture, lowest layer first:
 //   CSQLite, CCrypto, CSystem (system C libraries) -> TSJSON -> TSCrypto; TSStorage
 //   TSSockets -> TSHTTP -> TSWebSocket -> TSEngineIO -> TSSocketIO (realtime transport stack)
+//   TSSockets -> TSRedis (RESP2 pub/sub client for cross-node fan-out, used by TSApp)
 //   CTLS (libssl, Linux only) -> TSTLS: a TSSockets ConnectionTransform (HTTPS/WSS), used by TSApp
 //   TSStorage + TSCrypto -> TSDomain -> TSRoutes (REST + realtime bindings) -> TSApp -> touchsync
 // A lower layer never imports a higher one.
@@ -48,13 +49,15 @@ let package = Package(
         .target(name: "TSWebSocket", dependencies: ["TSSockets", "TSHTTP", "TSCrypto"], swiftSettings: strict),
         .target(name: "TSEngineIO", dependencies: ["TSSockets", "TSHTTP", "TSWebSocket", "TSJSON", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSSocketIO", dependencies: ["TSEngineIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // redis (issue 12 item 3): our own RESP2 client (pub/sub) on a TSSockets event loop.
+        .target(name: "TSRedis", dependencies: ["TSSockets", "TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
 
         // TouchSync itself.
         .target(name: "TSDomain", dependencies: ["TSSync", "TSStorage", "TSCrypto", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // APNs push delivery (token auth, HTTP/2 through libcurl); off unless configured.
         .target(name: "TSAPNs", dependencies: ["CCurl", "CCrypto", "TSCrypto", "TSSync", "TSDomain", "TSStorage", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSRoutes", dependencies: ["TSSync", "TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .target(name: "TSApp", dependencies: ["TSTLS", "TSSync", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSApp", dependencies: ["TSRedis", "TSTLS", "TSSync", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync", dependencies: ["TSApp", "TSRoutes", "TSTLS", "TSSockets", "TSSync", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync-bench", dependencies: ["TSSockets", "TSJSON", "TSCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "bench/touchsync-bench", swiftSettings: strict),
         .executableTarget(name: "conformance-server", dependencies: ["TSSocketIO", "TSEngineIO", "TSWebSocket", "TSHTTP", "TSJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], path: "Sources/conformance-server", swiftSettings: strict),
@@ -72,7 +75,8 @@ let package = Package(
         .testTarget(name: "TSDomainTests", dependencies: ["TSDomain", "TSStorage", "TSCrypto", "TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSAPNsTests", dependencies: ["TSAPNs", "CCrypto", "TSCrypto", "TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSTLSTests", dependencies: ["TSTLS", .target(name: "CTLS", condition: .when(platforms: [.linux])), "TSSockets", "TSHTTP", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .testTarget(name: "TSAppTests", dependencies: ["TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
+        .testTarget(name: "TSRedisTests", dependencies: ["TSRedis", "TSSockets", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "TSAppTests", dependencies: ["TSRedis", "TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
     ]
 )
 
@@ -86,6 +90,7 @@ if Context.environment["TOUCHSYNC_FUZZ"] == "1" {
         ("fuzz-websocket", ["TSWebSocket"]),
         ("fuzz-engineio", ["TSEngineIO"]),
         ("fuzz-socketio", ["TSSocketIO", "TSJSON"]),
+        ("fuzz-redis", ["TSRedis"]),  // redis (issue 12): the RESP2 reply decoder
     ]
     for (name, dependencies) in fuzzTargets {
         let dir = String(name.dropFirst("fuzz-".count))

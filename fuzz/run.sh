@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz/run.sh [SECONDS] [TARGET...] — build the libFuzzer targets (fuzz/README.md) and run each for
 # SECONDS (default 20) on its seed corpus in fuzz/corpus/<target>/, one after another.
-#   TARGETS: json http websocket engineio socketio (default: all)
+#   TARGETS: json http websocket engineio socketio redis (default: all)
 #   FUZZ_SCRATCH (.build-fuzz) the scratch path; FUZZ_CONFIG (release) debug|release;
 #   FUZZ_WORK (.build-fuzz/work) where new corpus entries and crash artifacts go (the seed corpus in the
 #   repo is read, never written); NO_BUILD=1 skips the build; FUZZ_JOBS=N runs N targets at once.
@@ -10,7 +10,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"; shift || true
-targets=("$@"); [[ ${#targets[@]} -eq 0 ]] && targets=(json http websocket engineio socketio)
+targets=("$@"); [[ ${#targets[@]} -eq 0 ]] && targets=(json http websocket engineio socketio redis)
 scratch="${FUZZ_SCRATCH:-.build-fuzz}"
 config="${FUZZ_CONFIG:-release}"
 work="${FUZZ_WORK:-$scratch/work}"

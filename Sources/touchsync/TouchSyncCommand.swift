@@ -71,6 +71,10 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tls-key"), help: "PEM private key of --tls-cert (setting tls.privateKeyFile).")
     var tlsKey: String?
 
+    // redis (issue 12): cross-node fan-out.
+    @Option(name: .customLong("redis-url"), help: "redis://[[user]:password@]host[:port]: share events with the other nodes of a cluster over Redis pub/sub (setting realtime.redisUrl, env TOUCHSYNC_REDIS_URL).")
+    var redisUrl: String?
+
     func run() async throws {
         var extra: [String: JSONValue] = [:]
         if let host { extra["server.host"] = .string(host) }
@@ -80,6 +84,7 @@ struct Serve: AsyncParsableCommand {
         if noInspector { extra["inspector.enabled"] = false }
         if let tlsCert { extra["tls.certificateFile"] = .string(tlsCert) }
         if let tlsKey { extra["tls.privateKeyFile"] = .string(tlsKey) }
+        if let redisUrl { extra["realtime.redisUrl"] = .string(redisUrl) }
         let config = try common.load(extra: extra)
         // The listening address first: a busy port should not cost a migration and a demo seed.
         do { try PortCheck.ensureAvailable(host: config.string("server.host"), port: config.int("server.port")) } catch {

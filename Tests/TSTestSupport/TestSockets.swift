@@ -42,6 +42,23 @@ public enum TestSockets {
         return fd
     }
 
+    /// A TCP port free on 127.0.0.1 right now (bound to port 0, read back, closed), for a helper
+    /// server a test starts itself (redis: RedisTestServer). 0 on failure.
+    public static func freeLoopbackPort() -> Int {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        guard bindSource(fd, address: "127.0.0.1") else { return 0 }
+        var addr = sockaddr_in()
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let rc = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return rc == 0 ? Int(UInt16(bigEndian: addr.sin_port)) : 0
+    }
+
     /// Binds the client end of `fd` to `address` (e.g. "127.0.0.2", any of 127/8 on Linux) before
     /// connect(2), so the server sees another client address. False when bind(2) fails.
     @discardableResult

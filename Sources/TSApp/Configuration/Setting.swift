@@ -24,6 +24,7 @@ public struct Setting: Sendable {
     public static let environmentAliases: [String: String] = [
         "TOUCHSYNC_HOST": "server.host", "TOUCHSYNC_PORT": "server.port", "TOUCHSYNC_DATABASE": "database.path",
         "TOUCHSYNC_JWT_SECRET": "auth.jwtSecret", "TOUCHSYNC_LOG_LEVEL": "log.level", "TOUCHSYNC_LOG_FORMAT": "log.format",
+        "TOUCHSYNC_REDIS_URL": "realtime.redisUrl",  // redis (issue 12)
     ]
 
     public static let all: [Setting] = [
@@ -123,6 +124,27 @@ public struct Setting: Sendable {
                 help: "Room events kept for recovery (oldest dropped first); a client that missed more than this gets a fresh session."),
         Setting(path: "realtime.connectionStateRecovery.maxBufferedBytes", kind: .int, defaultValue: 16_777_216,
                 help: "Encoded bytes of the events kept for recovery at most (oldest dropped first)."),
+        // redis (issue 12 item 3): cross-node fan-out over Redis pub/sub (docs/realtime-cluster.md).
+        Setting(path: "realtime.redisUrl", kind: .optionalString, defaultValue: nil,
+                help: "redis://[[user]:password@]host[:port] of the Redis server the nodes of a cluster share for cross-node fan-out (serve --redis-url, TOUCHSYNC_REDIS_URL); null = one node alone: no connection is attempted."),
+        Setting(path: "realtime.redis.channelPrefix", kind: .string, defaultValue: "touchsync",
+                help: "Prefix of the pub/sub channel the nodes exchange domain events on (<prefix>:events); nodes of one cluster must agree."),
+        Setting(path: "realtime.redis.reconnectMinDelay", kind: .duration, defaultValue: "100ms",
+                help: "Delay before the first reconnect to a lost or unreachable Redis; each failed attempt doubles it."),
+        Setting(path: "realtime.redis.reconnectMaxDelay", kind: .duration, defaultValue: "5s",
+                help: "Longest delay between reconnect attempts."),
+        Setting(path: "realtime.redis.connectTimeout", kind: .duration, defaultValue: "5s",
+                help: "Total time from connect to a ready Redis connection (AUTH and SUBSCRIBE answered); past it the attempt fails."),
+        Setting(path: "realtime.redis.pingInterval", kind: .duration, defaultValue: "5s",
+                help: "A PING on each Redis connection this often; nothing heard back by the next one and the connection is closed and re-opened."),
+        Setting(path: "realtime.redis.maxPendingPublishes", kind: .int, defaultValue: 10_000,
+                help: "Events waiting to be published (queued while Redis is down, or sent and unanswered) at most; past it an event is not published to other nodes and is counted in /metrics (touchsync_redis_publishes_total{outcome=\"dropped\"})."),
+        Setting(path: "realtime.redis.maxPendingBytes", kind: .int, defaultValue: 16_777_216,
+                help: "Bytes of those waiting events at most (same drop and count past it)."),
+        Setting(path: "realtime.redis.maxMessageBytes", kind: .int, defaultValue: 16_777_216,
+                help: "Largest encoded event published or received; a larger one is not published (counted as dropped), a larger one received closes and re-opens the subscriber connection."),
+        Setting(path: "realtime.redis.maxInboundBacklog", kind: .int, defaultValue: 10_000,
+                help: "Events from other nodes waiting for this node's broadcaster at most; past it one is dropped and counted (touchsync_redis_received_total{outcome=\"dropped\"})."),
         Setting(path: "inspector.enabled", kind: .bool, defaultValue: true,
                 help: "Serve the live inspector at /inspector (serve --no-inspector turns it off: 404). With TOUCHSYNC_ENV=production it is served only when inspector.adminToken is set."),
         Setting(path: "inspector.adminToken", kind: .optionalString, defaultValue: nil,

@@ -9,6 +9,7 @@ import TSSocketIO
 import TSSockets
 import TSStorage
 import TSTLS
+import TSRedis
 
 /// The whole server, assembled from an `AppConfiguration`: database (migrated), domain,
 /// Socket.IO hub, routes and the HTTP server. `start()` binds; `shutdown()` drains and closes.
@@ -36,6 +37,8 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let tls: TLSServerSetup?
     /// The plain port that redirects to HTTPS (tls.redirectPort), nil when off.
     public let httpsRedirect: HTTPServer?
+    /// Cross-node fan-out over Redis (realtime.redisUrl), nil when off (TouchSyncServer+Redis.swift).
+    public let redisBridge: RedisEventBridge?
 
     public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
                 clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
@@ -109,6 +112,9 @@ public final class TouchSyncServer: @unchecked Sendable {
                                                               logger: logger)
         let events = FanoutEventPublisher()
         let broadcaster = RealtimeBroadcaster(hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime"))
+        // redis hook: publish to other nodes first (an enqueue), then deliver locally as before.
+        redisBridge = try Self.makeRedisBridge(configuration: configuration, local: broadcaster, hub: hub, logger: logger)
+        if let redisBridge { events.add(redisBridge) }
         events.add(broadcaster)
         domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(
             jwtSecret: secret, passwordIterations: configuration.int("auth.passwordIterations"),
@@ -134,13 +140,17 @@ public final class TouchSyncServer: @unchecked Sendable {
         var router = RouterBuilder()
         // A logout revokes the user's tokens: their live sockets go too (Socket.IO DISCONNECT).
         let logoutHub = hub
+        let bridge = redisBridge
         APIRoutes(domain: domain, onLogout: { userId in
             for socket in logoutHub.sockets(inRoom: RealtimeConfiguration.userChannel(userId)) { socket.disconnect() }
+            bridge?.publishLogout(userId: userId)  // redis hook: and on the other nodes
         }).register(into: &router)
-        OperationsRoutes(domain: domain, version: BuildInfo.version).register(into: &router)
+        OperationsRoutes(domain: domain, version: BuildInfo.version,
+                         components: bridge.map { b in [HealthComponent(name: "redis") { b.health }] } ?? []).register(into: &router)
         let httpBox = LateBound<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
-                      tcpConnections: { httpBox.value?.openConnections ?? 0 }).register(into: &router)
+                      tcpConnections: { httpBox.value?.openConnections ?? 0 },
+                      extra: Self.redisMetrics(bridge)).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
         let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, domain: domain,
@@ -212,6 +222,7 @@ public final class TouchSyncServer: @unchecked Sendable {
     public func start(handleSIGHUP: Bool = false) throws -> Int {
         let port = try http.start()
         maintenance.start()
+        redisBridge?.start()  // redis hook
         startTLSRotation(handleSIGHUP: handleSIGHUP)  // tls hook
         if let httpsRedirect {  // tls hook
             do { try httpsRedirect.start() } catch { Task { [http] in await http.shutdown() }; throw error }
@@ -230,6 +241,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         await httpsRedirect?.shutdown()
         await http.shutdown(notify: { hub.shutdown(reason: EngineCloseReason.serverShutdown) })
         hub.disconnectAll(reason: EngineCloseReason.serverShutdown)
+        await redisBridge?.stop()  // redis hook
         await domain.notifications.stop()
         await maintenance.stop()
         db.close()

@@ -15,9 +15,12 @@ public struct MetricsRoutes: Sendable {
     let startedAt: UInt64
     /// TCP connections open on the listener, upgraded ones included (set once the server exists).
     let tcpConnections: @Sendable () -> Int
+    /// More families appended at the end (redis hook: the cross-node bridge's counters).
+    let extra: (@Sendable (inout PrometheusText) -> Void)?
 
     public init(http: HTTPMetrics, hub: SocketIOServer, db: Database, notifications: NotificationCounter, version: String,
-                tcpConnections: @escaping @Sendable () -> Int) {
+                tcpConnections: @escaping @Sendable () -> Int, extra: (@Sendable (inout PrometheusText) -> Void)? = nil) {
+        self.extra = extra
         self.http = http
         self.hub = hub
         self.db = db
@@ -82,6 +85,7 @@ public struct MetricsRoutes: Sendable {
                        help: "APNs requests by outcome (delivered, unregistered, bad_device_token, rejected, retried, failed).")
             for o in notifications.apnsOutcomes { out.sample("touchsync_apns_requests_total", ["outcome": o], Double(notifications.apnsCount(o))) }
         }
+        extra?(&out)  // redis hook
         return out.text
     }
 }

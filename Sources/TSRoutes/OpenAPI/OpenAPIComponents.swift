@@ -98,7 +98,10 @@ enum OpenAPIComponents {
             ("elementId", S.nullable(S.id)), ("actorId", S.nullable(S.id)), ("createdAt", S.dateTime), ("delivered", S.boolean),
         ])
         s["Health"] = S.object([("status", S.enumeration(["ok", "degraded"])), ("version", S.string), ("uptimeSeconds", S.integer),
-                                ("database", S.enumeration(["ok", "error"]))])
+                                ("database", S.enumeration(["ok", "error"])),
+                                // redis (issue 12): present when realtime.redisUrl is set; degradedReason when status is degraded by it.
+                                ("redis", S.enumeration(["ok", "down"])), ("degradedReason", S.string)],
+                               optional: ["redis", "degradedReason"])
 
         // Small results
         s["MemberAdded"] = S.object([("roomId", S.id), ("user", S.ref("User"))])

@@ -8,8 +8,13 @@ public struct OperationsRoutes: Sendable {
     let domain: TouchSyncDomain
     let version: String
     let startedAt: UInt64
+    /// redis hook: more parts of the node (e.g. "redis"), each a field of the answer; one that is
+    /// not ok makes `status` "degraded" with `degradedReason`, and the answer stays 200 (the node
+    /// still serves REST and its own sockets).
+    let components: [HealthComponent]
 
-    public init(domain: TouchSyncDomain, version: String) {
+    public init(domain: TouchSyncDomain, version: String, components: [HealthComponent] = []) {
+        self.components = components
         self.domain = domain
         self.version = version
         startedAt = DispatchTime.now().uptimeNanoseconds
@@ -19,12 +24,36 @@ public struct OperationsRoutes: Sendable {
         let domain = self.domain
         let version = self.version
         let startedAt = self.startedAt
+        let components = self.components
         router.get("/health") { _ in
             // Never queues behind busy readers: a busy pool is a working database (Database.health).
             let dbOK = await domain.db.ping()
             let uptime = Int64((DispatchTime.now().uptimeNanoseconds - startedAt) / 1_000_000_000)
-            return .json(.object(["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime),
-                                  "database": dbOK ? "ok" : "error"]), status: dbOK ? 200 : 503)
+            var body: JSONObject = ["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime),
+                                    "database": dbOK ? "ok" : "error"]
+            var reasons: [String] = []
+            for c in components {  // redis hook
+                let state = c.check()
+                body[c.name] = .string(state.status)
+                if let reason = state.degradedReason { reasons.append("\(c.name): \(reason)") }
+            }
+            if !reasons.isEmpty {
+                body["status"] = "degraded"
+                body["degradedReason"] = .string(reasons.joined(separator: "; "))
+            }
+            return .json(.object(body), status: dbOK ? 200 : 503)
         }
+    }
+}
+
+/// A part of the node `/health` reports on (redis hook): its status word and, when it degrades
+/// the node, why.
+public struct HealthComponent: Sendable {
+    public let name: String
+    public let check: @Sendable () -> (status: String, degradedReason: String?)
+
+    public init(name: String, check: @escaping @Sendable () -> (status: String, degradedReason: String?)) {
+        self.name = name
+        self.check = check
     }
 }

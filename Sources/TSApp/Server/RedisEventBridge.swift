@@ -1,0 +1,167 @@
+import Logging
+import TSDomain
+import TSJSON
+import TSRedis
+import TSRoutes
+import TSSocketIO
+import TSSync
+
+/// Cross-node fan-out (issue 12 item 3; docs/realtime-cluster.md). A subscriber of the domain's
+/// `FanoutEventPublisher` beside the local `RealtimeBroadcaster`: each committed event is
+/// published, as the domain event itself (not packets), on `<prefix>:events`; an event another
+/// node published is handed to this node's broadcaster only, which computes per-recipient
+/// payloads (`hasReacted`, badges) for this node's sockets and skips `originSocketId`.
+///
+/// Envelope, version 1: `{"v":1,"node":"<node id>","type":"event","event":{…DomainEvent.wireJSON}}`
+/// and `{"v":1,"node":…,"type":"logout","userId":…}` (a logout disconnects the user's sockets on
+/// every node). A node skips its own messages. Order: one publisher connection per node and one
+/// subscriber connection, so events of one node reach another in publish order; received events
+/// are handed on one at a time, in that order.
+// @unchecked Sendable: every stored property is immutable after init and thread-safe itself.
+public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
+    public static let envelopeVersion: Int64 = 1
+    public let nodeId: String
+    public let pubsub: RedisPubSub
+    private let local: any DomainEventPublisher
+    private let hub: SocketIOServer
+    private let logger: Logger
+    private let inbound: AsyncStream<[UInt8]>.Continuation
+    private let inboundStream: AsyncStream<[UInt8]>
+    private let counters = LockedValue(Counters())
+    private let consumer = LockedValue<Task<Void, Never>?>(nil)
+
+    struct Counters {
+        var delivered: UInt64 = 0
+        var ownSkipped: UInt64 = 0
+        var dropped: UInt64 = 0
+        var invalid: UInt64 = 0
+        var lastDropLog: ContinuousClock.Instant?
+    }
+
+    public init(configuration: RedisConfiguration, channelPrefix: String, maxInboundBacklog: Int, local: any DomainEventPublisher,
+                hub: SocketIOServer, logger: Logger) throws {
+        var rng = SystemRandomNumberGenerator()
+        nodeId = String(rng.next(), radix: 16) + String(rng.next(), radix: 16)
+        self.local = local
+        self.hub = hub
+        self.logger = logger
+        (inboundStream, inbound) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingOldest(max(1, maxInboundBacklog)))
+        let continuation = inbound
+        let counters = counters
+        pubsub = try RedisPubSub(configuration: configuration, channel: channelPrefix + ":events", logger: logger) { payload in
+            if case .dropped = continuation.yield(payload) {
+                let log: Bool = counters.withLock {
+                    $0.dropped += 1
+                    let now = ContinuousClock.now
+                    if let last = $0.lastDropLog, now - last < .seconds(10) { return false }
+                    $0.lastDropLog = now
+                    return true
+                }
+                if log {
+                    logger.error("an event from another node was dropped: \(maxInboundBacklog) received events already wait for this node's broadcaster (realtime.redis.maxInboundBacklog)")
+                }
+            }
+        }
+    }
+
+    /// Connects to Redis and starts handing received events to the broadcaster.
+    public func start() {
+        logger.notice("cross-node fan-out over \(pubsub.configuration.url), channel \(pubsub.channel), node id \(nodeId)")
+        let stream = inboundStream
+        consumer.withLock {
+            $0 = Task { [self] in
+                for await payload in stream { await receive(payload) }
+            }
+        }
+        pubsub.start()
+    }
+
+    public func stop() async {
+        await pubsub.stop()
+        inbound.finish()
+        await consumer.current?.value
+    }
+
+    // MARK: outgoing
+
+    public func publish(_ event: DomainEvent) async {
+        send(["type": "event", "event": event.wireJSON])
+    }
+
+    /// A logout revokes the user's tokens: their sockets on the other nodes go too.
+    public func publishLogout(userId: String) {
+        send(["type": "logout", "userId": .string(userId)])
+    }
+
+    private func send(_ body: JSONObject) {
+        var o: JSONObject = ["v": .int(Self.envelopeVersion), "node": .string(nodeId)]
+        for (k, v) in body { o[k] = v }
+        pubsub.publish(JSONValue.object(o).serialized())
+    }
+
+    // MARK: incoming
+
+    private func receive(_ payload: [UInt8]) async {
+        let envelope: JSONValue
+        do { envelope = try JSONValue.parse(payload) } catch {
+            return invalid("not JSON: \(error)")
+        }
+        guard envelope["v"]?.intValue == Self.envelopeVersion else {
+            return invalid("envelope version \(envelope["v"].map { $0.serializedString() } ?? "none"), this node reads \(Self.envelopeVersion)")
+        }
+        guard let node = envelope["node"]?.stringValue else { return invalid("no node id") }
+        if node == nodeId {
+            counters.withLock { $0.ownSkipped += 1 }
+            return
+        }
+        switch envelope["type"]?.stringValue {
+        case "event":
+            let event: DomainEvent
+            do { event = try DomainEvent(wire: envelope["event"] ?? .null) } catch {
+                return invalid("bad event: \(error)")
+            }
+            counters.withLock { $0.delivered += 1 }
+            await local.publish(event)
+        case "logout":
+            guard let userId = envelope["userId"]?.stringValue else { return invalid("logout without userId") }
+            counters.withLock { $0.delivered += 1 }
+            for socket in hub.sockets(inRoom: RealtimeConfiguration.userChannel(userId)) { socket.disconnect() }
+        default:
+            invalid("unknown type \(envelope["type"].map { $0.serializedString() } ?? "none")")
+        }
+    }
+
+    private func invalid(_ why: String) {
+        counters.withLock { $0.invalid += 1 }
+        logger.warning("ignored a message on \(pubsub.channel): \(why)")
+    }
+
+    // MARK: /health, /metrics
+
+    public var health: (status: String, degradedReason: String?) {
+        let s = pubsub.stats.snapshot
+        if s.healthy { return ("ok", nil) }
+        let down = [s.publisherReady ? nil : "publisher", s.subscriberReady ? nil : "subscriber"].compactMap { $0 }.joined(separator: " and ")
+        return ("down", "no \(down) connection to \(pubsub.configuration.url) (\(s.lastError ?? "connecting")); events reach this node's sockets only")
+    }
+
+    public func render(into out: inout PrometheusText) {
+        let s = pubsub.stats.snapshot
+        let c = counters.current
+        out.single("touchsync_redis_up", type: "gauge", help: "1 while both Redis connections (publisher, subscriber) are ready.", s.healthy ? 1 : 0)
+        out.family("touchsync_redis_publishes_total", type: "counter",
+                   help: "Domain events published to other nodes by outcome: published (Redis answered), dropped (never sent: realtime.redis.maxPending* or maxMessageBytes), failed (lost with the connection or refused).")
+        out.sample("touchsync_redis_publishes_total", ["outcome": "published"], Double(s.published))
+        out.sample("touchsync_redis_publishes_total", ["outcome": "dropped"], Double(s.publishDropped))
+        out.sample("touchsync_redis_publishes_total", ["outcome": "failed"], Double(s.publishFailed))
+        out.single("touchsync_redis_publish_queue_depth", type: "gauge", help: "Events waiting to be published (queued or unanswered).", Double(s.pending))
+        out.family("touchsync_redis_received_total", type: "counter",
+                   help: "Messages received on the events channel by outcome: delivered (handed to this node's broadcaster), own (this node's, skipped), dropped (realtime.redis.maxInboundBacklog), invalid.")
+        out.sample("touchsync_redis_received_total", ["outcome": "delivered"], Double(c.delivered))
+        out.sample("touchsync_redis_received_total", ["outcome": "own"], Double(c.ownSkipped))
+        out.sample("touchsync_redis_received_total", ["outcome": "dropped"], Double(c.dropped))
+        out.sample("touchsync_redis_received_total", ["outcome": "invalid"], Double(c.invalid))
+        out.single("touchsync_redis_reconnects_total", type: "counter", help: "Redis connections re-established after a loss or failed attempts.",
+                   Double(s.reconnects))
+    }
+}

@@ -162,6 +162,20 @@ def toggle(base, user, room, element):
     return r.json()["data"]
 
 
+def wait_health(node, ok, timeout=15.0):
+    """True once node's GET /health answers 200 with a body `ok(body)` accepts."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            r = requests.get(node.base + "/health", timeout=2)
+            if r.status_code == 200 and ok(r.json()):
+                return True
+        except (requests.RequestException, ValueError):
+            pass
+        time.sleep(0.1)
+    return False
+
+
 def sockets_on(node):
     j = requests.get(node.base + "/inspector/api/sockets", timeout=5).json()
     j = j.get("data", j)
@@ -385,11 +399,7 @@ def test_clients_of_a_killed_node_reconnect_through_nginx_and_keep_receiving(clu
 
     # Bring node 3 back for what follows (same port, same database).
     c.start_node(c.nodes[2])
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        if requests.get(c.nodes[2].base + "/health", timeout=2).status_code == 200:
-            break
-        time.sleep(0.1)
+    assert wait_health(c.nodes[2], lambda h: h.get("status") == "ok"), "node 3 did not come back:\n" + c.logs()
 
 
 def test_fanout_resumes_after_redis_restarts_without_restarting_a_node(cluster):
@@ -403,12 +413,16 @@ def test_fanout_resumes_after_redis_restarts_without_restarting_a_node(cluster):
     n1 = c.nodes[0].base
 
     c.kill_redis()
-    # Without Redis a node keeps serving REST and its own sockets.
+    # Without Redis a node says so in /health (still 200: it serves REST and its own sockets) ...
+    assert wait_health(c.nodes[0], lambda h: h.get("status") == "degraded"), "node 1's /health did not say degraded without Redis"
+    # ... and keeps serving REST and its own sockets.
     local = create_element(c, n1, writer, room)
     assert local, "node 1 refused a write while Redis was down"
     assert clients[0].wait_created([local], timeout=10), "node 1's own client missed an event while Redis was down"
 
     c.start_redis()   # same port
+    for n in c.nodes:
+        assert wait_health(n, lambda h: h.get("status") == "ok", timeout=30), f"{n.name} did not recover from the Redis restart by itself"
     deadline = time.time() + 45
     probe = []
     while time.time() < deadline:

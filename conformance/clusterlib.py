@@ -220,6 +220,10 @@ class Cluster:
             # Every socket reaches a node from nginx's address (127.0.0.1): no per-address cap.
             "TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS": "0",
             "TOUCHSYNC_LOG_LEVEL": "info",
+            # The test's Python clients share one GIL with the writers: let a client fall behind
+            # by more than the default 1 MiB without being dropped as a slow consumer (the test
+            # is about the cluster losing nothing, not about slow consumers).
+            "TOUCHSYNC_REALTIME_MAX_OUTBOUND_BYTES_PER_SOCKET": str(64 << 20),
         })
         env.pop("TOUCHSYNC_TEST_POSTGRES_URL", None)
         return env

@@ -25,7 +25,7 @@ import socketio
 import clusterlib
 from clusterlib import Cluster
 
-EVENTS = 3000          # element:created events in the loss/duplication test
+EVENTS = 2000          # element:created events in the loss/duplication test
 PER_NODE_CLIENTS = 2   # … received by this many clients on each node
 
 
@@ -193,6 +193,7 @@ class Client:
         self.created = []            # element ids of element:created, in arrival order
         self.reactions = []          # (event, payload) of element:reaction:*
         self.connects = 0
+        self.disconnects = []        # reasons, as python-socketio gives them
         self.joined = threading.Event()
         self.sio = socketio.Client(reconnection=True, reconnection_delay=0.2, reconnection_delay_max=1.0,
                                    randomization_factor=0)
@@ -212,6 +213,11 @@ class Client:
                         self.joined.set()
             for room in self.rooms:
                 self.sio.emit("room:join", {"roomId": room}, callback=joined)
+
+        @self.sio.event
+        def disconnect(reason=None):
+            with self.lock:
+                self.disconnects.append(str(reason))
 
         @self.sio.on("element:created")
         def created(payload):
@@ -351,7 +357,9 @@ def test_thousands_of_events_are_neither_lost_nor_duplicated(cluster):
         missing = want - set(got)
         dupes = len(got) - len(set(got))
         assert not missing and dupes == 0 and set(got) == want, (
-            f"client {i} on node {cl.node_index}: {len(got)} events, {len(missing)} lost, {dupes} duplicated")
+            f"client {i} on node {cl.node_index}: {len(got)} events, {len(missing)} lost, {dupes} duplicated; "
+            f"disconnects: {cl.disconnects}\n" + c.logs())
+        assert cl.connects == 1, f"client {i} on node {cl.node_index} was disconnected during the run: {cl.disconnects}"
 
 
 def test_clients_of_a_killed_node_reconnect_through_nginx_and_keep_receiving(cluster):

@@ -28,11 +28,16 @@ if [[ -z "${NO_BUILD:-}" ]]; then
   swift build -c release --scratch-path "$SCRATCH" --product touchsync >/dev/null
   swift build -c release --scratch-path "$SCRATCH" --product touchsync-bench >/dev/null
 fi
-"$BIN/touchsync" serve --help | grep -q -- "--database-url" || { echo "this build has no serve --database-url" >&2; exit 1; }
+# STORAGE=postgres (default) or sqlite-shared: every node on one SQLite file (WAL across processes),
+# for a build without PostgreSQL; the toggle scenario needs postgres.
+STORAGE="${STORAGE:-postgres}"
+if [[ "$STORAGE" == postgres ]]; then
+  "$BIN/touchsync" serve --help | grep -q -- "--database-url" || { echo "this build has no serve --database-url (STORAGE=sqlite-shared runs latency/throughput on one shared SQLite file)" >&2; exit 1; }
+fi
 "$BIN/touchsync" serve --help | grep -q -- "--redis-url" || { echo "this build has no serve --redis-url" >&2; exit 1; }
 
 mkdir -p "$CLUSTER_DATA"
-services="$CLUSTER_DATA/services"
+services="$(mktemp -d "${TMPDIR:-/tmp}/touchsync-bench-services.XXXXXX")"   # absolute: PostgreSQL runs as its own user
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -40,32 +45,38 @@ cleanup() {
   scripts/services.sh stop "$services" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-scripts/services.sh stop "$services" >/dev/null 2>&1 || true
+rmdir "$services"
 # PostgreSQL and Redis inherit the server CPU.
 taskset -c "$SERVER_CPU" scripts/services.sh start "$services"
 # shellcheck disable=SC1091
 . "$services/env"
-[[ -n "${TOUCHSYNC_TEST_POSTGRES_URL:-}" && -n "${TOUCHSYNC_TEST_REDIS_URL:-}" ]] || { echo "PostgreSQL or Redis missing: ${TOUCHSYNC_TEST_SERVICES_SKIPPED:-}" >&2; exit 1; }
-PG_ADMIN="$TOUCHSYNC_TEST_POSTGRES_URL"; REDIS="$TOUCHSYNC_TEST_REDIS_URL"
-PSQL="$(cat "$services/pg/bin")/psql"
+[[ -n "${TOUCHSYNC_TEST_REDIS_URL:-}" ]] || { echo "Redis missing: ${TOUCHSYNC_TEST_SERVICES_SKIPPED:-}" >&2; exit 1; }
+[[ "$STORAGE" != postgres || -n "${TOUCHSYNC_TEST_POSTGRES_URL:-}" ]] || { echo "PostgreSQL missing: ${TOUCHSYNC_TEST_SERVICES_SKIPPED:-}" >&2; exit 1; }
+PG_ADMIN="${TOUCHSYNC_TEST_POSTGRES_URL:-}"; REDIS="$TOUCHSYNC_TEST_REDIS_URL"
+PSQL="$(cat "$services/pg/bin" 2>/dev/null || true)/psql"
 
-# fresh_db NAME: a new empty PostgreSQL database; prints its URL.
+# fresh_db NAME: a new empty database; prints the option naming it (--database-url URL or --database FILE).
 fresh_db() {
-  "$PSQL" "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS $1" -qc "CREATE DATABASE $1" >/dev/null
-  echo "${PG_ADMIN%/*}/$1"
+  if [[ "$STORAGE" == postgres ]]; then
+    "$PSQL" "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS $1" -qc "CREATE DATABASE $1" >/dev/null
+    echo "--database-url=${PG_ADMIN%/*}/$1"
+  else
+    rm -f "$CLUSTER_DATA/$1.sqlite"*
+    echo "--database=$CLUSTER_DATA/$1.sqlite"
+  fi
 }
 
-# seed URL DIR: migrate + bench-seed into the database, ids and tokens into DIR.
+# seed DBOPTION DIR: migrate + bench-seed into the database, ids and tokens into DIR.
 seed() {
   rm -rf "$2"; mkdir -p "$2"
-  "$BIN/touchsync" bench-seed --database-url "$1" --out "$2" --log-level warning 2>"$2/seed.log" \
+  "$BIN/touchsync" bench-seed "$1" --out "$2" --log-level warning 2>"$2/seed.log" \
     || { cat "$2/seed.log" >&2; exit 1; }
 }
 
-# node PORT DBURL [serve options...]: a node pinned to the server CPU; waits for /health.
+# node PORT DBOPTION [serve options...]: a node pinned to the server CPU; waits for /health.
 node() {
   local port=$1 db=$2; shift 2
-  taskset -c "$SERVER_CPU" "$BIN/touchsync" serve --port "$port" --database-url "$db" --log-level warning "$@" \
+  taskset -c "$SERVER_CPU" "$BIN/touchsync" serve --port "$port" "$db" --log-level warning "$@" \
     >"$CLUSTER_DATA/node-$port.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 200); do curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return; sleep 0.1; done
@@ -77,43 +88,52 @@ stop_nodes() {
   pids=()
 }
 
-# fanout NAME DATA [touchsync-bench fanout options...]: RUNS runs of the fan-out tool, median.
-fanout() {
+# fan_once NAME DATA [touchsync-bench fanout options...]: one run of the fan-out tool, its RESULT
+# line appended to $CLUSTER_DATA/NAME.out. report NAME: the medians. Rows compared with each other
+# are interleaved run by run, so a change in the machine's load hits both alike.
+fan_once() {
   local name=$1 data=$2; shift 2
-  local out="$CLUSTER_DATA/$name.out"
-  : >"$out"
-  for _ in $(seq "$RUNS"); do
-    taskset -c "$LOAD_CPU" "$BIN/touchsync-bench" fanout --data "$data" "$@" | grep RESULT | tee -a "$out"
-    sleep 1
-  done
-  echo "== $name ($*)"
-  median_of "$out"
+  taskset -c "$LOAD_CPU" "$BIN/touchsync-bench" fanout --data "$data" "$@" | grep RESULT | tee -a "$CLUSTER_DATA/$name.out"
+  sleep 1
+}
+report() {
+  echo "== $1"
+  median_of "$CLUSTER_DATA/$1.out"
 }
 
 A="http://127.0.0.1:$PORT_A"; B="http://127.0.0.1:$PORT_B"; C="http://127.0.0.1:$PORT_C"
-echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) storage $STORAGE, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [[ "$what" == latency || "$what" == all ]]; then
   db=$(fresh_db bench_cluster_latency); seed "$db" "$CLUSTER_DATA/latency"
   LAT=(--sockets "${LAT_SOCKETS:-100}" --events "${LAT_EVENTS:-500}" --rate "${LAT_RATE:-100}")
+  : >"$CLUSTER_DATA/latency-one-node-no-redis.out"; : >"$CLUSTER_DATA/latency-same-node.out"; : >"$CLUSTER_DATA/latency-cross-node.out"
   node "$PORT_A" "$db"
-  fanout latency-one-node-no-redis "$CLUSTER_DATA/latency" --url "$A" "${LAT[@]}"
+  for _ in $(seq "$RUNS"); do fan_once latency-one-node-no-redis "$CLUSTER_DATA/latency" --url "$A" "${LAT[@]}"; done
   stop_nodes
   node "$PORT_A" "$db" --redis-url "$REDIS"; node "$PORT_B" "$db" --redis-url "$REDIS"
-  fanout latency-same-node "$CLUSTER_DATA/latency" --url "$A" --socket-urls "$A" "${LAT[@]}"
-  fanout latency-cross-node "$CLUSTER_DATA/latency" --url "$A" --socket-urls "$B" "${LAT[@]}"
+  for _ in $(seq "$RUNS"); do
+    fan_once latency-same-node "$CLUSTER_DATA/latency" --url "$A" --socket-urls "$A" "${LAT[@]}"
+    fan_once latency-cross-node "$CLUSTER_DATA/latency" --url "$A" --socket-urls "$B" "${LAT[@]}"
+  done
   stop_nodes
+  report latency-one-node-no-redis; report latency-same-node; report latency-cross-node
 fi
 
 if [[ "$what" == throughput || "$what" == all ]]; then
   db=$(fresh_db bench_cluster_throughput); seed "$db" "$CLUSTER_DATA/throughput"
   TP=(--sockets "${TP_SOCKETS:-1000}" --events "${TP_EVENTS:-200}" --rate 0 --concurrency 4)
-  node "$PORT_A" "$db"
-  fanout throughput-one-node "$CLUSTER_DATA/throughput" --url "$A" "${TP[@]}"
-  stop_nodes
-  node "$PORT_A" "$db" --redis-url "$REDIS"; node "$PORT_B" "$db" --redis-url "$REDIS"; node "$PORT_C" "$db" --redis-url "$REDIS"
-  fanout throughput-three-nodes "$CLUSTER_DATA/throughput" --url "$A" --socket-urls "$A,$B,$C" "${TP[@]}"
-  stop_nodes
+  : >"$CLUSTER_DATA/throughput-one-node.out"; : >"$CLUSTER_DATA/throughput-three-nodes.out"
+  # Alternate the two set-ups run by run (each run starts its nodes afresh on the same database).
+  for _ in $(seq "$RUNS"); do
+    node "$PORT_A" "$db"
+    fan_once throughput-one-node "$CLUSTER_DATA/throughput" --url "$A" "${TP[@]}"
+    stop_nodes
+    node "$PORT_A" "$db" --redis-url "$REDIS"; node "$PORT_B" "$db" --redis-url "$REDIS"; node "$PORT_C" "$db" --redis-url "$REDIS"
+    fan_once throughput-three-nodes "$CLUSTER_DATA/throughput" --url "$A" --socket-urls "$A,$B,$C" "${TP[@]}"
+    stop_nodes
+  done
+  report throughput-one-node; report throughput-three-nodes
 fi
 
 if [[ "$what" == toggle || "$what" == all ]]; then
@@ -122,6 +142,7 @@ if [[ "$what" == toggle || "$what" == all ]]; then
   BENCH_DATA="$SQLITE_DATA" BENCH_PORT="$PORT_A" NO_BUILD=1 bench/server.sh start
   BENCH_DATA="$SQLITE_DATA" URL="$A" RUNS="$RUNS" bench/run-http.sh toggle | tail -12
   BENCH_DATA="$SQLITE_DATA" bench/server.sh stop
+  [[ "$STORAGE" == postgres ]] || { echo "toggle on PostgreSQL needs STORAGE=postgres" >&2; exit 1; }
   # PostgreSQL: the same data set seeded through the same services, one node, no Redis.
   db=$(fresh_db bench_cluster_toggle); seed "$db" "$CLUSTER_DATA/toggle-pg"
   node "$PORT_A" "$db"

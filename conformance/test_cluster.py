@@ -115,6 +115,9 @@ def test_deploy_compose_file_describes_the_cluster():
             assert os.path.exists(os.path.join(deploy, volume)), volume
         else:
             assert volume in compose["volumes"], volume
+    with open(os.path.join(clusterlib.ROOT, "Dockerfile")) as f:
+        build, runtime = f.read().split("\nFROM ")[1:3]
+    assert "libpq-dev" in build and "libpq5" in runtime, "the image must build and run the PostgreSQL backend (libpq)"
     with open(os.path.join(clusterlib.ROOT, "docker-compose.yml")) as f:
         single = yaml.safe_load(f)
     assert list(single["services"]) == ["touchsync"], "the top-level docker-compose.yml is the single-node setup"

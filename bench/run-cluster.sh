@@ -3,7 +3,9 @@
 #
 #   latency     creation→delivery latency of element:created, same-node against cross-node: two
 #               nodes sharing PostgreSQL + Redis, REST on node A, 100 sockets on node A (same node)
-#               or on node B (every event crosses Redis); plus one node without Redis (today's path).
+#               or on node B (every event crosses Redis); plus one node without Redis (today's path);
+#               then bench/cluster-latency.py: one socket on A and one on B, the Redis hop measured
+#               per event as the difference of the two arrivals (needs websocket-client: .venv).
 #   throughput  deliveries/s of a 1000-socket room: one node without Redis against three nodes
 #               with Redis (sockets round-robin over them, REST on the first), closed loop.
 #   toggle      POST …/reactions/toggle (wrk, bench/wrk/toggle.lua) on SQLite against PostgreSQL.
@@ -106,7 +108,7 @@ echo "== $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD) storage $STORAG
 
 if [[ "$what" == latency || "$what" == all ]]; then
   db=$(fresh_db bench_cluster_latency); seed "$db" "$CLUSTER_DATA/latency"
-  LAT=(--sockets "${LAT_SOCKETS:-100}" --events "${LAT_EVENTS:-500}" --rate "${LAT_RATE:-100}")
+  LAT=(--sockets "${LAT_SOCKETS:-100}" --events "${LAT_EVENTS:-300}" --rate "${LAT_RATE:-50}")
   : >"$CLUSTER_DATA/latency-one-node-no-redis.out"; : >"$CLUSTER_DATA/latency-same-node.out"; : >"$CLUSTER_DATA/latency-cross-node.out"
   node "$PORT_A" "$db"
   for _ in $(seq "$RUNS"); do fan_once latency-one-node-no-redis "$CLUSTER_DATA/latency" --url "$A" "${LAT[@]}"; done
@@ -116,8 +118,14 @@ if [[ "$what" == latency || "$what" == all ]]; then
     fan_once latency-same-node "$CLUSTER_DATA/latency" --url "$A" --socket-urls "$A" "${LAT[@]}"
     fan_once latency-cross-node "$CLUSTER_DATA/latency" --url "$A" --socket-urls "$B" "${LAT[@]}"
   done
+  # The paired probe: one socket on A and one on B see the same events (bench/cluster-latency.py).
+  : >"$CLUSTER_DATA/latency-paired.out"
+  for _ in $(seq "$RUNS"); do
+    taskset -c "$LOAD_CPU" "${PYTHON:-.venv/bin/python}" bench/cluster-latency.py --a "$A" --b "$B" --data "$CLUSTER_DATA/latency" \
+      --events "${PAIRED_EVENTS:-500}" --rate "${PAIRED_RATE:-50}" | tee -a "$CLUSTER_DATA/latency-paired.out"
+  done
   stop_nodes
-  report latency-one-node-no-redis; report latency-same-node; report latency-cross-node
+  report latency-one-node-no-redis; report latency-same-node; report latency-cross-node; report latency-paired
 fi
 
 if [[ "$what" == throughput || "$what" == all ]]; then

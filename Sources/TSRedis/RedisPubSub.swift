@@ -25,6 +25,12 @@ public final class RedisPubSub: @unchecked Sendable {
         subscriber = RedisSubscriber(loop: loop, configuration: configuration, channel: channel, stats: stats, logger: logger, onMessage: onMessage)
     }
 
+    /// A client dropped without `stop` (e.g. the server's construction failed after it was made)
+    /// still ends its loop thread. (Shutdown is idempotent.)
+    deinit {
+        if !loop.inEventLoop { loop.shutdown() }
+    }
+
     /// Connects both (they keep reconnecting until `stop`).
     public func start() {
         loop.execute { [self] in

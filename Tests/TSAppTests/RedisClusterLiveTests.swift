@@ -240,6 +240,31 @@ final class RedisClusterLiveTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(v8, 0)
     }
 
+    func testLogoutOnNodeADisconnectsTheUsersSocketsOnNodeB() async throws {
+        let url = try sharedRedisURL()
+        let nodes = try startNodes(2, redisURL: url)
+        let a = nodes[0], b = nodes[1]
+        try await waitRedisOK(nodes)
+        let s = try await users(on: a)
+        let (bobOnB, _) = try socket(b, token: s.bob.token, roomId: s.roomId)
+        let (aliceOnB, _) = try socket(b, token: s.alice.token, roomId: s.roomId)
+        let r = try await APIClient(base: a.base).post("/api/auth/logout", nil, token: s.bob.token)
+        XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+        // Socket.IO DISCONNECT ("41") or the transport closing: bob's socket on B is gone.
+        var gone = false
+        for _ in 0..<50 where !gone {
+            switch bobOnB.receiveSkippingPings(timeout: 0.2) {
+            case .text(let t) where t.hasPrefix("41"): gone = true
+            case .close: gone = true
+            default: break
+            }
+        }
+        XCTAssertTrue(gone, "bob's socket on node B was disconnected by his logout on node A")
+        // Alice's socket on B is untouched: it still gets events from A.
+        let id = try await createElement(a, s, content: "still here")
+        XCTAssertEqual(next(aliceOnB, "element:created")?["element"]?["id"]?.stringValue, id)
+    }
+
     func testWithoutRedisUrlNothingConnectsAndHealthHasNoRedisField() async throws {
         let node = try LiveServer()
         nodes.append(node)

@@ -28,7 +28,11 @@ public final class RedisTestServer: @unchecked Sendable {
     }
 
     /// Starts one on a free port; throws when redis-server is missing or does not answer.
-    public init(port: Int? = nil) throws {
+    /// More redis-server arguments, e.g. `["--requirepass", "secret"]`.
+    public let extraArguments: [String]
+
+    public init(port: Int? = nil, extraArguments: [String] = []) throws {
+        self.extraArguments = extraArguments
         guard let exe = Self.findExecutable() else { throw TestServerError(Self.unavailableReason ?? "no redis-server") }
         executable = exe
         self.port = try port ?? Self.freePort()
@@ -48,7 +52,7 @@ public final class RedisTestServer: @unchecked Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory.path,
-                       "--logfile", directory.appendingPathComponent("redis.log").path]
+                       "--logfile", directory.appendingPathComponent("redis.log").path] + extraArguments
         try p.run()
         process = p
         for _ in 0..<100 {
@@ -71,7 +75,8 @@ public final class RedisTestServer: @unchecked Sendable {
     static func accepts(port: Int) -> Bool {
         guard let c = try? RawTCPClient(port: port, timeoutSeconds: 1) else { return false }
         c.write("PING\r\n")
-        if case .bytes(let b) = c.read() { return String(decoding: b, as: UTF8.self).hasPrefix("+PONG") }
+        // +PONG, or -NOAUTH when a password is required: either way it answers.
+        if case .bytes(let b) = c.read() { return b.first == UInt8(ascii: "+") || b.first == UInt8(ascii: "-") }
         return false
     }
 

@@ -91,6 +91,7 @@ class Cluster:
         self.binary = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
         self.tmp = None
         self.storage = None            # "postgresql" or "sqlite-shared"
+        self.storage_note = None       # why not PostgreSQL, when not
         self.database_url = None
         self.pg_admin_url = None
         self.redis_port = None
@@ -119,11 +120,13 @@ class Cluster:
         if "--database-url" in help_text and pg_url and postgres_bin("psql"):
             self.storage = "postgresql"
             self.pg_admin_url = pg_url
-        elif os.environ.get("TOUCHSYNC_CLUSTER_SQLITE") == "1":
-            # Development fallback only: three processes on one SQLite file (WAL works across processes).
+        elif os.environ.get("TOUCHSYNC_CLUSTER_SQLITE") == "1" or "--database-url" not in help_text:
+            # Three processes on one SQLite file (WAL works across processes): asked for, or a build
+            # without the PostgreSQL backend. The fixture warns, so it shows in the test summary.
             self.storage = "sqlite-shared"
-        elif "--database-url" not in help_text:
-            reasons.append("this touchsync build has no `serve --database-url` (PostgreSQL storage)")
+            self.storage_note = ("TOUCHSYNC_CLUSTER_SQLITE=1" if os.environ.get("TOUCHSYNC_CLUSTER_SQLITE") == "1"
+                                 else "this touchsync build has no `serve --database-url`") + \
+                ": the three nodes share one SQLite file instead of PostgreSQL"
         elif not pg_url:
             reasons.append("no PostgreSQL server: TOUCHSYNC_TEST_POSTGRES_URL is unset ("
                            + os.environ.get("TOUCHSYNC_TEST_SERVICES_SKIPPED", "scripts/test starts one with scripts/services.sh") + ")")

@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 import uuid
+import warnings
 
 import pytest
 import requests
@@ -35,6 +36,8 @@ def cluster():
     reason = c.missing()
     if reason:
         pytest.skip("cluster test: " + reason)
+    if c.storage_note:
+        warnings.warn(UserWarning("cluster test: " + c.storage_note))
     try:
         c.start()
     except BaseException:

@@ -13,6 +13,26 @@ struct BenchEnv: Sendable {
     let files: [String: [String]]
     let serverPID: Int32?
     let loop: EventLoop
+    /// Where socket i connects: socketEndpoints[i % count] (`--socket-urls`; default the --url server).
+    var socketEndpoints: [Endpoint] = []
+
+    struct Endpoint: Sendable {
+        let host: String
+        let port: Int
+    }
+
+    static func endpoint(_ url: String) throws -> Endpoint {
+        var rest = Substring(url)
+        if rest.hasPrefix("http://") { rest = rest.dropFirst(7) }
+        if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+        let parts = rest.split(separator: ":")
+        guard parts.count == 2, let port = Int(parts[1]) else { throw BenchError("a URL must look like http://127.0.0.1:3000: \(url)") }
+        return Endpoint(host: String(parts[0]), port: port)
+    }
+
+    func socketEndpoint(_ i: Int) -> Endpoint {
+        socketEndpoints.isEmpty ? Endpoint(host: host, port: port) : socketEndpoints[i % socketEndpoints.count]
+    }
 
     static func load(url: String, data: String, serverPID: Int?) throws -> BenchEnv {
         var rest = Substring(url)
@@ -150,7 +170,8 @@ final class SocketFleet: @unchecked Sendable {
             opened += 1
             inFlight += 1
             do {
-                let c = try SocketIOBenchClient.open(index: i, host: env.host, port: env.port,
+                let endpoint = env.socketEndpoint(i)
+                let c = try SocketIOBenchClient.open(index: i, host: endpoint.host, port: endpoint.port,
                                                      token: tokens[i % tokens.count], loop: env.loop)
                 c.onConnected = { [unowned self] c in
                     if let room = self.joinRoom {

@@ -6,7 +6,7 @@
 # test_dockerfile_swift_is_new_enough_for_every_manifest checks this.
 FROM swift:6.2-bookworm AS build
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-dev libssl-dev libcurl4-openssl-dev \
+    && apt-get install -y --no-install-recommends libsqlite3-dev libssl-dev libcurl4-openssl-dev libpq-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Every directory Package.swift names must exist, even to build one product.
@@ -18,10 +18,11 @@ COPY fuzz ./fuzz
 RUN swift build -c release --static-swift-stdlib --product touchsync \
     && install -m 0755 "$(swift build -c release --show-bin-path)/touchsync" /touchsync
 
-# Stage 2: Debian slim with only the system libraries of the design (SQLite, libcrypto, libcurl for APNs).
+# Stage 2: Debian slim with only the system libraries of the design (SQLite, libcrypto, libcurl for APNs,
+# libpq for the PostgreSQL backend of deploy/docker-compose.cluster.yml).
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libsqlite3-0 libssl3 libcurl4 ca-certificates \
+    && apt-get install -y --no-install-recommends libsqlite3-0 libssl3 libcurl4 libpq5 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --home-dir /nonexistent --shell /usr/sbin/nologin touchsync \
     && mkdir -p /data && chown touchsync:touchsync /data

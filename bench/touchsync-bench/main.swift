@@ -22,9 +22,17 @@ struct Common: ParsableArguments {
     @Option(help: "Server process id, to read its RSS from /proc.")
     var serverPid: Int?
 
+    // cluster (issue 12): sockets on other nodes than the REST writes (cross-node delivery).
+    @Option(help: "Comma-separated base URLs the sockets connect to, round-robin (default: --url). REST still goes to --url.")
+    var socketUrls: String?
+
     func env() throws -> BenchEnv {
         Socket.ignoreSIGPIPE()
-        return try BenchEnv.load(url: url, data: data, serverPID: serverPid)
+        var e = try BenchEnv.load(url: url, data: data, serverPID: serverPid)
+        if let list = socketUrls {
+            e.socketEndpoints = try list.split(separator: ",").map { try BenchEnv.endpoint(String($0)) }
+        }
+        return e
     }
 }
 

@@ -1,0 +1,473 @@
+"""Three TouchSync nodes behind nginx, sharing PostgreSQL and Redis (issue 12 item 5), driven by
+python-socketio clients with default settings (long-polling, then the upgrade to WebSocket)
+through nginx running deploy/nginx/touchsync.conf.
+
+Each client is pinned to a node by the sticky cookie that config routes on (`touchsync_node=nodeN`;
+ip_hash alone would put every local client on one node, since they all come from 127.0.0.1), and
+the test asks that node's inspector whether the socket is really there. Elements are created over
+REST on the nodes directly, so an event is delivered by a node that did not commit it.
+
+The whole cluster is started once for the module (clusterlib.Cluster): fresh database, own Redis
+on a free port (killed and restarted by one test), three nodes, nginx, in one temporary directory
+removed at the end. Missing PostgreSQL, Redis or nginx skips the module with the reason.
+"""
+import concurrent.futures
+import os
+import subprocess
+import threading
+import time
+import uuid
+import warnings
+
+import pytest
+import requests
+import socketio
+
+import clusterlib
+from clusterlib import Cluster
+
+EVENTS = 2000          # element:created events in the loss/duplication test
+PER_NODE_CLIENTS = 2   # … received by this many clients on each node
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = Cluster()
+    reason = c.missing()
+    if reason:
+        pytest.skip("cluster test: " + reason)
+    if c.storage_note:
+        warnings.warn(UserWarning("cluster test: " + c.storage_note))
+    try:
+        c.start()
+    except BaseException:
+        c.stop()
+        raise
+    c.acked = {}   # room id -> (owner, set of element ids whose create was answered 201)
+    c.made = []
+    yield c
+    for client in c.made:
+        client.close()
+    c.stop()
+
+
+# --- deploy/ itself (no cluster needed) -------------------------------------------------------------
+def test_deploy_nginx_config_is_accepted_by_nginx(tmp_path):
+    """deploy/nginx/touchsync.conf, with its host names made local, passes `nginx -t`; it proxies the
+    WebSocket upgrade, unbuffers long-polling and waits longer than pingInterval + pingTimeout."""
+    c = Cluster()
+    c.nginx = clusterlib.find_tool("nginx", "/usr/sbin/nginx")
+    if not c.nginx:
+        pytest.skip("nginx is not installed (apt-get install -y nginx)")
+    c.tmp = str(tmp_path)
+    c.nginx_port = clusterlib.free_port()
+    c.nodes = [clusterlib.Node(i, clusterlib.free_port(), None) for i in (1, 2, 3)]
+    site = c.site_config()
+    for needed in ("proxy_set_header Upgrade           $http_upgrade", "proxy_set_header Connection        $touchsync_connection",
+                   "proxy_buffering off", "proxy_http_version 1.1", "ip_hash", "$cookie_touchsync_node"):
+        assert needed in site, needed
+    import re as _re
+    read = [int(m) for m in _re.findall(r"proxy_read_timeout (\d+)s;", site)]
+    assert read and min(read) > (25 + 20), "read timeouts must exceed pingInterval + pingTimeout"
+    (tmp_path / "touchsync.conf").write_text(site)
+    (tmp_path / "nginx.conf").write_text(f"""pid {tmp_path}/nginx.pid;
+error_log {tmp_path}/error.log;
+events {{ }}
+http {{ include {tmp_path}/touchsync.conf; }}
+""")
+    r = subprocess.run([c.nginx, "-t", "-p", str(tmp_path), "-e", f"{tmp_path}/error.log", "-c", f"{tmp_path}/nginx.conf"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_deploy_compose_file_describes_the_cluster():
+    """deploy/docker-compose.cluster.yml: PostgreSQL, Redis, three nodes and nginx, wired to each
+    other and to deploy/nginx/touchsync.conf; the top-level docker-compose.yml stays one node."""
+    yaml = pytest.importorskip("yaml", reason="PyYAML is not installed")
+    deploy = os.path.join(clusterlib.ROOT, "deploy")
+    with open(os.path.join(deploy, "docker-compose.cluster.yml")) as f:
+        compose = yaml.safe_load(f)
+    services = compose["services"]
+    assert set(services) == {"postgres", "redis", "touchsync1", "touchsync2", "touchsync3", "nginx"}
+    assert services["postgres"]["image"].startswith("postgres:15")
+    assert services["redis"]["image"].startswith("redis:7")
+    with open(clusterlib.NGINX_SITE) as f:
+        site = f.read()
+    secrets = set()
+    for i in (1, 2, 3):
+        node = services[f"touchsync{i}"]
+        env = node["environment"]
+        assert env["TOUCHSYNC_DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in env["TOUCHSYNC_DATABASE_URL"]
+        assert env["TOUCHSYNC_REALTIME_REDIS_URL"] == "redis://redis:6379"
+        assert env["TOUCHSYNC_PORT"] == str(3000 + i)
+        assert env["TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS"] == "0"
+        secrets.add(env["TOUCHSYNC_JWT_SECRET"])
+        assert f"server touchsync{i}:{3000 + i}" in site, f"nginx does not proxy to touchsync{i}:{3000 + i}"
+        assert str(3000 + i) in " ".join(node["healthcheck"]["test"])
+        assert node["depends_on"]["postgres"]["condition"] == "service_healthy"
+        assert node["depends_on"]["redis"]["condition"] == "service_healthy"
+        assert node["build"]["context"] == ".."
+    assert len(secrets) == 1, "every node needs the same JWT secret"
+    for i in (2, 3):
+        assert services[f"touchsync{i}"]["depends_on"]["touchsync1"]["condition"] == "service_healthy"
+    nginx = services["nginx"]
+    assert "./nginx/touchsync.conf:/etc/nginx/conf.d/default.conf:ro" in nginx["volumes"]
+    assert set(nginx["depends_on"]) == {"touchsync1", "touchsync2", "touchsync3"}
+    for volume in (v.split(":")[0] for s in services.values() for v in s.get("volumes", [])):
+        if volume.startswith("."):
+            assert os.path.exists(os.path.join(deploy, volume)), volume
+        else:
+            assert volume in compose["volumes"], volume
+    with open(os.path.join(clusterlib.ROOT, "Dockerfile")) as f:
+        build, runtime = f.read().split("\nFROM ")[1:3]
+    assert "libpq-dev" in build and "libpq5" in runtime, "the image must build and run the PostgreSQL backend (libpq)"
+    with open(os.path.join(clusterlib.ROOT, "docker-compose.yml")) as f:
+        single = yaml.safe_load(f)
+    assert list(single["services"]) == ["touchsync"], "the top-level docker-compose.yml is the single-node setup"
+
+
+# --- REST -------------------------------------------------------------------------------------------
+def register(base, prefix):
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    r = requests.post(base + "/api/auth/register", json={"username": name, "password": "password-123", "firstName": prefix}, timeout=10)
+    assert r.status_code == 201, r.text
+    d = r.json()["data"]
+    return {"id": d["user"]["id"], "username": name, "token": d["token"]}
+
+
+def auth(user, socket_id=None):
+    h = {"Authorization": "Bearer " + user["token"]}
+    if socket_id:
+        h["X-Socket-Id"] = socket_id
+    return h
+
+
+def make_room(c, owner, members):
+    r = requests.post(c.base + "/api/rooms", json={"memberIds": [m["id"] for m in members]}, headers=auth(owner), timeout=10)
+    assert r.status_code == 201, r.text
+    room = r.json()["data"]["id"]
+    c.acked[room] = (owner, set())
+    return room
+
+
+def create_element(c, base, user, room, session=None, socket_id=None):
+    """POST an element; returns its id when answered 201 (recorded as acknowledged), else None."""
+    body = {"type": "note", "positionX": 1, "positionY": 2, "width": 100, "height": 50}
+    http = session or requests
+    r = http.post(f"{base}/api/rooms/{room}/elements", json=body, headers=auth(user, socket_id), timeout=15)
+    if r.status_code != 201:
+        return None
+    eid = r.json()["data"]["id"]
+    c.acked[room][1].add(eid)
+    return eid
+
+
+def toggle(base, user, room, element):
+    r = requests.post(f"{base}/api/rooms/{room}/elements/{element}/reactions/toggle", headers=auth(user), timeout=10)
+    assert r.status_code == 200, r.text
+    return r.json()["data"]
+
+
+def wait_health(node, ok, timeout=15.0):
+    """True once node's GET /health answers 200 with a body `ok(body)` accepts."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            r = requests.get(node.base + "/health", timeout=2)
+            if r.status_code == 200 and ok(r.json()):
+                return True
+        except (requests.RequestException, ValueError):
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def sockets_on(node):
+    j = requests.get(node.base + "/inspector/api/sockets", timeout=5).json()
+    j = j.get("data", j)
+    return {s["id"] for s in j["sockets"]}
+
+
+# --- a python-socketio client pinned to one node through nginx -----------------------------------------
+class Client:
+    def __init__(self, c, user, node_index, rooms):
+        self.c = c
+        self.user = user
+        self.node_index = node_index
+        self.rooms = list(rooms)
+        self.lock = threading.Lock()
+        self.created = []            # element ids of element:created, in arrival order
+        self.reactions = []          # (event, payload) of element:reaction:*
+        self.connects = 0
+        self.disconnects = []        # reasons, as python-socketio gives them
+        self.joined = threading.Event()
+        self.sio = socketio.Client(reconnection=True, reconnection_delay=0.2, reconnection_delay_max=1.0,
+                                   randomization_factor=0)
+
+        @self.sio.event
+        def connect():
+            # A (re)connected socket is a new socket: join the rooms again.
+            with self.lock:
+                self.connects += 1
+                self.joined.clear()
+                pending = [len(self.rooms)]
+
+            def joined(*_):
+                with self.lock:
+                    pending[0] -= 1
+                    if pending[0] == 0:
+                        self.joined.set()
+            for room in self.rooms:
+                self.sio.emit("room:join", {"roomId": room}, callback=joined)
+
+        @self.sio.event
+        def disconnect(reason=None):
+            with self.lock:
+                self.disconnects.append(str(reason))
+
+        @self.sio.on("element:created")
+        def created(payload):
+            with self.lock:
+                self.created.append(payload["element"]["id"])
+
+        @self.sio.on("element:reaction:added")
+        def added(payload):
+            with self.lock:
+                self.reactions.append(("added", payload))
+
+    def connect(self):
+        self.sio.connect(self.c.base, auth={"token": self.user["token"]},
+                         headers={"Cookie": f"touchsync_node=node{self.node_index}"}, wait_timeout=15)
+        assert self.joined.wait(15), "room:join was not acknowledged"
+        return self
+
+    def created_ids(self):
+        with self.lock:
+            return list(self.created)
+
+    def wait_created(self, ids, timeout=20.0):
+        want = set(ids)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if want <= set(self.created_ids()):
+                return True
+            time.sleep(0.05)
+        return want <= set(self.created_ids())
+
+    def reactions_for(self, element):
+        with self.lock:
+            return [p for (_, p) in self.reactions if p["elementId"] == element]
+
+    def sid(self):
+        return self.sio.get_sid("/")
+
+    def close(self):
+        try:
+            self.sio.disconnect()
+        except Exception:
+            pass
+
+
+def client(c, user, node_index, rooms):
+    cl = Client(c, user, node_index, rooms)
+    c.made.append(cl)
+    return cl.connect()
+
+
+def located(c, cl, node_index, timeout=10.0):
+    """True when node `node_index`'s inspector lists the client's socket (nginx sent it there)."""
+    node = c.nodes[node_index - 1]
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        sid = cl.sid()
+        if sid and sid in sockets_on(node):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# --- the checks ---------------------------------------------------------------------------------------
+def test_element_created_on_node1_reaches_clients_on_nodes_2_and_3_with_their_own_hasReacted(cluster):
+    c = cluster
+    writer, alice, bob = (register(c.base, p) for p in ("writer", "alice", "bob"))
+    room = make_room(c, writer, [alice, bob])
+    a = client(c, alice, 2, [room])
+    b = client(c, bob, 3, [room])
+    assert located(c, a, 2), "alice's socket is not on node 2:\n" + c.logs()
+    assert located(c, b, 3), "bob's socket is not on node 3:\n" + c.logs()
+
+    n1 = c.nodes[0].base
+    element = create_element(c, n1, writer, room)
+    assert element, "POST element on node 1 failed"
+    assert a.wait_created([element]), "node 2's client never got element:created from node 1:\n" + c.logs()
+    assert b.wait_created([element]), "node 3's client never got element:created from node 1:\n" + c.logs()
+
+    # alice hearts it through node 1: each recipient's stats say whether THEY reacted.
+    assert toggle(n1, alice, room, element)["action"] == "added"
+    deadline = time.time() + 10
+    while time.time() < deadline and not (a.reactions_for(element) and b.reactions_for(element)):
+        time.sleep(0.05)
+    ra, rb = a.reactions_for(element), b.reactions_for(element)
+    assert len(ra) == 1 and len(rb) == 1, (ra, rb)
+    assert ra[0]["stats"]["hasReacted"] is True and ra[0]["stats"]["totalReactions"] == 1
+    assert rb[0]["stats"]["hasReacted"] is False and rb[0]["stats"]["totalReactions"] == 1
+    assert ra[0]["reaction"]["userId"] == alice["id"] == rb[0]["reaction"]["userId"]
+
+    # bob hearts it too, through node 2: now both have reacted, two in all.
+    assert toggle(c.nodes[1].base, bob, room, element)["action"] == "added"
+    deadline = time.time() + 10
+    while time.time() < deadline and not (len(a.reactions_for(element)) == 2 and len(b.reactions_for(element)) == 2):
+        time.sleep(0.05)
+    ra, rb = a.reactions_for(element), b.reactions_for(element)
+    assert len(ra) == 2 and len(rb) == 2, (ra, rb)
+    assert ra[1]["stats"]["hasReacted"] is True and rb[1]["stats"]["hasReacted"] is True
+    assert ra[1]["stats"]["totalReactions"] == 2 == rb[1]["stats"]["totalReactions"]
+
+    # X-Socket-Id names alice's socket (on node 2) in a request to node 1: skipped across nodes.
+    skipped = create_element(c, n1, alice, room, socket_id=a.sid())
+    marker = create_element(c, n1, writer, room)
+    assert b.wait_created([skipped, marker]) and a.wait_created([marker])
+    assert skipped not in a.created_ids(), "the originating socket got its own event back across nodes"
+
+
+def test_thousands_of_events_are_neither_lost_nor_duplicated(cluster):
+    c = cluster
+    writer = register(c.base, "writer")
+    users = [register(c.base, f"u{i}") for i in range(PER_NODE_CLIENTS * len(c.nodes))]
+    room = make_room(c, writer, users)
+    clients = []
+    for i, u in enumerate(users):
+        node_index = i % len(c.nodes) + 1
+        cl = client(c, u, node_index, [room])
+        assert located(c, cl, node_index), f"client {i} is not on node {node_index}"
+        clients.append(cl)
+
+    # The writes come through all three nodes (straight to them), from concurrent threads.
+    local = threading.local()
+
+    def one(i):
+        if not hasattr(local, "session"):
+            local.session = requests.Session()
+        return create_element(c, c.nodes[i % len(c.nodes)].base, writer, room, session=local.session)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+        ids = [eid for eid in pool.map(one, range(EVENTS)) if eid]
+    assert len(ids) == EVENTS, f"{EVENTS - len(ids)} creates were not answered 201"
+    want = set(ids)
+
+    deadline = time.time() + 60
+    while time.time() < deadline and not all(want <= set(cl.created_ids()) for cl in clients):
+        time.sleep(0.1)
+    time.sleep(0.5)   # a duplicate would arrive right behind the original
+    for i, cl in enumerate(clients):
+        got = cl.created_ids()
+        missing = want - set(got)
+        dupes = len(got) - len(set(got))
+        assert not missing and dupes == 0 and set(got) == want, (
+            f"client {i} on node {cl.node_index}: {len(got)} events, {len(missing)} lost, {dupes} duplicated; "
+            f"disconnects: {cl.disconnects}\n" + c.logs())
+        assert cl.connects == 1, f"client {i} on node {cl.node_index} was disconnected during the run: {cl.disconnects}"
+
+
+def test_clients_of_a_killed_node_reconnect_through_nginx_and_keep_receiving(cluster):
+    c = cluster
+    writer = register(c.base, "writer")
+    users = [register(c.base, f"k{i}") for i in range(3)]
+    room = make_room(c, writer, users)
+    on2 = client(c, users[0], 2, [room])
+    on3 = [client(c, u, 3, [room]) for u in users[1:]]
+    for cl in on3:
+        assert located(c, cl, 3)
+
+    # Writes straight to node 3 while it dies: those answered 201 must survive (the last test).
+    stop = threading.Event()
+
+    def hammer():
+        s = requests.Session()
+        while not stop.is_set():
+            try:
+                create_element(c, c.nodes[2].base, writer, room, session=s)
+            except requests.RequestException:
+                time.sleep(0.05)
+    t = threading.Thread(target=hammer, daemon=True)
+    t.start()
+    time.sleep(0.5)
+    c.kill_node(c.nodes[2])
+    time.sleep(0.3)
+    stop.set()
+    t.join(timeout=20)
+
+    # nginx sends the reconnect elsewhere: node 3's backup when the client still names node3 in
+    # its cookie, or the ip_hash pool (minus the dead node) when it names none; the answer's cookie
+    # pins it to its new node.
+    deadline = time.time() + 20
+    while time.time() < deadline and not all(cl.connects >= 2 and cl.joined.is_set() and cl.sio.connected for cl in on3):
+        time.sleep(0.1)
+    for cl in on3:
+        assert cl.connects >= 2 and cl.joined.is_set(), "a client of the killed node did not reconnect:\n" + c.logs()
+        assert located(c, cl, 1, timeout=2) or located(c, cl, 2, timeout=2), "the reconnected client is on no live node"
+
+    # Through both live nodes: wherever the reconnected clients landed, half of these cross Redis.
+    ids = [create_element(c, c.nodes[i % 2].base, writer, room) for i in range(20)]
+    assert all(ids)
+    for cl in on3 + [on2]:
+        assert cl.wait_created(ids), f"a client on node {cl.node_index} missed events after the kill:\n" + c.logs()
+
+    # Bring node 3 back for what follows (same port, same database).
+    c.start_node(c.nodes[2])
+    assert wait_health(c.nodes[2], lambda h: h.get("status") == "ok"), "node 3 did not come back:\n" + c.logs()
+
+
+def test_fanout_resumes_after_redis_restarts_without_restarting_a_node(cluster):
+    c = cluster
+    writer = register(c.base, "writer")
+    users = [register(c.base, f"r{i}") for i in range(3)]
+    room = make_room(c, writer, users)
+    clients = [client(c, users[i], i + 1, [room]) for i in range(3)]
+    for i, cl in enumerate(clients):
+        assert located(c, cl, i + 1)
+    n1 = c.nodes[0].base
+
+    c.kill_redis()
+    # Without Redis a node says so in /health (still 200: it serves REST and its own sockets) ...
+    assert wait_health(c.nodes[0], lambda h: h.get("status") == "degraded"), "node 1's /health did not say degraded without Redis"
+    # ... and keeps serving REST and its own sockets.
+    local = create_element(c, n1, writer, room)
+    assert local, "node 1 refused a write while Redis was down"
+    assert clients[0].wait_created([local], timeout=10), "node 1's own client missed an event while Redis was down"
+
+    c.start_redis()   # same port
+    for n in c.nodes:
+        assert wait_health(n, lambda h: h.get("status") == "ok", timeout=30), f"{n.name} did not recover from the Redis restart by itself"
+    deadline = time.time() + 45
+    probe = []
+    while time.time() < deadline:
+        probe.append(create_element(c, n1, writer, room))
+        if clients[1].wait_created(probe[-1:], timeout=0.3) and clients[2].wait_created(probe[-1:], timeout=0.3):
+            break
+    assert clients[1].wait_created(probe[-1:], 0) and clients[2].wait_created(probe[-1:], 0), (
+        "fan-out did not resume after Redis came back:\n" + c.logs())
+
+    before = [set(cl.created_ids()) for cl in clients]
+    ids = [create_element(c, c.nodes[i % 3].base, writer, room) for i in range(60)]
+    assert all(ids)
+    for i, cl in enumerate(clients):
+        assert cl.wait_created(ids), f"client on node {i + 1} missed events after Redis restarted"
+        got = [e for e in cl.created_ids() if e not in before[i]]
+        assert len(got) == len(set(got)), f"client on node {i + 1} got duplicates after Redis restarted"
+
+
+def test_every_acknowledged_write_is_still_there(cluster):
+    c = cluster
+    # Besides what the tests before acknowledged (the writes to node 3 while it was killed among
+    # them), some through every node now.
+    owner = register(c.base, "final")
+    room = make_room(c, owner, [])
+    for i in range(30):
+        assert create_element(c, c.nodes[i % len(c.nodes)].base, owner, room)
+    for room, (owner, ids) in c.acked.items():
+        for base in [c.base] + [n.base for n in c.nodes]:
+            r = requests.get(f"{base}/api/rooms/{room}/elements", headers=auth(owner), timeout=30)
+            assert r.status_code == 200, r.text
+            have = {e["id"] for e in r.json()["data"]}
+            lost = ids - have
+            assert not lost, f"{len(lost)} of {len(ids)} acknowledged elements of room {room} are gone ({base})"

@@ -182,12 +182,17 @@ final class RedisClusterLiveTests: XCTestCase, @unchecked Sendable {
                        "the originating socket did not get its own element:created from the other node")
         XCTAssertEqual(next(bobOnB, "element:created")?["element"]?["id"]?.stringValue, second)
 
-        let v1 = try await metric(a, "touchsync_redis_publishes_total{outcome=\"published\"}")
-        XCTAssertGreaterThanOrEqual(v1, 3)
-        let v2 = try await metric(b, "touchsync_redis_received_total{outcome=\"delivered\"}")
-        XCTAssertGreaterThanOrEqual(v2, 3)
-        let v3 = try await metric(a, "touchsync_redis_received_total{outcome=\"own\"}")
-        XCTAssertGreaterThanOrEqual(v3, 3, "a node skips its own events")
+        // The counters move when Redis's reply (or the node's own echo) is read, which may come just
+        // after another node already delivered the event: wait for them rather than race them.
+        try await eventually("node A counted 3 published events") {
+            try await self.metric(a, "touchsync_redis_publishes_total{outcome=\"published\"}") >= 3
+        }
+        try await eventually("node B delivered 3 events from node A") {
+            try await self.metric(b, "touchsync_redis_received_total{outcome=\"delivered\"}") >= 3
+        }
+        try await eventually("node A skipped its own 3 events (a node skips its own events)") {
+            try await self.metric(a, "touchsync_redis_received_total{outcome=\"own\"}") >= 3
+        }
     }
 
     func testRedisDownKeepsRESTAndLocalFanOutThenFanOutResumesWithoutARestart() async throws {

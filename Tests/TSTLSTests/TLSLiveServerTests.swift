@@ -18,8 +18,8 @@ final class RecordingLogHandler: LogHandler, @unchecked Sendable {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        lines.withLock { $0.append("\(level) \(message)") }
+    func log(event: LogEvent) {
+        lines.withLock { $0.append("\(event.level) \(event.message)") }
     }
     func contains(_ text: String) -> Bool { lines.current.contains { $0.contains(text) } }
 }

@@ -19,7 +19,8 @@
 # (connection set-up and handshakes cancel out).
 # The server (release build, or BIN=... any touchsync binary) is pinned to CPU $SERVER_CPU,
 # the load to $LOAD_CPU. Certificates: `touchsync cert` into $BENCH_DATA/tls (P-256 ECDSA).
-# RUNS=5 for recorded numbers. Run from the repository root.
+# RUNS=5 for recorded numbers. HEALTH=0 runs only step 4, FANOUT=0 skips it; FANOUT_SOCKETS,
+# FANOUT_RATE, FANOUT_EVENTS_SHORT/LONG size it. Run from the repository root.
 source "$(dirname "$0")/lib.sh"
 TLS_PORT="${TLS_PORT:-3943}"
 PLAIN_PORT="${PLAIN_PORT:-3980}"
@@ -89,6 +90,7 @@ negotiated() {  # negotiated LABEL PORT: the protocol and suite an OpenSSL clien
     | grep -E '^(Protocol version|Ciphersuite|Verification|Peer signature type)' | tr '\n' ' ')"
 }
 
+if [[ "${HEALTH:-1}" = "1" ]]; then  # steps 1-3 (HEALTH=0: only the fan-out step)
 start plain "$PLAIN_PORT"
 start tls "$TLS_PORT" --tls-cert "$CERT" --tls-key "$KEY"
 health "plain http" "http://127.0.0.1:$PLAIN_PORT"
@@ -131,6 +133,7 @@ NGINX
 else
   echo "== nginx reference: skipped (nginx is not installed: apt-get install nginx-light)"
 fi
+fi  # HEALTH
 
 # ---- 4. CPU cost of TLS on the REST fan-out path (wss vs ws) -------------------------------------
 STREAM_MODULE="${NGINX_STREAM_MODULE:-/usr/lib/nginx/modules/ngx_stream_module.so}"

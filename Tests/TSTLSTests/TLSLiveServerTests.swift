@@ -18,8 +18,8 @@ final class RecordingLogHandler: LogHandler, @unchecked Sendable {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        lines.withLock { $0.append("\(level) \(message)") }
+    func log(event: LogEvent) {
+        lines.withLock { $0.append("\(event.level) \(event.message)") }
     }
     func contains(_ text: String) -> Bool { lines.current.contains { $0.contains(text) } }
 }
@@ -32,7 +32,8 @@ final class TLSLiveServerTests: XCTestCase {
     var gate: TLSHandshakeGate!
     let logs = RecordingLogHandler()
 
-    func startServer(handshakeTimeout: UInt64 = 5_000_000_000, maxHandshakes: Int = 64) throws {
+    func startServer(handshakeTimeout: UInt64 = 5_000_000_000, maxHandshakes: Int = 64,
+                     configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
         certs = try TestCertificates()
         let pair = try certs.makeServerPair(name: "server")
         let logger = Logger(label: "tls-test") { _ in self.logs }
@@ -40,6 +41,7 @@ final class TLSLiveServerTests: XCTestCase {
         gate = TLSHandshakeGate(maxConcurrent: maxHandshakes)
         var config = HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 1)
         config.connectionTransform = TLSConnectionTransform.factory(store: store, gate: gate, handshakeTimeout: handshakeTimeout)
+        configure(&config)
         var b = RouterBuilder()
         b.get("/health") { _ in .json(["status": "ok"]) }
         b.post("/echo") { req in .bytes(req.body, contentType: "application/octet-stream") }
@@ -113,6 +115,49 @@ final class TLSLiveServerTests: XCTestCase {
         XCTAssertTrue(refused.readEOF(), "a handshake past tls.maxConcurrentHandshakes is closed at once")
         XCTAssertTrue(logs.contains("handshakes already in progress"), "\(logs.lines.current)")
         _ = holder
+    }
+
+    /// Issue 15 §5: the connection caps count TLS connections like any other (the listener
+    /// admits first, then attaches the transform); a refused one is closed without the plain 503.
+    func testPerAddressCapCountsTLSConnections() throws {
+        try assertCapCountsTLSConnections { $0.maxConnectionsPerAddress = 2 }
+    }
+
+    func testTotalConnectionCapCountsTLSConnections() throws {
+        try assertCapCountsTLSConnections { $0.maxConnections = 2; $0.maxConnectionsPerAddress = 0 }
+    }
+
+    private func assertCapCountsTLSConnections(_ configure: (inout HTTPServerConfiguration) -> Void,
+                                               file: StaticString = #filePath, line: UInt = #line) throws {
+        try startServer(configure: configure)
+        let first = try LiveTLSClient(port: port, caFile: certs.caFile)
+        XCTAssertTrue(first.handshake(), "\(first.events)", file: file, line: line)
+        let second = try LiveTLSClient(port: port, caFile: certs.caFile)
+        XCTAssertTrue(second.handshake(), "\(second.events)", file: file, line: line)
+        // The third is over the cap: closed at once, no bytes (a 503 would be garbage to TLS).
+        let third = try RawTCPClient(port: port, timeoutSeconds: 5)
+        var received: [UInt8] = []
+        var closed = false
+        reading: while true {
+            switch third.read() {
+            case .bytes(let b): received += b
+            case .closed: closed = true; break reading
+            case .timedOut, .failed: break reading
+            }
+        }
+        XCTAssertTrue(closed, "a connection over the cap is closed at once", file: file, line: line)
+        XCTAssertEqual(received, [], "no plain 503 on the TLS port", file: file, line: line)
+        // The two admitted ones still work.
+        second.send("GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(second.readResponse()?.status, 200, file: file, line: line)
+        // Once one closes, its slot is free for a new TLS connection.
+        for _ in 0..<200 {
+            let next = try LiveTLSClient(port: port, caFile: certs.caFile)
+            if next.handshake() { return }
+            usleep(10_000)
+        }
+        XCTFail("a TLS connection closing must release its slot", file: file, line: line)
+        _ = first
     }
 }
 #endif

@@ -27,6 +27,12 @@ CASES=${1:-'["1.*","2.*","3.*","4.*","5.*","6.*","7.*","9.*","10.*"]'}
 case $SCRATCH in /*) ;; *) SCRATCH=$ROOT/$SCRATCH ;; esac
 OUT=${REPORTS:-$SCRATCH/autobahn-reports}
 
+if [ "$TLS" = 1 ] && [ -x "$AUTOBAHN_DIR/wstest" ] && [ ! -x "$AUTOBAHN_DIR/python2" ]; then
+  # An install made before setup.sh wrote DIR/python2: the same interpreter line as its wstest wrapper.
+  sed 's|^exec \("[^"]*"\) "[^"]*/wstest" |exec \1 |' "$AUTOBAHN_DIR/wstest" > "$AUTOBAHN_DIR/python2.tmp" \
+    && chmod +x "$AUTOBAHN_DIR/python2.tmp" && "$AUTOBAHN_DIR/python2.tmp" -c "import autobahntestsuite" 2>/dev/null \
+    && mv "$AUTOBAHN_DIR/python2.tmp" "$AUTOBAHN_DIR/python2" || rm -f "$AUTOBAHN_DIR/python2.tmp"
+fi
 if [ ! -x "$AUTOBAHN_DIR/wstest" ] || { [ "$TLS" = 1 ] && [ ! -x "$AUTOBAHN_DIR/python2" ]; }; then
   bash "$ROOT/conformance/autobahn/setup.sh" "$AUTOBAHN_DIR"
 fi

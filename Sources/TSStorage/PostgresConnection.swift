@@ -220,10 +220,11 @@ final class PostgresConnection {
 }
 
 extension String {
+    /// libpq's messages end in a newline and continue on tab-indented lines: one line for logs.
     func trimmingTrailingWhitespace() -> String {
         var s = Substring(self)
         while let last = s.last, last.isWhitespace { s = s.dropLast() }
-        return String(s)
+        return s.split(whereSeparator: { $0 == "\n" || $0 == "\t" }).joined(separator: " ")
     }
 }
 #endif

@@ -177,7 +177,8 @@ final class PostgresStorageTests: XCTestCase {
                 try c.run("INSERT INTO log VALUES (?)", [.text("b\(round)")])
             }
             _ = try await (a, b)
-            XCTAssertEqual(attemptsA.current + attemptsB.current, 3, "round \(round): exactly one of the two was re-run")
+            // At least one of the two was aborted by the server and re-run (sometimes both are).
+            XCTAssertGreaterThanOrEqual(attemptsA.current + attemptsB.current, 3, "round \(round): a deadlock was retried")
         }
         let totals = try node2.readSync { try $0.rows("SELECT n FROM counters ORDER BY id") { $0.int(0) } }
         XCTAssertEqual(totals, [Int64(rounds * 11), Int64(rounds * 11)])

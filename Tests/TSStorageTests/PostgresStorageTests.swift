@@ -19,6 +19,10 @@ final class PostgresStorageTests: XCTestCase {
         XCTAssertEqual(PostgresSQL.translate(tricky).parameterCount, 2)
         XCTAssertEqual(PostgresSQL.translate("SELECT 1").parameterCount, 0)
         XCTAssertEqual(PostgresSQL.translate("SELECT é, ?").sql, "SELECT é, $1")
+        // SQLite's numbered parameters: ?NNN, and a bare ? after them is one more than the largest.
+        XCTAssertEqual(PostgresSQL.translate("WHERE id = ?1 AND (a = ?2 OR b = ?1) AND c = ?").sql, "WHERE id = $1 AND (a = $2 OR b = $1) AND c = $3")
+        XCTAssertEqual(PostgresSQL.translate("WHERE id = ?1 AND (a = ?2 OR b = ?1) AND c = ?").parameterCount, 3)
+        XCTAssertEqual(PostgresSQL.translate("VALUES (?12)").parameterCount, 12)
     }
 
     func testURLsAreRedactedAndRetargeted() {

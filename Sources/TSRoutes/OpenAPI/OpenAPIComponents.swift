@@ -98,8 +98,9 @@ enum OpenAPIComponents {
             ("elementId", S.nullable(S.id)), ("actorId", S.nullable(S.id)), ("createdAt", S.dateTime), ("delivered", S.boolean),
         ])
         s["Health"] = S.object([("status", S.enumeration(["ok", "degraded"])), ("version", S.string), ("uptimeSeconds", S.integer),
-                                ("database", S.enumeration(["ok", "error"])),
-                                // redis (issue 12): present when realtime.redisUrl is set; degradedReason when status is degraded by it.
+                                ("database", S.enumeration(["ok", "error", "unavailable"])),
+                                // issue 12: redis is present when realtime.redisUrl is set; degradedReason says why when
+                                // status is degraded (database unreachable, Redis down).
                                 ("redis", S.enumeration(["ok", "down"])), ("degradedReason", S.string)],
                                optional: ["redis", "degradedReason"])
 

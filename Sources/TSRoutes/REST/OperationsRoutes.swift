@@ -32,6 +32,11 @@ public struct OperationsRoutes: Sendable {
             var body: JSONObject = ["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime),
                                     "database": dbOK ? "ok" : "error"]
             var reasons: [String] = []
+            // pgcore (issue 12): PostgreSQL unreachable — answered at once, with the reason.
+            if !dbOK, let reason = domain.db.unavailableReason {
+                body["database"] = "unavailable"
+                reasons.append("database: \(reason)")
+            }
             for c in components {  // redis hook
                 let state = c.check()
                 body[c.name] = .string(state.status)

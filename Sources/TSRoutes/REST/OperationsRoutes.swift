@@ -23,8 +23,14 @@ public struct OperationsRoutes: Sendable {
             // Never queues behind busy readers: a busy pool is a working database (Database.health).
             let dbOK = await domain.db.ping()
             let uptime = Int64((DispatchTime.now().uptimeNanoseconds - startedAt) / 1_000_000_000)
-            return .json(.object(["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime),
-                                  "database": dbOK ? "ok" : "error"]), status: dbOK ? 200 : 503)
+            var body: JSONObject = ["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime),
+                                             "database": dbOK ? "ok" : "error"]
+            // pgcore (issue 12): PostgreSQL unreachable — answered at once, with the reason.
+            if !dbOK, let reason = domain.db.unavailableReason {
+                body["database"] = "unavailable"
+                body["reason"] = .string(reason)
+            }
+            return .json(.object(body), status: dbOK ? 200 : 503)
         }
     }
 }

@@ -2,14 +2,17 @@
 # bench/profile-toggle.sh — instructions per REST reaction toggle, end to end (issue 14 item 1).
 #
 # Seeds a fresh database (`touchsync bench-seed`, natively), then runs `touchsync serve` under
-# valgrind's callgrind with collection OFF; turns it on (`callgrind_control -i on`), sends
+# valgrind's callgrind with instrumentation OFF; turns it on (`callgrind_control -i on`), sends
 # $TOGGLES toggles (random user of 1000 × element of 100, one keep-alive connection, curl), turns
 # it off and dumps. Every thread of the server is counted (event loop, reader and writer
 # threads), so the number is the whole cost of a toggle in the server: parse, auth, SQL, fsync
 # calls, response, the realtime publish. Instructions are repeatable on a noisy shared machine;
 # wall time is not (use bench/run-http.sh toggle for req/s).
 #
-#   BIN_TOUCHSYNC=path/to/touchsync   the binary to profile (default: $SCRATCH/release/touchsync)
+#   BIN_TOUCHSYNC=path/to/touchsync   the binary to profile (default: $SCRATCH/release/touchsync), built
+#                                     with `swift build -c release --static-swift-stdlib`: valgrind 3.19
+#                                     (Debian 12) dies in the shared libdispatch's dispatch_main, which
+#                                     an async main reaches; the static one runs.
 #   TOGGLES=400                       toggles measured
 #   OUT=bench/.data/profile           where the callgrind file and the seed go
 # Prints a RESULT line: {"toggles":…, "instructions":…, "instructions_per_toggle":…}
@@ -28,7 +31,7 @@ cg="$OUT/callgrind.out"
 # valgrind 3.19 (Debian 12) cannot read the DWARF 5 the Swift toolchain emits: profile a copy
 # without debug info (the symbol table stays, so functions keep their names).
 objcopy --strip-debug "$BIN_TOUCHSYNC" "$OUT/touchsync"
-valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$cg" \
+valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$cg" \
   "$OUT/touchsync" serve --port "$PORT" --database "$db" --log-level warning >"$OUT/server.log" 2>&1 &
 vpid=$!
 trap 'kill -TERM $vpid 2>/dev/null || true' EXIT

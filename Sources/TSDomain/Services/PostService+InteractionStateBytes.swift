@@ -4,7 +4,7 @@ import TSStorage
 extension PostService {
     /// `POST /api/mobile/posts/interaction-state`: the like/save state of 1–50 posts for the
     /// caller, written straight into the response body (`envelope` around `InteractionStateData`;
-    /// no `JSONValue` tree), on a reader thread, in the same read that checks the token's user.
+    /// no `JSONValue` tree), read on a reader thread in the same read that checks the token's user.
     /// Duplicates are answered once, unknown ids left out, the rest in request order (as
     /// `interactionStates`). Returns the caller (for the access log) and the body.
     public func interactionStatesJSON(postIds: [String], token: VerifiedToken, envelope: JSONEnvelope) async throws
@@ -22,7 +22,11 @@ extension PostService {
             unique.append(id)
         }
         let ids = unique, index = position
-        return try await db.read { c in
+        // The rows are read on a reader thread into at most 50 small values; the bytes are written
+        // here, after the read (about 5 KB, no tree). Writing them inside the read measured slower
+        // at 64 connections on the shared 2-core machine (bench/RESULTS.md, "Read paths without a
+        // JSON tree"): the reader's job grew and the replies queued behind it.
+        let (user, states) = try await db.read { c in
             let user = try AuthService.sessionUser(c, token)
             // One statement for every request size: the unused placeholders are NULL, which no id equals.
             var args: [SQLValue] = [.text(user.id), .text(user.id)]
@@ -36,13 +40,13 @@ extension PostService {
                 slots[i] = PostInteractionState(postId: ids[i], isLiked: r.int(3) == 1, isSaved: r.int(4) == 1,
                                                 likeCount: r.int(1), saveCount: r.int(2))
             }
-            let states = InteractionStates(interactions: slots.compactMap { $0 })
-            var w = JSONBytesWriter(capacity: 128 + 96 * states.interactions.count)
-            w.raw(envelope.head)
-            w.objectValue { states.writeJSON(into: &$0) }
-            w.raw(envelope.tail)
-            return (user, w.bytes)
+            return (user, InteractionStates(interactions: slots.compactMap { $0 }))
         }
+        var w = JSONBytesWriter(capacity: 128 + 96 * states.interactions.count)
+        w.raw(envelope.head)
+        w.objectValue { states.writeJSON(into: &$0) }
+        w.raw(envelope.tail)
+        return (user, w.bytes)
     }
 
     /// The viewer (twice), then `maxInteractionStateIds` ids or NULLs. Portable SQL (SQLite and

@@ -18,10 +18,10 @@ struct SocketIONamespaceAdapter {
     /// recovered session brings its rooms back).
     mutating func add(_ socket: SocketIOSocket, rooms extra: Set<String> = []) {
         sockets[socket.id] = socket
-        var all = extra
-        all.insert(socket.id)
+        var all: Set<String> = [socket.id]
+        for room in extra { all.insert(insertMember(socket.id, into: room)) }
+        _ = insertMember(socket.id, into: socket.id)
         socketRooms[socket.id] = all
-        for room in all { rooms[room, default: []].insert(socket.id) }
     }
 
     /// Removes the socket if it is this very instance; returns the rooms it was in, nil when it
@@ -36,8 +36,19 @@ struct SocketIONamespaceAdapter {
 
     mutating func join(_ id: String, _ room: String) {
         guard sockets[id] != nil else { return }
-        rooms[room, default: []].insert(id)
-        socketRooms[id, default: []].insert(room)
+        socketRooms[id, default: []].insert(insertMember(id, into: room))
+    }
+
+    /// Adds `id` to `room` and returns the room's name as stored in `rooms`, so every member's
+    /// `socketRooms` entry shares one string instead of each keeping the caller's copy (a room
+    /// or user channel name is longer than a small string: one allocation per socket saved).
+    private mutating func insertMember(_ id: String, into room: String) -> String {
+        if let i = rooms.index(forKey: room) {
+            rooms.values[i].insert(id)
+            return rooms.keys[i]
+        }
+        rooms[room] = [id]
+        return room
     }
 
     mutating func leave(_ id: String, _ room: String) {

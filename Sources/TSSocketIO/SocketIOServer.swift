@@ -112,7 +112,7 @@ public final class SocketIOServer: @unchecked Sendable {
 
     public var stats: SocketIOStats {
         let (sockets, rooms) = hub.withLock { h in
-            (h.adapters.values.flatMap { Array($0.sockets.values) }, h.adapters.values.reduce(0) { $0 + $1.rooms.count })
+            (h.adapters.values.flatMap { Array($0.sockets.values) }, h.adapters.values.reduce(0) { $0 + $1.roomCount })
         }
         var s = counters.current
         s.rooms = rooms

@@ -43,7 +43,11 @@ public final class EngineIOServer: @unchecked Sendable {
             self.timerLoop = try EventLoop(clock: clock)
             ownsTimerLoop = true
         }
+        sessionContext = EngineIOSessionContext(configuration: configuration, clock: clock, timerLoop: self.timerLoop)
     }
+
+    /// Configuration, clock and timer loop as every session holds them (one shared reference).
+    let sessionContext: EngineIOSessionContext
 
     deinit {
         if ownsTimerLoop && !timerLoop.inEventLoop { timerLoop.shutdown() }
@@ -88,7 +92,7 @@ public final class EngineIOServer: @unchecked Sendable {
 
     func makeSession(transport: EngineTransport, handshake: EngineHandshakeInfo, protocolVersion: Int = 4) -> EngineIOSession {
         let s = EngineIOSession(id: Self.newSessionID(), transport: transport, handshake: handshake,
-                                configuration: configuration, clock: clock, timerLoop: timerLoop, server: self,
+                                shared: sessionContext, server: self,
                                 protocolVersion: protocolVersion)
         lock.withLock { sessions[s.id] = s }
         return s

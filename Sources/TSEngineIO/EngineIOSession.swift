@@ -17,6 +17,19 @@ protocol EngineWebSocketTransport: AnyObject, Sendable {
     func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void)
 }
 
+/// What every session of one server shares (immutable).
+final class EngineIOSessionContext: Sendable {
+    let configuration: EngineIOConfiguration
+    let clock: any MonotonicClock
+    let timerLoop: EventLoop
+
+    init(configuration: EngineIOConfiguration, clock: any MonotonicClock, timerLoop: EventLoop) {
+        self.configuration = configuration
+        self.clock = clock
+        self.timerLoop = timerLoop
+    }
+}
+
 /// The outcome of a long-polling GET.
 enum EnginePollOutcome: Sendable {
     case payload([UInt8])
@@ -39,9 +52,12 @@ public final class EngineIOSession: @unchecked Sendable {
     public let protocolVersion: Int
     /// v3 only: the client reads binary polling payloads (it did not ask for `b64=1`).
     let supportsBinary: Bool
-    let configuration: EngineIOConfiguration
-    let clock: any MonotonicClock
-    let timerLoop: EventLoop
+    /// Configuration, clock and timer loop, shared by every session of the server (one
+    /// reference per session instead of a copy of each).
+    let shared: EngineIOSessionContext
+    var configuration: EngineIOConfiguration { shared.configuration }
+    var clock: any MonotonicClock { shared.clock }
+    var timerLoop: EventLoop { shared.timerLoop }
     weak var server: EngineIOServer?
 
     enum UpgradeState { case none, attached, probed, done }
@@ -71,6 +87,8 @@ public final class EngineIOSession: @unchecked Sendable {
         var pacing = false
         var pacedInFlight = false
         var pacedQueue: [[UInt8]] = []
+        /// `userInfo` (kept under the session lock: no lock object of its own per session).
+        var userInfo: (any Sendable)?
         // While a probe is attached, sends keep going to `queue` (polling); on the client's
         // `5` the queue is flushed over the new websocket, so order survives the switch.
     }
@@ -79,22 +97,23 @@ public final class EngineIOSession: @unchecked Sendable {
     var state: State
 
     /// Opaque storage for the layer above (Socket.IO keeps its per-connection client here).
-    public let userInfo = LockedValue<(any Sendable)?>(nil)
+    public var userInfo: (any Sendable)? {
+        get { lock.withLock { state.userInfo } }
+        set { lock.withLock { state.userInfo = newValue } }
+    }
 
     init(id: String, transport: EngineTransport, handshake: EngineHandshakeInfo,
-         configuration: EngineIOConfiguration, clock: any MonotonicClock, timerLoop: EventLoop,
-         server: EngineIOServer, protocolVersion: Int = 4) {
+         shared: EngineIOSessionContext, server: EngineIOServer, protocolVersion: Int = 4) {
+        let configuration = shared.configuration
         self.id = id
         self.handshake = handshake
         self.protocolVersion = protocolVersion
         supportsBinary = handshake.query["b64"] == nil
-        self.configuration = configuration
-        self.clock = clock
-        self.timerLoop = timerLoop
+        self.shared = shared
         self.server = server
         state = State(transport: transport,
                       queue: EnginePollingQueue(maxBytes: configuration.maxBufferedPacketsBytes),
-                      heartbeat: EngineHeartbeat(now: clock.now(),
+                      heartbeat: EngineHeartbeat(now: shared.clock.now(),
                                                  pingIntervalNanoseconds: UInt64(max(1, configuration.pingInterval)) * 1_000_000,
                                                  pingTimeoutNanoseconds: UInt64(max(1, configuration.pingTimeout)) * 1_000_000,
                                                  clientPings: protocolVersion == 3))

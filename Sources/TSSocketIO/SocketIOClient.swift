@@ -24,7 +24,8 @@ final class SocketIOClient: @unchecked Sendable {
     }
 
     struct State {
-        var sockets: [String: SocketIOSocket] = [:]
+        /// One socket per namespace (usually one: an array, not a dictionary, per connection).
+        var sockets: [SocketIOSocket] = []
         var reassembler: SocketIOBinaryReassembler
         var nextAckID: UInt64 = 0
         var pendingAcks: [UInt64: (CheckedContinuation<Result<[JSONValue], SocketIOAckError>, Never>, ScheduledTaskHandle)] = [:]
@@ -52,7 +53,7 @@ final class SocketIOClient: @unchecked Sendable {
         state = State(reassembler: SocketIOBinaryReassembler(maxAttachments: maxAttachments))
     }
 
-    func socket(namespace: String) -> SocketIOSocket? { lock.withLock { state.sockets[namespace] } }
+    func socket(namespace: String) -> SocketIOSocket? { lock.withLock { state.sockets.first { $0.namespace == namespace } } }
 
     var isClosed: Bool { lock.withLock { state.closed } }
 
@@ -143,8 +144,8 @@ final class SocketIOClient: @unchecked Sendable {
     /// Adds a connected socket; false when the client closed meanwhile or the namespace is taken.
     func add(_ socket: SocketIOSocket) -> Bool {
         lock.withLock {
-            guard !state.closed, state.sockets[socket.namespace] == nil else { return false }
-            state.sockets[socket.namespace] = socket
+            guard !state.closed, !state.sockets.contains(where: { $0.namespace == socket.namespace }) else { return false }
+            state.sockets.append(socket)
             state.everConnected = true
             state.connectTimer?.cancel()
             state.connectTimer = nil
@@ -155,8 +156,8 @@ final class SocketIOClient: @unchecked Sendable {
     /// Removes the socket if it is still this client's; true when it was.
     func remove(_ socket: SocketIOSocket) -> Bool {
         lock.withLock {
-            guard let s = state.sockets[socket.namespace], s === socket else { return false }
-            state.sockets[socket.namespace] = nil
+            guard let i = state.sockets.firstIndex(where: { $0 === socket }) else { return false }
+            state.sockets.remove(at: i)
             return true
         }
     }
@@ -167,7 +168,7 @@ final class SocketIOClient: @unchecked Sendable {
             guard !state.closed else { return ([], []) }
             state.closed = true
             state.connectTimer?.cancel()
-            let s = Array(state.sockets.values)
+            let s = state.sockets
             let a = Array(state.pendingAcks.values)
             state.sockets.removeAll()
             state.pendingAcks.removeAll()

@@ -7,13 +7,15 @@ public struct SocketIOHandshake: Sendable {
     public let namespace: String
     /// The HTTP request that opened the Engine.IO session.
     public let request: EngineHandshakeInfo
-    /// The CONNECT packet's payload (`40{"token":"…"}`), nil when none was sent.
-    public let auth: JSONValue?
+    /// The CONNECT packet's payload (`40{"token":"…"}`), nil when none was sent. Kept packed
+    /// (the handshake lives as long as the socket): parsed again on each read.
+    public var auth: JSONValue? { packedAuth?.value }
+    private let packedAuth: SocketIOPackedJSON?
 
     public init(namespace: String, request: EngineHandshakeInfo, auth: JSONValue?) {
         self.namespace = namespace
         self.request = request
-        self.auth = auth
+        packedAuth = auth.map(SocketIOPackedJSON.init)
     }
 
     public var query: [String: String] { request.query }

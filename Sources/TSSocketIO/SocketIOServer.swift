@@ -112,7 +112,7 @@ public final class SocketIOServer: @unchecked Sendable {
 
     public var stats: SocketIOStats {
         let (sockets, rooms) = hub.withLock { h in
-            (h.adapters.values.flatMap { Array($0.sockets.values) }, h.adapters.values.reduce(0) { $0 + $1.rooms.count })
+            (h.adapters.values.flatMap { Array($0.sockets.values) }, h.adapters.values.reduce(0) { $0 + $1.roomCount })
         }
         var s = counters.current
         s.rooms = rooms
@@ -358,7 +358,7 @@ extension SocketIOServer: EngineIOServerDelegate {
         let client = SocketIOClient(session: session, timerLoop: engine.timerLoop, maxAttachments: configuration.maxAttachments) {
             [self] work, client in await process(work, client: client)
         }
-        session.userInfo.withLock { $0 = client }
+        session.userInfo = client
         client.armConnectTimeout(nanoseconds: UInt64(max(0, configuration.connectTimeout) * 1e9))
         // Socket.IO v4 protocol: an Engine.IO v3 client is connected to `/` without sending a
         // CONNECT (its auth is the handshake query string).
@@ -382,7 +382,7 @@ extension SocketIOServer: EngineIOServerDelegate {
     }
 
     private func client(of session: EngineIOSession) -> SocketIOClient? {
-        session.userInfo.current as? SocketIOClient
+        session.userInfo as? SocketIOClient
     }
 
     public func session(_ session: EngineIOSession, didReceiveText text: String) {
@@ -409,6 +409,6 @@ extension SocketIOServer: EngineIOServerDelegate {
             }
         }
         for s in sockets { socketDidDisconnect(s, reason: reason) }
-        session.userInfo.withLock { $0 = nil }
+        session.userInfo = nil
     }
 }

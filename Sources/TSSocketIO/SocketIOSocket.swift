@@ -12,8 +12,9 @@ public final class SocketIOSocket: Sendable {
     public let id: String
     public let namespace: String
     public let userID: String?
-    /// Application data from the authenticator.
-    public let data: JSONValue
+    /// Application data from the authenticator (kept packed: parsed again on each read).
+    public var data: JSONValue { packedData.value }
+    private let packedData: SocketIOPackedJSON
     public let handshake: SocketIOHandshake
     /// Unix time of the connection, seconds.
     public let connectedAt: Int64
@@ -33,7 +34,7 @@ public final class SocketIOSocket: Sendable {
         self.recovered = recovered
         self.namespace = namespace
         self.userID = userID
-        self.data = data
+        packedData = SocketIOPackedJSON(data)
         self.handshake = handshake
         self.session = session
         self.client = client

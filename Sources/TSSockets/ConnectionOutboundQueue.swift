@@ -166,9 +166,9 @@ public struct ConnectionOutboundQueue {
             }
         }
         if head == messages.count {
-            // Drained: the payloads are released; a small message table is kept (no allocation
-            // for the next write of an idle socket), a large one freed.
-            if messages.capacity <= 4 { messages.removeAll(keepingCapacity: true) } else { messages = [] }
+            // Drained: the payloads and the message table are released, so an idle connection
+            // holds no queue storage (issue 14: memory per idle socket).
+            messages = []
             head = 0
             lastProgress = nil
             drainDeadline = nil

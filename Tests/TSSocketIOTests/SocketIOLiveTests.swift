@@ -379,6 +379,31 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(io.stats.eventsEmitted - emittedBefore, 5)
     }
 
+    /// A socket is in the room named by its id (kept implicit in the adapter): an emit to its id
+    /// reaches it, `leave(id)` takes it out, `join(id)` puts it back; `rooms` and the room count
+    /// see the same.
+    func testOwnRoomCanBeLeftAndJoinedAgain() throws {
+        try start()
+        let ws = try engineSocket()
+        let sid = try connectMain(ws)
+        let socket = try XCTUnwrap(io.socket(id: sid))
+        XCTAssertEqual(socket.rooms, [sid])
+        let roomsBefore = io.stats.rooms
+        XCTAssertEqual(io.emit("mine", [], toRoom: sid), 1)
+        XCTAssertEqual(ws.receive(), .text("42[\"mine\"]"))
+        socket.leave(sid)
+        XCTAssertEqual(socket.rooms, [])
+        XCTAssertEqual(io.stats.rooms, roomsBefore - 1)
+        XCTAssertEqual(io.emit("gone", [], toRoom: sid), 0)
+        socket.join("other")
+        socket.join(sid)
+        XCTAssertEqual(socket.rooms, [sid, "other"])
+        XCTAssertEqual(io.stats.rooms, roomsBefore + 1)
+        XCTAssertEqual(io.emit("back", [], toRoom: sid), 1)
+        XCTAssertEqual(ws.receive(), .text("42[\"back\"]"))
+        XCTAssertEqual(io.sockets(inRoom: "other").map(\.id), [sid])
+    }
+
     func testSlowConsumerIsDisconnectedWhileOthersKeepReceiving() throws {
         // The bound leaves a reading client headroom for scheduling hiccups under load, while the
         // 8 MB sent is far more than the slow socket's kernel buffers (4 KiB receive window) plus

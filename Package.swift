@@ -32,6 +32,9 @@ let package = Package(
         .target(name: "CSystem", path: "Sources/CSystem"),
         // libcurl with nghttp2 (HTTP/2) for the APNs provider; the macOS SDK ships it.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // pgcore (issue 12): libpq for the PostgreSQL backend, Linux only (a Mac build needs no libpq;
+        // there TSStorage builds SQLite-only and a postgres:// URL is refused at start-up).
+        .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Foundation-free building blocks.
         .target(name: "TSSync", swiftSettings: strict),
@@ -39,7 +42,7 @@ let package = Package(
         .target(name: "TSCrypto", dependencies: ["CCrypto", "TSJSON"], swiftSettings: strict,
                 // libcrypto on Linux only: on Darwin the CCrypto shim uses CommonCrypto (libSystem).
                 linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux]))]),
-        .target(name: "TSStorage", dependencies: ["CSQLite", "TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSStorage", dependencies: ["CSQLite", .target(name: "CPostgres", condition: .when(platforms: [.linux])), "TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
 
         // Transport stack.
         .target(name: "TSSockets", dependencies: ["TSSync", "CSystem", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
@@ -64,9 +67,11 @@ let package = Package(
 
         // Tests, one target per layer, and the raw TCP/HTTP/WebSocket clients the live tests share.
         .target(name: "TSTestSupport", path: "Tests/TSTestSupport", swiftSettings: strict),
+        // pgcore (issue 12): a fresh PostgreSQL database (or SQLite file) per test, for every test target that needs storage.
+        .target(name: "TSStorageTestSupport", dependencies: ["TSStorage"], path: "Tests/TSStorageTestSupport", swiftSettings: strict),
         .testTarget(name: "TSJSONTests", dependencies: ["TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSCryptoTests", dependencies: ["TSCrypto"], swiftSettings: strict),
-        .testTarget(name: "TSStorageTests", dependencies: ["TSStorage", "TSSync"], swiftSettings: strict),
+        .testTarget(name: "TSStorageTests", dependencies: ["TSStorage", "TSSync", "TSStorageTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSSocketsTests", dependencies: ["TSSockets"], swiftSettings: strict),
         .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSWebSocketTests", dependencies: ["TSWebSocket", "TSHTTP", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),

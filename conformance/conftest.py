@@ -18,6 +18,28 @@ import requests
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# --- storage backend (issue 12 item 2) ------------------------------------------------------------
+# TOUCHSYNC_TEST_DATABASE=postgres runs the servers these fixtures start on a fresh PostgreSQL
+# database (`touchsync serve --database-url`) of the throw-away server in TOUCHSYNC_TEST_POSTGRES_URL
+# (scripts/services.sh), dropped afterwards; without that server the tests skip with the reason.
+def database_args(tmp, name="db.sqlite"):
+    """The `serve` arguments choosing the database, and a cleanup callable."""
+    if os.environ.get("TOUCHSYNC_TEST_DATABASE", "sqlite") != "postgres":
+        return ["--database", os.path.join(tmp, name)], (lambda: None)
+    server_url = os.environ.get("TOUCHSYNC_TEST_POSTGRES_URL")
+    if not server_url:
+        pytest.skip("PostgreSQL run skipped: TOUCHSYNC_TEST_POSTGRES_URL is not set (scripts/services.sh start DIR)"
+                    + (": " + os.environ["TOUCHSYNC_TEST_SERVICES_SKIPPED"] if os.environ.get("TOUCHSYNC_TEST_SERVICES_SKIPPED") else ""))
+    db = "ts_conf_" + uuid.uuid4().hex[:12]
+    subprocess.run(["psql", server_url, "-qc", f"CREATE DATABASE {db}"], check=True, capture_output=True)
+    url = server_url.rsplit("/", 1)[0] + "/" + db
+
+    def drop():
+        subprocess.run(["psql", server_url, "-qc", f"DROP DATABASE IF EXISTS {db} WITH (FORCE)"], capture_output=True)
+    return ["--database-url", url], drop
+# --- end storage backend ----------------------------------------------------------------------------
+
+
 class Server:
     def __init__(self, proc, base, log_lines):
         self.proc = proc
@@ -65,7 +87,8 @@ def server():
         "TOUCHSYNC_REALTIME_MAX_OUTBOUND_BYTES_PER_SOCKET": "262144",
         "TOUCHSYNC_LOG_LEVEL": "info",
     })
-    proc = subprocess.Popen([binary, "serve", "--port", "0", "--database", os.path.join(tmp, "db.sqlite")],
+    db_args, drop_db = database_args(tmp)
+    proc = subprocess.Popen([binary, "serve", "--port", "0"] + db_args,
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
     base = None
@@ -94,3 +117,4 @@ def server():
     finally:
         if proc.poll() is None:
             proc.kill()
+        drop_db()

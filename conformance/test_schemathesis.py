@@ -25,6 +25,8 @@ import time
 
 import pytest
 
+from conftest import database_args
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_EXAMPLES = os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "10")
@@ -46,7 +48,8 @@ def demo_server():
         "TOUCHSYNC_JWT_SECRET": "schemathesis-secret-0123456789abcdef",
         "TOUCHSYNC_LOG_LEVEL": "warning",
     })
-    proc = subprocess.Popen([binary, "serve", "--port", "0", "--database", os.path.join(tmp, "db.sqlite"), "--demo", "--test-mode"],
+    db_args, drop_db = database_args(tmp)
+    proc = subprocess.Popen([binary, "serve", "--port", "0"] + db_args + ["--demo", "--test-mode"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines, base, token = [], None, None
     deadline = time.time() + 60
@@ -76,6 +79,7 @@ def demo_server():
     finally:
         if proc.poll() is None:
             proc.kill()
+        drop_db()
 
 
 def test_schemathesis_all_checks_find_no_failure(demo_server):

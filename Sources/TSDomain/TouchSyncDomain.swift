@@ -38,6 +38,8 @@ public struct DomainConfiguration: Sendable {
 public final class TouchSyncDomain: Sendable {
     public let db: Database
     public let clock: any WallClock
+    /// The creation order (`seq`) of every new row (Migrations/0005).
+    public let sequence: SequenceSource
     public let events: any DomainEventPublisher
     public let notifications: NotificationWorker
     public let auth: AuthService
@@ -52,17 +54,19 @@ public final class TouchSyncDomain: Sendable {
                 delivery: (any NotificationDelivery)? = nil, clock: any WallClock = SystemWallClock(), logger: Logger) {
         self.db = db
         self.clock = clock
+        let sequence = SequenceSource(clock: clock)
+        self.sequence = sequence
         self.events = events
         notifications = NotificationWorker(db: db, clock: clock, delivery: delivery ?? LogNotificationDelivery(logger: logger), logger: logger)
-        auth = AuthService(db: db, clock: clock, configuration: configuration,
+        auth = AuthService(db: db, clock: clock, sequence: sequence, configuration: configuration,
                            throttle: LockedValue(LoginThrottle(maxFailures: configuration.maxFailedLogins,
                                                                windowSeconds: configuration.failedLoginWindowSeconds,
                                                                maxKeys: configuration.maxFailedLoginEntries)))
-        rooms = RoomService(db: db, clock: clock, events: events)
-        elements = ElementService(db: db, clock: clock, events: events, notifier: notifications)
-        reactions = ReactionService(db: db, clock: clock, events: events, notifier: notifications)
-        messages = MessageService(db: db, clock: clock, events: events)
-        posts = PostService(db: db, clock: clock)
-        devices = DeviceService(db: db, clock: clock)
+        rooms = RoomService(db: db, clock: clock, sequence: sequence, events: events)
+        elements = ElementService(db: db, clock: clock, sequence: sequence, events: events, notifier: notifications)
+        reactions = ReactionService(db: db, clock: clock, sequence: sequence, events: events, notifier: notifications)
+        messages = MessageService(db: db, clock: clock, sequence: sequence, events: events)
+        posts = PostService(db: db, clock: clock, sequence: sequence)
+        devices = DeviceService(db: db, clock: clock, sequence: sequence)
     }
 }

@@ -26,20 +26,22 @@ import TSSync
 /// (which serializes it with a lock and its own thread); each reader connection is owned by one
 /// reader thread of `pool`. Everything else is immutable.
 public final class Database: @unchecked Sendable {
+    /// The SQLite file (or `:memory:`); for PostgreSQL the URL with its password redacted.
     public let path: String
     public let configuration: DatabaseConfiguration
+    /// The backend's SQL dialect (`.sqlite` unless opened with a `postgres://` URL).
+    public let dialect: SQLDialect
     /// True when reads go through the writer connection (`:memory:` or `readerCount == 0`).
     public let routesReadsThroughWriter: Bool
     let logger: Logger
     private let core: WriterCore
     private let pool: ReaderPool
+    /// PostgreSQL only: reachability and the reconnection loop.
+    let monitor: ConnectionMonitor?
 
-    /// Opens (creating if needed) the database at `path` with its writer thread and read pool.
-    public init(path: String, configuration: DatabaseConfiguration = .init(),
-                logger: Logger = Logger(label: "touchsync.storage")) throws {
-        self.path = path
-        self.configuration = configuration
-        self.logger = logger
+    /// Opens (creating if needed) the SQLite database at `path` with its writer thread and read pool.
+    public convenience init(path: String, configuration: DatabaseConfiguration = .init(),
+                            logger: Logger = Logger(label: "touchsync.storage")) throws {
         let memory = Database.isMemoryPath(path)
         let writer = try SQLiteConnection(path: path, readOnly: false, configuration: configuration)
         if !memory {
@@ -48,11 +50,11 @@ public final class Database: @unchecked Sendable {
                 logger.warning("sqlite: journal_mode is \(mode), wanted \(configuration.journalMode.rawValue)", metadata: ["path": "\(path)"])
             }
         }
-        var readers: [SQLiteConnection] = []
+        var readers: [SQLConnection] = []
         if !memory && configuration.readerCount > 0 {
             do {
                 for _ in 0..<configuration.readerCount {
-                    readers.append(try SQLiteConnection(path: path, readOnly: true, configuration: configuration))
+                    readers.append(SQLConnection(.sqlite(try SQLiteConnection(path: path, readOnly: true, configuration: configuration))))
                 }
             } catch {
                 readers.forEach { $0.close() }
@@ -60,27 +62,121 @@ public final class Database: @unchecked Sendable {
                 throw error
             }
         }
-        self.routesReadsThroughWriter = readers.isEmpty
-        let core: WriterCore
+        try self.init(path: path, dialect: .sqlite, writer: SQLConnection(.sqlite(writer)), readers: readers,
+                      monitor: nil, configuration: configuration, logger: logger)
+        logger.debug("sqlite: opened", metadata: ["path": "\(path)", "readers": "\(readers.count)"])
+    }
+
+    /// Opens the database `url` names: `postgres://user:pass@host:port/db` (or `postgresql://`)
+    /// for PostgreSQL; `sqlite:PATH` or a plain path for SQLite. PostgreSQL gets one writer
+    /// connection and `max(1, readerCount)` reader connections, each on its own thread; start-up
+    /// keeps trying an unreachable server for `startupWait`. On a build without libpq (macOS) a
+    /// PostgreSQL URL throws `StorageError` "this build has no PostgreSQL support".
+    public convenience init(url: String, configuration: DatabaseConfiguration = .init(),
+                            logger: Logger = Logger(label: "touchsync.storage")) throws {
+        guard PostgresURL.isPostgres(url) else {
+            try self.init(path: url.hasPrefix("sqlite:") ? String(url.dropFirst("sqlite:".count)) : url,
+                          configuration: configuration, logger: logger)
+            return
+        }
+        #if canImport(CPostgres)
+        let redacted = PostgresURL.redact(url)
+        let writer = try Database.connectPostgres(url: url, readOnly: false, configuration: configuration, logger: logger)
+        var readers: [SQLConnection] = []
         do {
-            core = try WriterCore(connection: writer, maxBatch: configuration.maxWriteBatch, logger: logger)
+            for _ in 0..<max(1, configuration.readerCount) {
+                readers.append(SQLConnection(.postgres(try PostgresConnection(url: url, readOnly: true, configuration: configuration))))
+            }
         } catch {
             readers.forEach { $0.close() }
             writer.close()
             throw error
         }
+        let monitor: ConnectionMonitor
+        do {
+            monitor = try ConnectionMonitor(name: "PostgreSQL at \(Database.hostPart(redacted))",
+                                            initialBackoff: configuration.reconnectInitialBackoff,
+                                            maxBackoff: configuration.reconnectMaxBackoff, logger: logger) {
+                try PostgresConnection(url: url, readOnly: true, configuration: configuration).close()
+            }
+        } catch {
+            readers.forEach { $0.close() }
+            writer.close()
+            throw error
+        }
+        try self.init(path: redacted, dialect: .postgres, writer: SQLConnection(.postgres(writer)), readers: readers,
+                      monitor: monitor, configuration: configuration, logger: logger)
+        logger.info("storage: PostgreSQL at \(redacted), \(readers.count) readers")
+        #else
+        throw StorageError.misuse("this build has no PostgreSQL support: libpq is linked on Linux only (apt-get install libpq-dev "
+                                  + "and build on Linux), so database.url \(PostgresURL.redact(url)) cannot be used; unset it to use SQLite")
+        #endif
+    }
+
+    private init(path: String, dialect: SQLDialect, writer: SQLConnection, readers: [SQLConnection], monitor: ConnectionMonitor?,
+                 configuration: DatabaseConfiguration, logger: Logger) throws {
+        self.path = path
+        self.dialect = dialect
+        self.configuration = configuration
+        self.logger = logger
+        self.monitor = monitor
+        self.routesReadsThroughWriter = readers.isEmpty
+        let core: WriterCore
+        do {
+            core = try WriterCore(connection: writer, maxBatch: configuration.maxWriteBatch, maxRetries: configuration.maxWriteRetries,
+                                  monitor: monitor, logger: logger)
+        } catch {
+            readers.forEach { $0.close() }
+            writer.close()
+            monitor?.close()
+            throw error
+        }
         self.core = core
         do {
             pool = try ReaderPool(sources: readers.isEmpty ? [.writer(core)] : readers.map { .connection($0) },
-                                  maxQueued: configuration.maxQueuedReads, logger: logger)
+                                  maxQueued: configuration.maxQueuedReads, monitor: monitor, logger: logger)
         } catch {
             readers.forEach { $0.close() }
             core.stopAndDrain()
             core.closeConnection()
+            monitor?.close()
             throw error
         }
-        logger.debug("sqlite: opened", metadata: ["path": "\(path)", "readers": "\(readers.count)"])
     }
+
+    /// `host:port/db` of a redacted URL, for log lines.
+    static func hostPart(_ url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        let afterAt = rest.lastIndex(of: "@").map { rest[rest.index(after: $0)...] } ?? rest
+        return String(afterAt.prefix { $0 != "?" })
+    }
+
+    #if canImport(CPostgres)
+    /// The first connection, retried with backoff for `startupWait` (a cluster's nodes may start
+    /// before the database accepts connections).
+    static func connectPostgres(url: String, readOnly: Bool, configuration: DatabaseConfiguration, logger: Logger) throws -> PostgresConnection {
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, configuration.startupWait.milliseconds)) * 1_000_000
+        var backoff = max(.milliseconds(1), configuration.reconnectInitialBackoff)
+        let pause = Condition()
+        var logged = false
+        while true {
+            do {
+                return try PostgresConnection(url: url, readOnly: readOnly, configuration: configuration)
+            } catch let error as StorageError where error.isConnectionLost {
+                let now = DispatchTime.now().uptimeNanoseconds
+                guard now < deadline else { throw error }
+                if !logged {
+                    logger.warning("storage: \(error.message); retrying for up to \(configuration.startupWait) (database.startupWait)")
+                    logged = true
+                }
+                let left = Duration.nanoseconds(Int64(deadline - now))
+                pause.withLock { _ = pause.wait(timeout: min(backoff, left)) }
+                backoff = min(backoff * 2, max(configuration.reconnectMaxBackoff, .milliseconds(1)))
+            }
+        }
+    }
+    #endif
 
     deinit { close() }
 
@@ -94,8 +190,9 @@ public final class Database: @unchecked Sendable {
     /// consistent snapshot for all its statements), and returns its result. The caller suspends
     /// meanwhile (it never blocks its thread); when every reader is busy the read waits in a
     /// FIFO queue of at most `maxQueuedReads`, past which it throws `DatabaseOverloadedError`.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+    public func read<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T {
+        if let monitor, let error = monitor.unavailableError() { throw error }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = AsyncReadJob(body: body, continuation: continuation)
             switch pool.submit(job, bounded: true) {
             case .accepted: break
@@ -109,7 +206,7 @@ public final class Database: @unchecked Sendable {
     /// that may block: the CLI, migrations, seeding and tests; never an event loop or a request
     /// handler (use `read`). Not bounded by `maxQueuedReads`. On a `:memory:` database it runs on
     /// the calling thread through the writer connection (so it also works nested in `writeSync`).
-    public func readSync<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    public func readSync<T>(_ body: (SQLConnection) throws -> T) throws -> T {
         if routesReadsThroughWriter {
             return try core.withConnection { connection in
                 // Nested inside a write on this thread: read within that transaction.
@@ -132,8 +229,12 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    static func snapshot(_ connection: SQLiteConnection, _ body: (SQLiteConnection) throws -> Void) throws {
-        try connection.executeScript("BEGIN DEFERRED")
+    /// Runs `body` inside one read snapshot: SQLite `BEGIN DEFERRED` (WAL: committed data as of the
+    /// first read); PostgreSQL `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
+    /// (https://www.postgresql.org/docs/15/transaction-iso.html#XACT-REPEATABLE-READ): the same
+    /// guarantee, one consistent view for every statement of the read.
+    static func snapshot(_ connection: SQLConnection, _ body: (SQLConnection) throws -> Void) throws {
+        try connection.executeScript(connection.dialect == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN DEFERRED")
         do {
             try body(connection)
             try connection.executeScript("COMMIT")
@@ -150,8 +251,9 @@ public final class Database: @unchecked Sendable {
     /// back (SAVEPOINT) and the error is rethrown here; if the COMMIT fails, every successful
     /// job of the batch gets the commit error.
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T {
+        if let monitor, let error = monitor.unavailableError() { throw error }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = TypedWriteJob(body: body, continuation: continuation)
             if !core.enqueue(job) {
                 continuation.resume(throwing: StorageError.misuse("database is closed"))
@@ -162,14 +264,14 @@ public final class Database: @unchecked Sendable {
     /// Runs `body` in its own `BEGIN IMMEDIATE` transaction on the calling thread (blocking),
     /// serialized with the writer thread. For the CLI, migrations, tests and seeding.
     @discardableResult
-    public func writeSync<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    public func writeSync<T>(_ body: (SQLConnection) throws -> T) throws -> T {
         try core.writeSync(body)
     }
 
     /// Runs `body` with the writer connection outside any transaction (blocking, serialized with
     /// the writer thread). For statements that cannot run in a transaction (`VACUUM`,
     /// `PRAGMA wal_checkpoint`) and for `Migrator`'s bookkeeping.
-    public func withWriterConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    public func withWriterConnection<T>(_ body: (SQLConnection) throws -> T) throws -> T {
         try core.withConnection(body)
     }
 
@@ -178,8 +280,9 @@ public final class Database: @unchecked Sendable {
     /// maintenance: WAL checkpoints and batched pruning, which must neither block an event loop
     /// nor hold the write lock for long. Durable like `write` once it returns.
     @discardableResult
-    public func maintenance<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+    public func maintenance<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T {
+        if let monitor, let error = monitor.unavailableError() { throw error }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = TypedWriteJob(body: body, continuation: continuation, outsideTransaction: true)
             if !core.enqueue(job) {
                 continuation.resume(throwing: StorageError.misuse("database is closed"))
@@ -203,6 +306,7 @@ public final class Database: @unchecked Sendable {
     /// it can, like PASSIVE, and reports `busy`; the next one finishes the job.
     @discardableResult
     public func checkpoint() async throws -> CheckpointResult {
+        guard dialect == .sqlite else { return CheckpointResult(busy: false, walFrames: -1, checkpointedFrames: -1) }
         let busyTimeout = configuration.busyTimeoutMilliseconds
         return try await maintenance { c in
             try c.executeScript("PRAGMA busy_timeout = 0")
@@ -231,6 +335,7 @@ public final class Database: @unchecked Sendable {
     /// `SELECT 1` on a reader when one is idle; when every reader is busy the pool is working, so
     /// the answer is `.busy` without queueing behind them.
     public func health() async -> Health {
+        if monitor?.isDown == true { return .failed }
         guard pool.hasIdleReader else { return .busy }
         do { return try await read { try $0.scalarInt("SELECT 1") } == 1 ? .ok : .failed } catch is DatabaseOverloadedError {
             return .busy
@@ -240,6 +345,10 @@ public final class Database: @unchecked Sendable {
     }
 
     public enum Health: Sendable { case ok, busy, failed }
+
+    /// Why the database is unreachable right now (PostgreSQL), nil while it is reachable: `/health`
+    /// shows it with `"database": "unavailable"`.
+    public var unavailableReason: String? { monitor?.unavailableError()?.reason }
 
     /// `health() != .failed`.
     public func ping() async -> Bool { await health() != .failed }
@@ -253,5 +362,6 @@ public final class Database: @unchecked Sendable {
         pool.close()
         // The writer closes last: as the last connection it checkpoints and removes the WAL.
         core.closeConnection()
+        monitor?.close()
     }
 }

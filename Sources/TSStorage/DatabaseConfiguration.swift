@@ -56,6 +56,23 @@ public struct DatabaseConfiguration: Sendable {
     /// long. 0 turns automatic checkpoints off. Default 1000 (SQLite's).
     public var walAutocheckpointPages: Int
 
+    // PostgreSQL (database.url), issue 12; docs/storage-postgres.md.
+    /// libpq `connect_timeout`: the longest one connection attempt may take. Default 5 s.
+    public var postgresConnectTimeout: Duration = .seconds(5)
+    /// `statement_timeout` of every session: a statement running longer is cancelled by the server. Default 30 s.
+    public var postgresStatementTimeout: Duration = .seconds(30)
+    /// After the database became unreachable, the first reconnection attempt waits this long; each
+    /// failed attempt doubles it, up to `reconnectMaxBackoff`. Default 250 ms.
+    public var reconnectInitialBackoff: Duration = .milliseconds(250)
+    /// The longest wait between two reconnection attempts. Default 10 s.
+    public var reconnectMaxBackoff: Duration = .seconds(10)
+    /// How long start-up keeps retrying (with the same backoff) before giving up on an unreachable
+    /// database. 0 = one attempt. Default 30 s (a cluster's nodes may start before PostgreSQL).
+    public var startupWait: Duration = .seconds(30)
+    /// A write batch lost to a serialization failure, a deadlock or a lost connection is re-run,
+    /// each job alone, at most this many times. Default 3.
+    public var maxWriteRetries: Int = 3
+
     public init(busyTimeoutMilliseconds: Int = 5000,
                 synchronous: Synchronous = .full,
                 readerCount: Int = 2,

@@ -12,22 +12,40 @@ import Foundation
 ///   `-- migrate:foreign_keys=off` runs with foreign keys disabled (for table rebuilds,
 ///   https://sqlite.org/lang_altertable.html#otheralter) and is checked with
 ///   `PRAGMA foreign_key_check` before it commits.
+///
+/// Each backend has its own set with its own numbering and the same checksum rules: SQLite's files
+/// are `DIR/NNNN_*.sql`, PostgreSQL's `DIR/postgres/NNNN_*.sql` (`postgresSubdirectory`). The set
+/// used is the one of the database being migrated (`Database.dialect`). On PostgreSQL the whole run
+/// holds `pg_advisory_lock(advisoryLockKey)`, so several nodes starting at once apply each
+/// migration exactly once (the others wait, then find it applied).
 public struct Migrator: Sendable {
     /// The directory the migrations are read from; nil for embedded migrations.
     public let directory: String?
     private let embedded: [Migration]
+    private let embeddedPostgres: [Migration]
 
     public static let foreignKeysOffMarker = "-- migrate:foreign_keys=off"
+    /// The subdirectory of a migrations directory holding the PostgreSQL set.
+    public static let postgresSubdirectory = "postgres"
+    /// The `pg_advisory_lock` key held while migrating PostgreSQL ("TSMIGRAT" in ASCII).
+    public static let advisoryLockKey: Int64 = 0x5453_4D49_4752_4154
 
     public init(directory: String) {
         self.directory = directory
         self.embedded = []
+        self.embeddedPostgres = []
     }
 
-    /// Migrations compiled into the executable: (file name `NNNN_name.sql`, exact contents). The
-    /// checksum is that of the contents, as for a file, so a database migrated from the files and
-    /// one migrated from the binary agree.
-    public init(embedded files: [(fileName: String, sql: String)]) throws {
+    /// Migrations compiled into the executable: (file name `NNNN_name.sql`, exact contents), for
+    /// SQLite and for PostgreSQL. The checksum is that of the contents, as for a file, so a database
+    /// migrated from the files and one migrated from the binary agree.
+    public init(embedded files: [(fileName: String, sql: String)], postgres: [(fileName: String, sql: String)] = []) throws {
+        self.directory = nil
+        self.embedded = try Self.parseEmbedded(files)
+        self.embeddedPostgres = try Self.parseEmbedded(postgres)
+    }
+
+    private static func parseEmbedded(_ files: [(fileName: String, sql: String)]) throws -> [Migration] {
         var result: [Migration] = []
         for (fileName, sql) in files {
             guard let (version, name) = Migration.parseFileName(fileName) else {
@@ -40,14 +58,18 @@ public struct Migrator: Sendable {
         for (a, b) in zip(result, result.dropFirst()) where a.version == b.version {
             throw MigrationError.duplicateVersion(version: a.version, files: [a.fileName, b.fileName])
         }
-        self.directory = nil
-        self.embedded = result
+        return result
     }
 
-    /// The migrations, sorted by version: the embedded ones, or the files in `directory` (files
-    /// not ending in `.sql`, and hidden files, are ignored).
-    public func migrations() throws -> [Migration] {
-        guard let directory else { return embedded }
+    /// The SQLite migrations, sorted by version (`migrations(for: .sqlite)`).
+    public func migrations() throws -> [Migration] { try migrations(for: .sqlite) }
+
+    /// The migrations of `dialect`, sorted by version: the embedded ones, or the files in
+    /// `directory` (PostgreSQL: `directory/postgres`); files not ending in `.sql`, and hidden files,
+    /// are ignored.
+    public func migrations(for dialect: SQLDialect) throws -> [Migration] {
+        guard let base = directory else { return dialect == .postgres ? embeddedPostgres : embedded }
+        let directory = dialect == .postgres ? (base as NSString).appendingPathComponent(Self.postgresSubdirectory) : base
         let fm = FileManager.default
         var isDirectory: ObjCBool = false
         guard fm.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
@@ -80,7 +102,7 @@ public struct Migrator: Sendable {
     /// Migrations not yet applied to `db`, in order. Throws `checksumMismatch` if an applied
     /// migration's file changed.
     public func pending(in db: Database) throws -> [Migration] {
-        let all = try migrations()
+        let all = try migrations(for: db.dialect)
         let applied = try db.readSync { try Migrator.appliedChecksums($0) }
         return try Migrator.unapplied(all, applied: applied)
     }
@@ -88,7 +110,22 @@ public struct Migrator: Sendable {
     /// Applies every pending migration, each in its own transaction; returns those applied.
     @discardableResult
     public func migrate(_ db: Database) throws -> [Migration] {
-        let all = try migrations()
+        let all = try migrations(for: db.dialect)
+        if db.dialect == .postgres {
+            // One migrator at a time across every node (session-level advisory lock on the writer
+            // connection; the writer's lock keeps the connection ours until it is released).
+            return try db.withWriterConnection { connection in
+                _ = try connection.scalarInt("SELECT 1 FROM pg_advisory_lock(?)", [.int(Self.advisoryLockKey)])
+                defer { _ = try? connection.scalarInt("SELECT 1 FROM pg_advisory_unlock(?)", [.int(Self.advisoryLockKey)]) }
+                try Migrator.createTable(connection)
+                let applied = try Migrator.appliedChecksums(connection)
+                var done: [Migration] = []
+                for migration in try Migrator.unapplied(all, applied: applied) {
+                    if try Migrator.apply(migration, to: db) { done.append(migration) }
+                }
+                return done
+            }
+        }
         try db.writeSync { try Migrator.createTable($0) }
         let applied = try db.readSync { try Migrator.appliedChecksums($0) }
         var done: [Migration] = []
@@ -99,9 +136,10 @@ public struct Migrator: Sendable {
     }
 
     /// Versions and checksums recorded in `schema_migrations` (empty if the table does not exist).
-    public static func appliedChecksums(_ connection: SQLiteConnection) throws -> [Int: String] {
-        let exists = try connection.scalarInt(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") ?? 0
+    public static func appliedChecksums(_ connection: SQLConnection) throws -> [Int: String] {
+        let exists = try connection.scalarInt(connection.dialect == .postgres
+            ? "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'"
+            : "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") ?? 0
         guard exists > 0 else { return [:] }
         var result: [Int: String] = [:]
         for (version, checksum) in try connection.rows("SELECT version, checksum FROM schema_migrations", [], {
@@ -114,7 +152,7 @@ public struct Migrator: Sendable {
 
     // MARK: - Internals
 
-    static func createTable(_ connection: SQLiteConnection) throws {
+    static func createTable(_ connection: SQLConnection) throws {
         try connection.executeScript("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version    INTEGER PRIMARY KEY,
@@ -137,7 +175,9 @@ public struct Migrator: Sendable {
     /// Applies one migration in its own `BEGIN IMMEDIATE` transaction. Returns false if another
     /// process applied it first.
     static func apply(_ migration: Migration, to db: Database) throws -> Bool {
-        let foreignKeysOff = migration.sql.contains(foreignKeysOffMarker)
+        let foreignKeysOff = db.dialect == .sqlite && migration.sql.contains(foreignKeysOffMarker)
+        let now = db.dialect == .postgres ? "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+                                          : "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
         do {
             return try db.withWriterConnection { connection in
                 // PRAGMA foreign_keys is a no-op inside a transaction, so toggle it outside.
@@ -161,7 +201,7 @@ public struct Migrator: Sendable {
                         }
                     }
                     try connection.run(
-                        "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                        "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, \(now))",
                         [.int(Int64(migration.version)), .text(migration.name), .text(migration.checksum)])
                     return true
                 }

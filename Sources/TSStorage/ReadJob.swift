@@ -4,7 +4,7 @@ import TSSync
 protocol ReadJob: AnyObject {
     /// Runs the read on `connection` (already inside its snapshot transaction) and hands the
     /// outcome to the caller. Called exactly once, on a reader thread, unless `fail` is.
-    func run(on connection: SQLiteConnection, snapshot: (SQLiteConnection, (SQLiteConnection) throws -> Void) throws -> Void)
+    func run(on connection: SQLConnection, snapshot: (SQLConnection, (SQLConnection) throws -> Void) throws -> Void)
     /// Hands `error` to the caller instead (the read never ran). Called at most once, instead of `run`.
     func fail(_ error: any Error)
 }
@@ -15,15 +15,15 @@ protocol ReadJob: AnyObject {
 /// lock-protected queue; exactly one reader thread takes it off the queue and then calls `run`
 /// or (on close) one thread calls `fail`, so the continuation is resumed exactly once.
 final class AsyncReadJob<T: Sendable>: ReadJob, @unchecked Sendable {
-    private let body: @Sendable (SQLiteConnection) throws -> T
+    private let body: @Sendable (SQLConnection) throws -> T
     private let continuation: CheckedContinuation<T, any Error>
 
-    init(body: @escaping @Sendable (SQLiteConnection) throws -> T, continuation: CheckedContinuation<T, any Error>) {
+    init(body: @escaping @Sendable (SQLConnection) throws -> T, continuation: CheckedContinuation<T, any Error>) {
         self.body = body
         self.continuation = continuation
     }
 
-    func run(on connection: SQLiteConnection, snapshot: (SQLiteConnection, (SQLiteConnection) throws -> Void) throws -> Void) {
+    func run(on connection: SQLConnection, snapshot: (SQLConnection, (SQLConnection) throws -> Void) throws -> Void) {
         var value: T?
         do {
             try snapshot(connection) { c in value = try body(c) }
@@ -45,13 +45,13 @@ final class AsyncReadJob<T: Sendable>: ReadJob, @unchecked Sendable {
 final class BlockingReadJob<T>: ReadJob, @unchecked Sendable {
     /// Dropped before the caller is woken: `readSync` passes a non-escaping closure, which must
     /// not outlive the call even while a reader thread still holds this job.
-    private var body: ((SQLiteConnection) throws -> T)?
+    private var body: ((SQLConnection) throws -> T)?
     private let done = Condition()
     private var outcome: Result<T, any Error>?
 
-    init(body: @escaping (SQLiteConnection) throws -> T) { self.body = body }
+    init(body: @escaping (SQLConnection) throws -> T) { self.body = body }
 
-    func run(on connection: SQLiteConnection, snapshot: (SQLiteConnection, (SQLiteConnection) throws -> Void) throws -> Void) {
+    func run(on connection: SQLConnection, snapshot: (SQLConnection, (SQLConnection) throws -> Void) throws -> Void) {
         var value: T?
         let result: Result<T, any Error>
         do {

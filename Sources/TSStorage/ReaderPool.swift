@@ -19,7 +19,7 @@ import TSSync
 final class ReaderPool: @unchecked Sendable {
     enum Source {
         /// A read-only connection owned by one reader thread.
-        case connection(SQLiteConnection)
+        case connection(SQLConnection)
         /// The writer connection, borrowed under its lock (`:memory:` databases).
         case writer(WriterCore)
     }
@@ -34,14 +34,17 @@ final class ReaderPool: @unchecked Sendable {
     private var rejected: UInt64 = 0
     private var completed: UInt64 = 0
     private var threads: [SpawnedThread] = []
-    private let owned: [SQLiteConnection]
+    private let owned: [SQLConnection]
     private let logger: Logger
+    /// PostgreSQL: reachability, reconnection of a reader's broken connection.
+    private let monitor: ConnectionMonitor?
     /// Reads allowed to wait for a reader (`database.maxQueuedReads`).
     let maxQueued: Int
     /// Reader threads.
     let size: Int
 
-    init(sources: [Source], maxQueued: Int, logger: Logger) throws {
+    init(sources: [Source], maxQueued: Int, monitor: ConnectionMonitor? = nil, logger: Logger) throws {
+        self.monitor = monitor
         self.maxQueued = max(1, maxQueued)
         self.size = sources.count
         self.logger = logger
@@ -51,7 +54,7 @@ final class ReaderPool: @unchecked Sendable {
             // Each thread owns its source; the box only carries it across the spawn.
             let box = SourceBox(source)
             do {
-                threads.append(try SpawnedThread.spawn(name: "ts-sqlite-rd\(index)") { [self] in self.workerLoop(box.source) })
+                threads.append(try SpawnedThread.spawn(name: monitor == nil ? "ts-sqlite-rd\(index)" : "ts-pg-rd\(index)") { [self] in self.workerLoop(box.source) })
             } catch {
                 close()
                 throw error
@@ -126,7 +129,7 @@ final class ReaderPool: @unchecked Sendable {
             idle -= 1
             condition.unlock()
 
-            Self.execute(job, on: source)
+            execute(job, on: source)
 
             condition.lock()
             idle += 1
@@ -135,10 +138,14 @@ final class ReaderPool: @unchecked Sendable {
         }
     }
 
-    private static func execute(_ job: any ReadJob, on source: Source) {
+    private func execute(_ job: any ReadJob, on source: Source) {
         switch source {
         case .connection(let connection):
-            job.run(on: connection, snapshot: Database.snapshot)
+            if let monitor {
+                job.run(on: connection, snapshot: monitor.resilientSnapshot)
+            } else {
+                job.run(on: connection, snapshot: Database.snapshot)
+            }
         case .writer(let core):
             var ran = false
             do {

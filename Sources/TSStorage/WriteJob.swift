@@ -4,7 +4,9 @@ protocol WriteJob: AnyObject {
     /// any transaction.
     var runsOutsideTransaction: Bool { get }
     /// Runs the job's body on the writer connection (inside its SAVEPOINT). Returns true on success.
-    func execute(on connection: SQLiteConnection) -> Bool
+    func execute(on connection: SQLConnection) -> Bool
+    /// The error the last `execute` ended with (nil after a success).
+    var failure: (any Error)? { get }
     /// Replaces the job's outcome with `error` (its transaction was lost or failed to commit).
     func fail(_ error: any Error)
     /// Resumes the caller with the outcome. Called exactly once, after the batch's COMMIT.
@@ -18,19 +20,19 @@ protocol WriteJob: AnyObject {
 /// resumed exactly once, from `complete`. The job crosses threads only through the
 /// lock-protected write queue, which orders the enqueueing thread's writes before the writer's reads.
 final class TypedWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
-    private let body: @Sendable (SQLiteConnection) throws -> T
+    private let body: @Sendable (SQLConnection) throws -> T
     private let continuation: CheckedContinuation<T, any Error>
     private var outcome: Result<T, any Error>?
     let runsOutsideTransaction: Bool
 
-    init(body: @escaping @Sendable (SQLiteConnection) throws -> T, continuation: CheckedContinuation<T, any Error>,
+    init(body: @escaping @Sendable (SQLConnection) throws -> T, continuation: CheckedContinuation<T, any Error>,
          outsideTransaction: Bool = false) {
         self.body = body
         self.continuation = continuation
         self.runsOutsideTransaction = outsideTransaction
     }
 
-    func execute(on connection: SQLiteConnection) -> Bool {
+    func execute(on connection: SQLConnection) -> Bool {
         do {
             let value = runsOutsideTransaction ? try body(connection) : try connection.savepoint { try body(connection) }
             outcome = .success(value)
@@ -43,6 +45,11 @@ final class TypedWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
 
     func fail(_ error: any Error) {
         outcome = .failure(error)
+    }
+
+    var failure: (any Error)? {
+        if case .failure(let error) = outcome { return error }
+        return nil
     }
 
     func complete() {

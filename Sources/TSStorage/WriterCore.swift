@@ -10,23 +10,30 @@ import TSSync
 ///   so a `writeSync`/`read` nested inside a job on the same thread does not deadlock.
 /// - `queue`, `closing` and `stats` are read and written only while `queueCondition` is held.
 final class WriterCore: @unchecked Sendable {
-    let connection: SQLiteConnection
+    let connection: SQLConnection
     let connectionLock = Lock(recursive: true)
     private let queueCondition = Condition()
     private var queue: [any WriteJob] = []
     private var closing = false
-    private var connectionClosed = false
+    /// Set once, under `connectionLock`, by `closeConnection`.
+    var connectionClosed = false
     private var stats = DatabaseStats()
     private let maxBatch: Int
-    private let logger: Logger
+    /// PostgreSQL: re-runs of a batch lost to a serialization failure, deadlock or lost connection.
+    let maxRetries: Int
+    /// PostgreSQL: reachability (nil for SQLite, whose path is unchanged).
+    let monitor: ConnectionMonitor?
+    let logger: Logger
     // Written once in init before the core is shared; `join` is itself thread-safe.
     private var thread: SpawnedThread?
 
-    init(connection: SQLiteConnection, maxBatch: Int, logger: Logger) throws {
+    init(connection: SQLConnection, maxBatch: Int, maxRetries: Int = 0, monitor: ConnectionMonitor? = nil, logger: Logger) throws {
         self.connection = connection
         self.maxBatch = max(1, maxBatch)
+        self.maxRetries = max(0, maxRetries)
+        self.monitor = monitor
         self.logger = logger
-        thread = try SpawnedThread.spawn(name: "ts-sqlite-writer", stackSize: 4 << 20) { [self] in self.runLoop() }
+        thread = try SpawnedThread.spawn(name: monitor == nil ? "ts-sqlite-writer" : "ts-pg-writer", stackSize: 4 << 20) { [self] in self.runLoop() }
     }
 
     // MARK: - Queue
@@ -55,7 +62,7 @@ final class WriterCore: @unchecked Sendable {
         return s
     }
 
-    private func updateStats(_ update: (inout DatabaseStats) -> Void) {
+    func updateStats(_ update: (inout DatabaseStats) -> Void) {
         queueCondition.lock()
         update(&stats)
         queueCondition.unlock()
@@ -93,6 +100,8 @@ final class WriterCore: @unchecked Sendable {
         connectionLock.lock()
         if connectionClosed {
             job.fail(StorageError.misuse("database is closed"))
+        } else if let monitor, let error = monitor.usabilityError(connection) {
+            job.fail(error)
         } else {
             _ = job.execute(on: connection)
         }
@@ -104,6 +113,10 @@ final class WriterCore: @unchecked Sendable {
     /// rolled back alone), one `COMMIT`, and only then are callers resumed — so a caller that
     /// got a result knows its data is durable (per `synchronous`).
     private func runBatch(_ batch: [any WriteJob]) {
+        if let monitor {
+            runPostgresBatch(batch, monitor: monitor)
+            return
+        }
         let started = DispatchTime.now().uptimeNanoseconds
         var committed = 0
         var failed = 0
@@ -178,10 +191,11 @@ final class WriterCore: @unchecked Sendable {
     // MARK: - Synchronous writes
 
     /// Runs `body` in its own transaction on the calling thread, holding the connection lock.
-    func writeSync<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    func writeSync<T>(_ body: (SQLConnection) throws -> T) throws -> T {
         connectionLock.lock()
         defer { connectionLock.unlock() }
         guard !connectionClosed else { throw StorageError.misuse("database is closed") }
+        if let monitor { try monitor.ensureUsable(connection) }
         let nested = connection.isInTransaction
         let started = DispatchTime.now().uptimeNanoseconds
         do {
@@ -203,7 +217,7 @@ final class WriterCore: @unchecked Sendable {
     }
 
     /// Runs `body` with the writer connection, outside any transaction the caller did not open.
-    func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    func withConnection<T>(_ body: (SQLConnection) throws -> T) throws -> T {
         connectionLock.lock()
         defer { connectionLock.unlock() }
         guard !connectionClosed else { throw StorageError.misuse("database is closed") }

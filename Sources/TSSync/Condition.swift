@@ -32,6 +32,21 @@ public final class Condition: @unchecked Sendable {
     /// Call with the lock held, in a loop that re-checks the awaited state.
     public func wait() { pthread_cond_wait(cond, mutex) }
 
+    /// Like `wait()`, but gives up after `timeout` (measured on the realtime clock, which
+    /// `pthread_cond_timedwait` uses everywhere). Returns false when the time ran out. Call with the
+    /// lock held, in a loop that re-checks the awaited state (a wake-up may be spurious).
+    @discardableResult
+    public func wait(timeout: Duration) -> Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let c = timeout.components
+        let totalNanos = Int64(now.tv_nsec) + c.attoseconds / 1_000_000_000
+        var deadline = timespec()
+        deadline.tv_sec = now.tv_sec + Int(c.seconds) + Int(totalNanos / 1_000_000_000)
+        deadline.tv_nsec = Int(totalNanos % 1_000_000_000)
+        return pthread_cond_timedwait(cond, mutex, &deadline) == 0
+    }
+
     /// Wakes one waiter. Call with the lock held.
     public func signal() { pthread_cond_signal(cond) }
 

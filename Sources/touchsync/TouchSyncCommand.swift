@@ -22,6 +22,9 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "SQLite database file, or :memory:.")
     var database: String?
 
+    @Option(help: "PostgreSQL instead of SQLite: postgres://user:pass@host:port/db (database.url, TOUCHSYNC_DATABASE_URL).")
+    var databaseURL: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String?
 
@@ -31,6 +34,7 @@ struct CommonOptions: ParsableArguments {
     func load(extra: [String: JSONValue] = [:]) throws -> AppConfiguration {
         var overrides = extra
         if let database { overrides["database.path"] = .string(database) }
+        if let databaseURL { overrides["database.url"] = .string(databaseURL) }
         if let logLevel { overrides["log.level"] = .string(logLevel) }
         if let logFormat { overrides["log.format"] = .string(logFormat) }
         let config = try AppConfiguration.load(configFile: config, environment: ProcessInfo.processInfo.environment, overrides: overrides)

@@ -23,6 +23,19 @@ final class EmbeddedMigrationsTests: XCTestCase {
         }
     }
 
+    /// The PostgreSQL set (Migrations/postgres, its own numbering) is embedded the same way.
+    func testEmbeddedPostgresMigrationsMatchTheirDirectory() throws {
+        let onDisk = try Migrator(directory: Self.root.appendingPathComponent("Migrations").path).migrations(for: .postgres)
+        let embedded = try EmbeddedMigrations.migrator().migrations(for: .postgres)
+        XCTAssertFalse(onDisk.isEmpty)
+        let hint = "Sources/TSApp/Server/EmbeddedMigrations+Generated.swift is stale: run scripts/gen-migrations.sh"
+        XCTAssertEqual(embedded.map(\.fileName), onDisk.map(\.fileName), hint)
+        for (e, d) in zip(embedded, onDisk) {
+            XCTAssertEqual(e.checksum, d.checksum, "postgres/\(d.fileName): \(hint)")
+            XCTAssertEqual(e.sql, d.sql, "postgres/\(d.fileName): \(hint)")
+        }
+    }
+
     func testEmbeddedMigrationsBuildTheSchema() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("embedded-migrations-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

@@ -1,25 +1,26 @@
 import Foundation
 import XCTest
 @testable import TSStorage
+import TSStorageTestSupport
 
+/// The database's contract, run against both backends (issue 12 item 2): each `testX` has a
+/// `testXPostgres` twin on a fresh PostgreSQL database, which skips visibly without a server.
 final class DatabaseTests: XCTestCase {
-    func openFileDatabase(_ config: DatabaseConfiguration = .init()) throws -> (Database, String) {
-        let dir = try makeTemporaryDirectory(self)
-        let path = dir + "/test.sqlite"
-        let db = try Database(path: path, configuration: config)
-        addTeardownBlock { db.close() }
-        try db.writeSync { try $0.executeScript("CREATE TABLE items (id INTEGER PRIMARY KEY, label TEXT NOT NULL UNIQUE)") }
-        return (db, path)
+    func openDatabase(_ backend: StorageBackend = .sqlite, _ config: DatabaseConfiguration = .init()) throws -> (Database, () throws -> Database) {
+        let (db, reopen) = try openTestDatabase(self, backend, config)
+        try db.writeSync { try $0.executeScript("CREATE TABLE items (id \(autoIncrementKey(backend)), label TEXT NOT NULL UNIQUE)") }
+        return (db, reopen)
     }
 
-    func testConcurrentWritesAllCommit() async throws {
-        let (db, _) = try openFileDatabase()
+    func testConcurrentWritesAllCommit() async throws { try await concurrentWritesAllCommit(.sqlite) }
+    func testConcurrentWritesAllCommitPostgres() async throws { try await concurrentWritesAllCommit(.postgres) }
+    func concurrentWritesAllCommit(_ backend: StorageBackend) async throws {
+        let (db, _) = try openDatabase(backend)
         let ids = try await withThrowingTaskGroup(of: Int64.self) { group in
             for i in 0..<200 {
                 group.addTask {
                     try await db.write { c in
-                        try c.run("INSERT INTO items (label) VALUES (?)", [.text("item-\(i)")])
-                        return c.lastInsertRowID
+                        try c.scalarInt("INSERT INTO items (label) VALUES (?) RETURNING id", [.text("item-\(i)")]) ?? -1
                     }
                 }
             }
@@ -38,8 +39,10 @@ final class DatabaseTests: XCTestCase {
 
     /// Holds the writer thread with a blocking job so the next jobs queue up, then releases it:
     /// they run as one batch; the throwing one is rolled back alone.
-    func testThrowingJobDoesNotAffectItsBatchNeighbours() async throws {
-        let (db, _) = try openFileDatabase()
+    func testThrowingJobDoesNotAffectItsBatchNeighbours() async throws { try await throwingJobDoesNotAffectItsBatchNeighbours(.sqlite) }
+    func testThrowingJobDoesNotAffectItsBatchNeighboursPostgres() async throws { try await throwingJobDoesNotAffectItsBatchNeighbours(.postgres) }
+    func throwingJobDoesNotAffectItsBatchNeighbours(_ backend: StorageBackend) async throws {
+        let (db, _) = try openDatabase(backend)
         let release = DispatchSemaphore(value: 0)
         let started = Signal()
         let blocker = Task { try await db.write { _ in started.set(); release.wait() } }
@@ -84,12 +87,14 @@ final class DatabaseTests: XCTestCase {
     }
 
     /// A deferred foreign key makes COMMIT itself fail: every job of the batch gets the error.
-    func testCommitFailureFailsTheWholeBatch() async throws {
-        let (db, _) = try openFileDatabase()
+    func testCommitFailureFailsTheWholeBatch() async throws { try await commitFailureFailsTheWholeBatch(.sqlite) }
+    func testCommitFailureFailsTheWholeBatchPostgres() async throws { try await commitFailureFailsTheWholeBatch(.postgres) }
+    func commitFailureFailsTheWholeBatch(_ backend: StorageBackend) async throws {
+        let (db, _) = try openDatabase(backend)
         try db.writeSync {
             try $0.executeScript("""
                 CREATE TABLE parents (id INTEGER PRIMARY KEY);
-                CREATE TABLE kids (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED);
+                CREATE TABLE kids (id \(autoIncrementKey(backend)), parent_id INTEGER REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED);
                 """)
         }
         let release = DispatchSemaphore(value: 0)
@@ -117,19 +122,23 @@ final class DatabaseTests: XCTestCase {
     }
 
     /// A write resumes its caller only after COMMIT: an independent connection sees the row.
-    func testWriteIsCommittedBeforeItReturns() async throws {
-        let (db, path) = try openFileDatabase()
+    func testWriteIsCommittedBeforeItReturns() async throws { try await writeIsCommittedBeforeItReturns(.sqlite) }
+    func testWriteIsCommittedBeforeItReturnsPostgres() async throws { try await writeIsCommittedBeforeItReturns(.postgres) }
+    func writeIsCommittedBeforeItReturns(_ backend: StorageBackend) async throws {
+        let (db, reopen) = try openDatabase(backend)
         for i in 0..<5 {
             try await db.write { try $0.run("INSERT INTO items (label) VALUES (?)", [.text("x\(i)")]) }
-            let other = try SQLiteConnection(path: path, readOnly: true, configuration: DatabaseConfiguration())
-            XCTAssertEqual(try other.scalarInt("SELECT count(*) FROM items"), Int64(i + 1))
+            let other = try reopen()  // an independent connection (another process / node)
+            XCTAssertEqual(try other.readSync { try $0.scalarInt("SELECT count(*) FROM items") }, Int64(i + 1))
             other.close()
         }
     }
 
     /// WAL: a reader is not blocked by an open write transaction and sees the last commit.
-    func testReadWhileWriting() async throws {
-        let (db, _) = try openFileDatabase()
+    func testReadWhileWriting() async throws { try await readWhileWriting(.sqlite) }
+    func testReadWhileWritingPostgres() async throws { try await readWhileWriting(.postgres) }
+    func readWhileWriting(_ backend: StorageBackend) async throws {
+        let (db, _) = try openDatabase(backend)
         try db.writeSync { try $0.run("INSERT INTO items (label) VALUES ('committed')") }
         let release = DispatchSemaphore(value: 0)
         let inserted = Signal()
@@ -150,8 +159,10 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM items") }, 2)
     }
 
-    func testReadOnlyConnectionsRefuseWrites() throws {
-        let (db, _) = try openFileDatabase()
+    func testReadOnlyConnectionsRefuseWrites() throws { try readOnlyConnectionsRefuseWrites(.sqlite) }
+    func testReadOnlyConnectionsRefuseWritesPostgres() throws { try readOnlyConnectionsRefuseWrites(.postgres) }
+    func readOnlyConnectionsRefuseWrites(_ backend: StorageBackend) throws {
+        let (db, _) = try openDatabase(backend)
         XCTAssertThrowsError(try db.readSync { try $0.run("INSERT INTO items (label) VALUES ('x')") })
     }
 
@@ -186,17 +197,21 @@ final class DatabaseTests: XCTestCase {
         XCTAssertEqual(health, .ok)
     }
 
-    func testWriteSyncRollsBackOnError() throws {
-        let (db, _) = try openFileDatabase()
+    func testWriteSyncRollsBackOnError() throws { try writeSyncRollsBackOnError(.sqlite) }
+    func testWriteSyncRollsBackOnErrorPostgres() throws { try writeSyncRollsBackOnError(.postgres) }
+    func writeSyncRollsBackOnError(_ backend: StorageBackend) throws {
+        let (db, _) = try openDatabase(backend)
         XCTAssertThrowsError(try db.writeSync { c in
             try c.run("INSERT INTO items (label) VALUES ('a')")
             try c.run("INSERT INTO items (label) VALUES ('a')")  // UNIQUE violation
-        }) { XCTAssertTrue(($0 as! StorageError).isUniqueViolation) }
+        }) { XCTAssertTrue(($0 as? StorageError)?.isUniqueViolation == true, "\($0)") }
         XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM items") }, 0)
     }
 
-    func testCloseDrainsQueuedWritesAndRefusesNewOnes() async throws {
-        let (db, path) = try openFileDatabase()
+    func testCloseDrainsQueuedWritesAndRefusesNewOnes() async throws { try await closeDrainsQueuedWritesAndRefusesNewOnes(.sqlite) }
+    func testCloseDrainsQueuedWritesAndRefusesNewOnesPostgres() async throws { try await closeDrainsQueuedWritesAndRefusesNewOnes(.postgres) }
+    func closeDrainsQueuedWritesAndRefusesNewOnes(_ backend: StorageBackend) async throws {
+        let (db, reopen) = try openDatabase(backend)
         let release = DispatchSemaphore(value: 0)
         let started = Signal()
         let blocker = Task { try await db.write { _ in started.set(); release.wait() } }
@@ -216,7 +231,7 @@ final class DatabaseTests: XCTestCase {
         } catch let e as StorageError {
             XCTAssertEqual(e.code, 21)  // SQLITE_MISUSE
         }
-        let reopened = try Database(path: path)
+        let reopened = try reopen()
         defer { reopened.close() }
         XCTAssertEqual(try reopened.readSync { try $0.scalarInt("SELECT count(*) FROM items") }, 1)
     }

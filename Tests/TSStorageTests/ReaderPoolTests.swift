@@ -2,6 +2,7 @@ import Foundation
 import TSSync
 import XCTest
 @testable import TSStorage
+import TSStorageTestSupport
 
 /// A gate a read can block on (on its reader thread) until the test opens it: how these tests
 /// hold every reader busy without timing.
@@ -32,12 +33,22 @@ final class ReaderPoolTests: XCTestCase {
         return (db, path)
     }
 
+    /// The same on either backend (the pool's contract does not depend on it).
+    func openDatabase(_ backend: StorageBackend, _ config: DatabaseConfiguration = .init()) throws -> (Database, String) {
+        let (db, _) = try openTestDatabase(self, backend, config)
+        try db.writeSync { try $0.executeScript("CREATE TABLE items (id \(autoIncrementKey(backend)), label TEXT NOT NULL)") }
+        try db.writeSync { c in for i in 0..<10 { try c.run("INSERT INTO items (label) VALUES (?)", [.text("i\(i)")]) } }
+        return (db, db.path)
+    }
+
     /// 300 concurrent reads on 2 readers: every one completes with the right answer, on a reader
     /// thread (never the caller's).
-    func testMoreConcurrentReadsThanReadersAllComplete() async throws {
+    func testMoreConcurrentReadsThanReadersAllComplete() async throws { try await moreConcurrentReadsThanReadersAllComplete(.sqlite) }
+    func testMoreConcurrentReadsThanReadersAllCompletePostgres() async throws { try await moreConcurrentReadsThanReadersAllComplete(.postgres) }
+    func moreConcurrentReadsThanReadersAllComplete(_ backend: StorageBackend) async throws {
         var config = DatabaseConfiguration()
         config.readerCount = 2
-        let (db, _) = try openFileDatabase(config)
+        let (db, _) = try openDatabase(backend, config)
         let callerThreads = LockedValue(Set<UInt>())
         let readerThreads = LockedValue(Set<UInt>())
         let results = try await withThrowingTaskGroup(of: Int64.self) { group in
@@ -69,11 +80,13 @@ final class ReaderPoolTests: XCTestCase {
 
     /// With the only reader held busy, reads queue up to `maxQueuedReads`; the next one is refused
     /// at once with `DatabaseOverloadedError`, and the queued ones complete once the reader is free.
-    func testTheWaitingQueueIsBoundedWithAClearError() async throws {
+    func testTheWaitingQueueIsBoundedWithAClearError() async throws { try await theWaitingQueueIsBoundedWithAClearError(.sqlite) }
+    func testTheWaitingQueueIsBoundedWithAClearErrorPostgres() async throws { try await theWaitingQueueIsBoundedWithAClearError(.postgres) }
+    func theWaitingQueueIsBoundedWithAClearError(_ backend: StorageBackend) async throws {
         var config = DatabaseConfiguration()
         config.readerCount = 1
         config.maxQueuedReads = 3
-        let (db, _) = try openFileDatabase(config)
+        let (db, _) = try openDatabase(backend, config)
         let gate = Gate()
         let holder = Task { try await db.read { c -> Int64 in gate.pass(); return try c.scalarInt("SELECT count(*) FROM items") ?? -1 } }
         try await waitUntil { gate.waiters == 1 }
@@ -107,10 +120,12 @@ final class ReaderPoolTests: XCTestCase {
     /// A caller waiting for a busy reader is suspended, not blocking its thread: with every reader
     /// held, 64 waiting reads (far more than the runtime's threads) still leave the runtime free
     /// to run other work.
-    func testWaitingReadsDoNotHoldTheirCallersThread() async throws {
+    func testWaitingReadsDoNotHoldTheirCallersThread() async throws { try await waitingReadsDoNotHoldTheirCallersThread(.sqlite) }
+    func testWaitingReadsDoNotHoldTheirCallersThreadPostgres() async throws { try await waitingReadsDoNotHoldTheirCallersThread(.postgres) }
+    func waitingReadsDoNotHoldTheirCallersThread(_ backend: StorageBackend) async throws {
         var config = DatabaseConfiguration()
         config.readerCount = 2
-        let (db, _) = try openFileDatabase(config)
+        let (db, _) = try openDatabase(backend, config)
         let gate = Gate()
         let holders = (0..<2).map { _ in Task { try await db.read { _ in gate.pass() } } }
         try await waitUntil { gate.waiters == 2 }
@@ -129,10 +144,12 @@ final class ReaderPoolTests: XCTestCase {
     }
 
     /// `close` lets the queued reads finish, then refuses new ones.
-    func testCloseFinishesQueuedReadsThenRefuses() async throws {
+    func testCloseFinishesQueuedReadsThenRefuses() async throws { try await closeFinishesQueuedReadsThenRefuses(.sqlite) }
+    func testCloseFinishesQueuedReadsThenRefusesPostgres() async throws { try await closeFinishesQueuedReadsThenRefuses(.postgres) }
+    func closeFinishesQueuedReadsThenRefuses(_ backend: StorageBackend) async throws {
         var config = DatabaseConfiguration()
         config.readerCount = 1
-        let (db, _) = try openFileDatabase(config)
+        let (db, _) = try openDatabase(backend, config)
         let gate = Gate()
         let holder = Task { try await db.read { _ in gate.pass() } }
         try await waitUntil { gate.waiters == 1 }

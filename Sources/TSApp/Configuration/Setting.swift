@@ -23,6 +23,7 @@ public struct Setting: Sendable {
     /// Short environment aliases for the settings people set most.
     public static let environmentAliases: [String: String] = [
         "TOUCHSYNC_HOST": "server.host", "TOUCHSYNC_PORT": "server.port", "TOUCHSYNC_DATABASE": "database.path",
+        // TOUCHSYNC_DATABASE_URL is database.url's own environment name (TOUCHSYNC_ + DATABASE_URL).
         "TOUCHSYNC_JWT_SECRET": "auth.jwtSecret", "TOUCHSYNC_LOG_LEVEL": "log.level", "TOUCHSYNC_LOG_FORMAT": "log.format",
         "TOUCHSYNC_REDIS_URL": "realtime.redisUrl",  // redis (issue 12)
     ]
@@ -72,8 +73,22 @@ public struct Setting: Sendable {
         Setting(path: "database.busyTimeoutMs", kind: .int, defaultValue: 5000, help: "SQLite busy timeout."),
         Setting(path: "database.readers", kind: .int, defaultValue: 2, help: "Read-only connections in the pool."),
         Setting(path: "database.maxWriteBatch", kind: .int, defaultValue: 64, help: "Most write jobs committed in one group commit."),
-        Setting(path: "database.migrationsDir", kind: .optionalString, defaultValue: nil, help: "Directory of NNNN_*.sql migrations to use instead of the ones built into the binary (null: the built-in ones)."),
-        Setting(path: "database.migrationsDir", kind: .optionalString, defaultValue: nil, help: "Directory of NNNN_*.sql migrations; found automatically when null."),
+        Setting(path: "database.migrationsDir", kind: .optionalString, defaultValue: nil, help: "Directory of NNNN_*.sql migrations to use instead of the ones built into the binary (null: the built-in ones); PostgreSQL's are in its postgres/ subdirectory."),
+        // pgcore (issue 12): PostgreSQL as the shared storage of several nodes (docs/storage-postgres.md).
+        Setting(path: "database.url", kind: .optionalString, defaultValue: nil,
+                help: "postgres://user:pass@host:port/db selects PostgreSQL instead of the SQLite file database.path (serve --database-url). Linux builds only."),
+        Setting(path: "database.connectTimeout", kind: .duration, defaultValue: "5s",
+                help: "PostgreSQL: the longest one connection attempt may take (libpq connect_timeout, whole seconds, at least 1s)."),
+        Setting(path: "database.statementTimeout", kind: .duration, defaultValue: "30s",
+                help: "PostgreSQL: statement_timeout of every session; a statement running longer is cancelled by the server (0s = no limit)."),
+        Setting(path: "database.reconnectInitialBackoff", kind: .duration, defaultValue: "250ms",
+                help: "PostgreSQL: wait before the first reconnection attempt after the database became unreachable; doubles after each failed attempt."),
+        Setting(path: "database.reconnectMaxBackoff", kind: .duration, defaultValue: "10s",
+                help: "PostgreSQL: the longest wait between two reconnection attempts (while unreachable, requests get 503 UNAVAILABLE at once)."),
+        Setting(path: "database.startupWait", kind: .duration, defaultValue: "30s",
+                help: "PostgreSQL: how long start-up keeps retrying an unreachable database before giving up (0s = one attempt)."),
+        Setting(path: "database.maxWriteRetries", kind: .int, defaultValue: 3,
+                help: "PostgreSQL: re-runs of a write lost to a serialization failure, a deadlock or a lost connection (each job alone) before its error is returned."),
         // storage (issue 9 items 6 and 13): the read queue, the WAL bound, notification pruning.
         Setting(path: "database.maxQueuedReads", kind: .int, defaultValue: 1024,
                 help: "Reads waiting for a free reader connection at most; past it a request gets 503 UNAVAILABLE with Retry-After."),

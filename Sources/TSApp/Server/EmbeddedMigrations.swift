@@ -3,15 +3,16 @@ import Logging
 import TSStorage
 
 /// The schema migrations compiled into the executable (`EmbeddedMigrations+Generated.swift`,
-/// generated from `Migrations/*.sql` by `scripts/gen-migrations.sh`), so `touchsync` runs from
+/// generated from `Migrations/*.sql` and `Migrations/postgres/*.sql` by `scripts/gen-migrations.sh`), so `touchsync` runs from
 /// any directory and as a single copied file. A directory still takes precedence when one is named:
 /// `database.migrationsDir` (TOUCHSYNC_DATABASE_MIGRATIONS_DIR) or `TOUCHSYNC_MIGRATIONS_DIR`.
 public enum EmbeddedMigrations {
     /// The environment variable naming a migrations directory to use instead of the embedded ones.
     public static let directoryEnvironmentVariable = "TOUCHSYNC_MIGRATIONS_DIR"
 
-    /// The embedded migrations.
-    public static func migrator() throws -> Migrator { try Migrator(embedded: files) }
+    /// The embedded migrations: SQLite's (`files`) and PostgreSQL's (`postgresFiles`); the one
+    /// matching the database's dialect is applied.
+    public static func migrator() throws -> Migrator { try Migrator(embedded: files, postgres: postgresFiles) }
 
     /// The migrator start-up uses: the configured directory (it must exist), else
     /// `$TOUCHSYNC_MIGRATIONS_DIR` (it must exist), else the embedded migrations.

@@ -56,25 +56,27 @@ public final class TouchSyncServer: @unchecked Sendable {
         // The readiness backend, before anything is opened (an unavailable one would fail later).
         let poller = try Self.poller(configuration)
 
-        // Storage: open, migrate.
+        // Storage: open, migrate. database.url (postgres://…) selects PostgreSQL; else the SQLite file.
         let path = configuration.string("database.path")
-        databasePath = path
-        if path != ":memory:" {
+        let databaseURL = configuration.optionalString("database.url").flatMap { $0.isEmpty ? nil : $0 }
+        databasePath = databaseURL.map(PostgresURL.redact) ?? path
+        if path != ":memory:" {  // with database.url this directory still holds the generated JWT secret
             let dir = (path as NSString).deletingLastPathComponent
             if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         }
-        var dbConfig = DatabaseConfiguration()
-        dbConfig.busyTimeoutMilliseconds = configuration.int("database.busyTimeoutMs")
-        guard let sync = DatabaseConfiguration.Synchronous(string: configuration.string("database.synchronous")) else {
-            throw ConfigurationError("database.synchronous must be FULL or NORMAL")
+        let dbConfig = try Self.databaseConfiguration(configuration)
+        if let databaseURL {
+            guard PostgresURL.isPostgres(databaseURL) else {
+                throw ConfigurationError("database.url (TOUCHSYNC_DATABASE_URL, --database-url) must be postgres://user:pass@host:port/db; "
+                                         + "for SQLite set database.path instead")
+            }
+            db = try Database(url: databaseURL, configuration: dbConfig, logger: Logger(label: "touchsync.storage"))
+            if configuration.optionalString("auth.jwtSecret") == nil {
+                logger.warning("database.url is set but auth.jwtSecret is not: this node's generated secret will not be shared; nodes sharing one database need the same TOUCHSYNC_JWT_SECRET")
+            }
+        } else {
+            db = try Database(path: path, configuration: dbConfig, logger: Logger(label: "touchsync.storage"))
         }
-        dbConfig.synchronous = sync
-        dbConfig.readerCount = max(1, configuration.int("database.readers"))
-        dbConfig.maxWriteBatch = max(1, configuration.int("database.maxWriteBatch"))
-        dbConfig.maxQueuedReads = max(1, configuration.int("database.maxQueuedReads"))
-        dbConfig.journalSizeLimitBytes = configuration.int("database.journalSizeLimitBytes")
-        dbConfig.walAutocheckpointPages = max(0, configuration.int("database.walAutocheckpointPages"))
-        db = try Database(path: path, configuration: dbConfig, logger: Logger(label: "touchsync.storage"))
         try Self.migrate(db, configuration: configuration, logger: logger)
 
         // Domain and realtime.
@@ -197,6 +199,29 @@ public final class TouchSyncServer: @unchecked Sendable {
         self.http = HTTPServer(configuration: http, responder: responder, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
         httpBox.set(self.http)
         httpsRedirect = try Self.makeRedirectServer(configuration: configuration, tls: tls, https: self.http, health: frozen)  // tls hook
+    }
+
+    /// The storage settings (`database.*`) as a `DatabaseConfiguration`.
+    static func databaseConfiguration(_ configuration: AppConfiguration) throws -> DatabaseConfiguration {
+        var dbConfig = DatabaseConfiguration()
+        dbConfig.busyTimeoutMilliseconds = configuration.int("database.busyTimeoutMs")
+        guard let sync = DatabaseConfiguration.Synchronous(string: configuration.string("database.synchronous")) else {
+            throw ConfigurationError("database.synchronous must be FULL or NORMAL")
+        }
+        dbConfig.synchronous = sync
+        dbConfig.readerCount = max(1, configuration.int("database.readers"))
+        dbConfig.maxWriteBatch = max(1, configuration.int("database.maxWriteBatch"))
+        dbConfig.maxQueuedReads = max(1, configuration.int("database.maxQueuedReads"))
+        dbConfig.journalSizeLimitBytes = configuration.int("database.journalSizeLimitBytes")
+        dbConfig.walAutocheckpointPages = max(0, configuration.int("database.walAutocheckpointPages"))
+        // pgcore (issue 12): PostgreSQL connection settings.
+        dbConfig.postgresConnectTimeout = configuration.duration("database.connectTimeout")
+        dbConfig.postgresStatementTimeout = configuration.duration("database.statementTimeout")
+        dbConfig.reconnectInitialBackoff = configuration.duration("database.reconnectInitialBackoff")
+        dbConfig.reconnectMaxBackoff = configuration.duration("database.reconnectMaxBackoff")
+        dbConfig.startupWait = configuration.duration("database.startupWait")
+        dbConfig.maxWriteRetries = max(0, configuration.int("database.maxWriteRetries"))
+        return dbConfig
     }
 
     /// `server.poller`, checked: `auto` or a backend this system has.

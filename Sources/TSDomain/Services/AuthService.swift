@@ -8,6 +8,7 @@ import TSJSON
 public struct AuthService: Sendable {
     let db: Database
     let clock: any WallClock
+    let sequence: SequenceSource
     let configuration: DomainConfiguration
     /// The login throttle, shared by every copy of `AuthService`.
     let throttle: LockedValue<LoginThrottle>
@@ -37,12 +38,16 @@ public struct AuthService: Sendable {
     public func createUser(username: String, passwordHash: String, firstName: String?, avatarUrl: String?) async throws -> PublicUser {
         let id = UUIDGenerator.lowercaseV4()
         let now = clock.nowSeconds()
+        let seq = sequence.next()
         return try await db.write { c in
-            if try c.scalarInt("SELECT 1 FROM users WHERE username = ?", [.text(username)]) != nil {
+            // The UNIQUE username decides a race between two registrations (two nodes): the loser
+            // inserts nothing and gets 409, never a constraint error (500).
+            guard try c.run("""
+                INSERT INTO users (id, username, password_hash, first_name, avatar_url, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (username) DO NOTHING
+                """, [.text(id), .text(username), .text(passwordHash), .of(firstName), .of(avatarUrl), .int(now), .int(seq)]) == 1 else {
                 throw DomainError.conflict("Username is already taken")
             }
-            try c.run("INSERT INTO users (id, username, password_hash, first_name, avatar_url, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                      [.text(id), .text(username), .text(passwordHash), .of(firstName), .of(avatarUrl), .int(now)])
             return PublicUser(id: id, username: username, firstName: firstName, avatarUrl: avatarUrl)
         }
     }

@@ -5,18 +5,21 @@ import TSJSON
 public struct DeviceService: Sendable {
     let db: Database
     let clock: any WallClock
+    let sequence: SequenceSource
 
     public func register(actor: String, input: Input) async throws -> JSONValue {
         let token = try input.string("token", maxLength: 512)
         let platform = try input.string("platform", maxLength: 16)
         guard platform == "ios" || platform == "android" else { throw DomainError.validation(field: "platform", message: "must be ios or android") }
         let now = clock.nowSeconds()
+        let seq = sequence.next()
         try await db.write { c in
-            // A token moves to whoever registers it last (a device changes hands on re-login).
+            // A token moves to whoever registers it last (a device changes hands on re-login); it
+            // keeps its first `seq` (its place in the creation order).
             try c.run("""
-                INSERT INTO devices (token, user_id, platform, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO devices (token, user_id, platform, created_at, updated_at, seq) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT(token) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform, updated_at = excluded.updated_at
-                """, [.text(token), .text(actor), .text(platform), .int(now), .int(now)])
+                """, [.text(token), .text(actor), .text(platform), .int(now), .int(now), .int(seq)])
         }
         return .object(["token": .string(token), "platform": .string(platform), "userId": .string(actor)])
     }

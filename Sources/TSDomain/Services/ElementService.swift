@@ -7,6 +7,7 @@ import TSJSON
 public struct ElementService: Sendable {
     let db: Database
     let clock: any WallClock
+    let sequence: SequenceSource
     let events: any DomainEventPublisher
     let notifier: NotificationWorker
 
@@ -42,6 +43,7 @@ public struct ElementService: Sendable {
         let id = UUIDGenerator.lowercaseV4()
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
+        let order = sequence.next()
         let element = Element(id: id, roomId: roomId, type: type, positionX: x, positionY: y, width: w, height: h, createdBy: actor,
                               content: content, imageUrl: imageUrl, audioUrl: audioUrl, videoUrl: videoUrl, thumbnailUrl: thumbnailUrl,
                               duration: duration, createdAt: now, updatedAt: now, reactionCount: 0, reactions: nil)
@@ -49,10 +51,11 @@ public struct ElementService: Sendable {
             try Readers.requireMember(c, roomId: roomId, userId: actor)
             try c.run("""
                 INSERT INTO elements (id, room_id, type, position_x, position_y, width, height, created_by, content, image_url,
-                                      audio_url, video_url, thumbnail_url, duration, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      audio_url, video_url, thumbnail_url, duration, created_at, updated_at, seq)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(id), .text(roomId), .text(type.rawValue), .double(x), .double(y), .double(w), .double(h), .text(actor),
-                      .of(content), .of(imageUrl), .of(audioUrl), .of(videoUrl), .of(thumbnailUrl), .of(duration), .int(now), .int(now)])
+                      .of(content), .of(imageUrl), .of(audioUrl), .of(videoUrl), .of(thumbnailUrl), .of(duration), .int(now), .int(now),
+                      .int(order)])
             try c.run("UPDATE rooms SET element_count = element_count + 1, last_activity_at = ?, activity_seq = ? WHERE id = ?",
                       [.int(now), .int(seq), .text(roomId)])
             try c.run("UPDATE room_members SET unseen_elements = unseen_elements + 1 WHERE room_id = ? AND user_id != ?",
@@ -121,8 +124,10 @@ public struct ElementService: Sendable {
         let deleted = try await db.write { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
             let n = try c.run("DELETE FROM elements WHERE room_id = ?", [.text(roomId)])
-            try c.run("UPDATE rooms SET element_count = 0, last_activity_at = ?, activity_seq = ? WHERE id = ?",
-                      [.int(now), .int(seq), .text(roomId)])
+            // Minus what this statement deleted, not "= 0": on PostgreSQL an element another node
+            // creates meanwhile (not seen by this DELETE) keeps its count.
+            try c.run("UPDATE rooms SET element_count = element_count - ?, last_activity_at = ?, activity_seq = ? WHERE id = ?",
+                      [.int(Int64(n)), .int(now), .int(seq), .text(roomId)])
             return n
         }
         await events.publish(DomainEvent(kind: .roomCleared(deleted: deleted), roomId: roomId, actorId: actor, originSocketId: originSocketId))
@@ -138,9 +143,16 @@ public struct ElementService: Sendable {
     public func reactedUsers(elementId: String, among userIds: [String]) async throws -> Set<String> {
         guard !userIds.isEmpty else { return [] }
         return try await db.read { c in
-            Set(try c.rows("""
-                SELECT r.user_id FROM reactions r JOIN json_each(?) j ON j.value = r.user_id WHERE r.element_id = ? AND r.type = 'heart'
-                """, [.text(JSONValue.array(userIds.map(JSONValue.string)).serializedString()), .text(elementId)]) { $0.string(0) })
+            var reacted = Set<String>()
+            // Primary-key probes (element, user IN …), in chunks of a bounded parameter list.
+            for chunk in SQLList.chunks(userIds) {
+                for u in try c.rows("""
+                    SELECT user_id FROM reactions WHERE element_id = ? AND user_id IN (\(SQLList.placeholders(chunk.count))) AND type = 'heart'
+                    """, [.text(elementId)] + chunk.map { SQLValue.text($0) }, { $0.string(0) }) {
+                    reacted.insert(u)
+                }
+            }
+            return reacted
         }
     }
 }

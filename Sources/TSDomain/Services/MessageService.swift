@@ -6,6 +6,7 @@ import TSJSON
 public struct MessageService: Sendable {
     let db: Database
     let clock: any WallClock
+    let sequence: SequenceSource
     let events: any DomainEventPublisher
 
     public func send(roomId: String, actor: String, input: Input, originSocketId: String?) async throws -> Message {
@@ -14,11 +15,12 @@ public struct MessageService: Sendable {
         let id = UUIDGenerator.lowercaseV4()
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
+        let order = sequence.next()
         let message = try await db.write { c -> Message in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
             guard let user = try Readers.publicUser(c, id: actor) else { throw DomainError.unauthorized("Unknown user") }
-            try c.run("INSERT INTO messages (id, room_id, user_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
-                      [.text(id), .text(roomId), .text(actor), .text(text), .int(now)])
+            try c.run("INSERT INTO messages (id, room_id, user_id, text, created_at, seq) VALUES (?, ?, ?, ?, ?, ?)",
+                      [.text(id), .text(roomId), .text(actor), .text(text), .int(now), .int(order)])
             try c.run("UPDATE room_members SET unread_messages = unread_messages + 1 WHERE room_id = ? AND user_id != ?",
                       [.text(roomId), .text(actor)])
             try c.run("UPDATE rooms SET last_activity_at = ?, activity_seq = ? WHERE id = ?", [.int(now), .int(seq), .text(roomId)])
@@ -39,15 +41,16 @@ public struct MessageService: Sendable {
             let map: (Row) -> Message = {
                 Message(id: $0.string(0), roomId: roomId, userId: $0.string(1), text: $0.string(2), createdAt: $0.int(3), user: Readers.user($0, at: 4))
             }
+            // Newest first in creation order (`seq`, Migrations/0005), `id` breaking a tie of two nodes.
             if let before {
-                guard let (t, rowid) = try c.first("SELECT created_at, rowid FROM messages WHERE id = ? AND room_id = ?",
-                                                   [.text(before), .text(roomId)], { ($0.int(0), $0.int(1)) }) else {
+                guard let (seq, id) = try c.first("SELECT seq, id FROM messages WHERE id = ? AND room_id = ?",
+                                                  [.text(before), .text(roomId)], { ($0.int(0), $0.string(1)) }) else {
                     throw DomainError.notFound("Message `before` in this room")
                 }
-                return try c.rows(select + " AND (m.created_at < ? OR (m.created_at = ? AND m.rowid < ?)) ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
-                                  [.text(roomId), .int(t), .int(t), .int(rowid), .int(Int64(limit))], map)
+                return try c.rows(select + " AND (m.seq < ? OR (m.seq = ? AND m.id < ?)) ORDER BY m.seq DESC, m.id DESC LIMIT ?",
+                                  [.text(roomId), .int(seq), .int(seq), .text(id), .int(Int64(limit))], map)
             }
-            return try c.rows(select + " ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?", [.text(roomId), .int(Int64(limit))], map)
+            return try c.rows(select + " ORDER BY m.seq DESC, m.id DESC LIMIT ?", [.text(roomId), .int(Int64(limit))], map)
         }
     }
 }

@@ -56,7 +56,7 @@ extension NotificationWorker {
                 while true {
                     let n = try await db.write { c in
                         try c.run("""
-                            DELETE FROM \(t.table) WHERE seq IN (SELECT seq FROM \(t.table) WHERE seq <= ?1 ORDER BY seq LIMIT ?2) AND created_at < ?3
+                            DELETE FROM \(t.table) WHERE seq IN (SELECT seq FROM \(t.table) WHERE seq <= ? ORDER BY seq LIMIT ?) AND created_at < ?
                             """, [.int(delivered), .int(batch), .int(cutoff)])
                     }
                     result.batches += 1
@@ -79,7 +79,7 @@ extension NotificationWorker {
                         let n = try await db.write { c in
                             try c.run("""
                                 DELETE FROM \(t.table) WHERE seq IN
-                                    (SELECT seq FROM \(t.table) WHERE \(t.feed) = ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3)
+                                    (SELECT seq FROM \(t.table) WHERE \(t.feed) = ? AND seq <= ? ORDER BY seq LIMIT ?)
                                 """, [.text(feed), .int(upTo), .int(batch)])
                         }
                         result.batches += 1

@@ -57,13 +57,34 @@ public final class NotificationWorker: @unchecked Sendable {
 
     // MARK: Writing (inside the change's transaction)
 
+    /// The key of the PostgreSQL advisory lock that orders notification inserts (any constant
+    /// both nodes agree on; "tsnotify" in ASCII, folded into a bigint).
+    static let postgresInsertLockKey: Int64 = 0x7473_6e6f_7469_6679
+
+    /// Delivery reads rows past a cursor in `seq` order, so no row may become visible after a row
+    /// with a higher `seq` has been delivered. SQLite's single writer commits in `seq` order
+    /// already. On PostgreSQL an identity value is drawn at insert time, and two transactions can
+    /// commit in the other order (seq 6 visible, the cursor moves past it, then 5 commits and is
+    /// never delivered). So on PostgreSQL every transaction that inserts a notification first
+    /// takes a transaction-scoped advisory lock (`pg_advisory_xact_lock`, released at COMMIT or
+    /// ROLLBACK, after the commit is visible): the inserts and commits are serialised in `seq`
+    /// order across every node. Chosen over a "safe horizon" (delivering only below the oldest
+    /// in-flight transaction), which needs transaction-id bookkeeping per row; the lock is held
+    /// only from the insert to the commit of the same short transaction.
+    static func orderInserts(_ c: SQLConnection) throws {
+        guard c.dialect == .postgres else { return }
+        _ = try c.first("SELECT pg_advisory_xact_lock(\(postgresInsertLockKey))") { _ in 0 }
+    }
+
     static func insertPersonal(_ c: SQLConnection, userId: String, roomId: String, elementId: String, actor: String, now: Int64) throws {
+        try orderInserts(c)
         try c.run("INSERT INTO notifications (id, user_id, type, room_id, element_id, actor_id, created_at) VALUES (?, ?, 'element_reaction', ?, ?, ?, ?)",
                   [.text(UUIDGenerator.lowercaseV4()), .text(userId), .text(roomId), .text(elementId), .text(actor), .int(now)])
     }
 
     /// One row for the whole room: every other member is notified of the new element.
     static func insertForRoom(_ c: SQLConnection, roomId: String, elementId: String, actor: String, now: Int64) throws {
+        try orderInserts(c)
         try c.run("INSERT INTO room_notifications (id, room_id, type, element_id, actor_id, created_at) VALUES (?, ?, 'element_created', ?, ?, ?)",
                   [.text(UUIDGenerator.lowercaseV4()), .text(roomId), .text(elementId), .text(actor), .int(now)])
     }
@@ -76,13 +97,14 @@ public final class NotificationWorker: @unchecked Sendable {
         try await db.read { c in
             let cursors = try Self.cursors(c)
             return try c.rows("""
-                SELECT id, type, room_id, element_id, actor_id, created_at, seq <= ?2, 0 AS kind, seq FROM notifications WHERE user_id = ?1
+                SELECT id, type, room_id, element_id, actor_id, created_at, CASE WHEN seq <= ? THEN 1 ELSE 0 END, 0 AS kind, seq
+                FROM notifications WHERE user_id = ?
                 UNION ALL
-                SELECT r.id, r.type, r.room_id, r.element_id, r.actor_id, r.created_at, r.seq <= ?3, 1 AS kind, r.seq
+                SELECT r.id, r.type, r.room_id, r.element_id, r.actor_id, r.created_at, CASE WHEN r.seq <= ? THEN 1 ELSE 0 END, 1 AS kind, r.seq
                 FROM room_members m JOIN room_notifications r ON r.room_id = m.room_id AND r.created_at >= m.joined_at
-                WHERE m.user_id = ?1 AND r.actor_id != ?1
-                ORDER BY 6 DESC, 8 DESC, 9 DESC LIMIT ?4
-                """, [.text(userId), .int(cursors.user), .int(cursors.room), .int(Int64(limit))]) {
+                WHERE m.user_id = ? AND r.actor_id != ?
+                ORDER BY 6 DESC, 8 DESC, 9 DESC LIMIT ?
+                """, [.int(cursors.user), .text(userId), .int(cursors.room), .text(userId), .text(userId), .int(Int64(limit))]) {
                 NotificationRecord(id: $0.string(0), userId: userId, type: NotificationRecord.Kind(rawValue: $0.string(1)) ?? .elementCreated,
                                    roomId: $0.optionalString(2), elementId: $0.optionalString(3), actorId: $0.optionalString(4),
                                    createdAt: $0.int(5), delivered: $0.int(6) == 1)
@@ -204,9 +226,11 @@ public final class NotificationWorker: @unchecked Sendable {
             let users = Array(Set(b.deliveries.map(\.0.userId)))
             if !users.isEmpty {
                 var tokens: [String: [String]] = [:]
-                _ = try c.rows("SELECT d.user_id, d.token FROM devices d JOIN json_each(?) j ON j.value = d.user_id",
-                           [.text(JSONValue.array(users.map(JSONValue.string)).serializedString())]) { r in
-                    tokens[r.string(0), default: []].append(r.string(1))
+                for chunk in SQLList.chunks(users) {
+                    _ = try c.rows("SELECT user_id, token FROM devices WHERE user_id IN (\(SQLList.placeholders(chunk.count)))",
+                                   chunk.map { SQLValue.text($0) }) { r in
+                        tokens[r.string(0), default: []].append(r.string(1))
+                    }
                 }
                 for i in b.deliveries.indices { b.deliveries[i].1 = tokens[b.deliveries[i].0.userId] ?? [] }
             }
@@ -217,8 +241,9 @@ public final class NotificationWorker: @unchecked Sendable {
         let (u, r) = (batch.userCursor, batch.roomCursor)
         try await db.write { c in
             try c.run("""
-                INSERT INTO notification_cursors (name, delivered_seq) VALUES ('user', ?1), ('room', ?2)
-                ON CONFLICT(name) DO UPDATE SET delivered_seq = MAX(delivered_seq, excluded.delivered_seq)
+                INSERT INTO notification_cursors (name, delivered_seq) VALUES ('user', ?), ('room', ?)
+                ON CONFLICT (name) DO UPDATE SET delivered_seq = CASE WHEN excluded.delivered_seq > notification_cursors.delivered_seq
+                    THEN excluded.delivered_seq ELSE notification_cursors.delivered_seq END
                 """, [.int(u), .int(r)])
         }
         onDelivered?(batch.deliveries.count)

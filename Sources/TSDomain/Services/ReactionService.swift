@@ -2,44 +2,81 @@ import TSCrypto
 import TSStorage
 import TSJSON
 
-/// Heart reactions (CONTRACT.md §2 "Reactions"). The toggle is one transaction on the single
-/// writer, so racing toggles by one user serialise; the UNIQUE constraint is the backstop.
+/// Heart reactions (CONTRACT.md §2 "Reactions").
+///
+/// Two toggles racing for the same heart (one user on two nodes, or two sockets) end in a
+/// consistent state, never a duplicate row or a 500: the toggle is one transaction that first
+/// takes the element's row (`SELECT … FOR UPDATE` on PostgreSQL; SQLite's single writer already
+/// serialises every write), so the second toggle of the same element waits for the first to
+/// commit and then sees its row. The primary key (element, user, type) is the backstop, and
+/// `reaction_count` only ever moves by `± 1` in the statement that also removes or adds the row.
 public struct ReactionService: Sendable {
     let db: Database
     let clock: any WallClock
+    let sequence: SequenceSource
     let events: any DomainEventPublisher
     let notifier: NotificationWorker
 
-    public func toggle(roomId: String, elementId: String, actor: String, originSocketId: String?) async throws -> ToggleResult {
+    /// The element's author when `actor` is a member of its room; locks the element's row on
+    /// PostgreSQL (until the transaction ends). Nil: no such element, or not a member.
+    static let lockElementSQLite = """
+        SELECT e.created_by FROM elements e WHERE e.id = ? AND e.room_id = ?
+          AND EXISTS(SELECT 1 FROM room_members m WHERE m.room_id = e.room_id AND m.user_id = ?)
+        """
+    static let lockElementPostgres = lockElementSQLite + " FOR UPDATE OF e"
+
+    /// Adds the caller's heart, or removes it. Per toggle (issue 14 item 1): one statement finds
+    /// the element (and checks membership), one deletes the heart if there is one, else one
+    /// inserts it; the count moves in one `UPDATE … RETURNING` (no re-read); the top reactors are
+    /// one indexed query. `actorUser` is the caller's row when the request already loaded it
+    /// (the REST route's authentication does), so it is not read again.
+    public func toggle(roomId: String, elementId: String, actor: String, actorUser: PublicUser? = nil,
+                       originSocketId: String?) async throws -> ToggleResult {
         let newId = UUIDGenerator.lowercaseV4()
         let now = clock.nowSeconds()
+        let seq = sequence.next()
         let result = try await db.write { c -> ToggleResult in
-            try Readers.requireMember(c, roomId: roomId, userId: actor)
-            guard let owner = try c.first("SELECT created_by FROM elements WHERE id = ? AND room_id = ?",
-                                          [.text(elementId), .text(roomId)], { $0.string(0) }) else {
+            let lock = c.dialect == .postgres ? Self.lockElementPostgres : Self.lockElementSQLite
+            guard let owner = try c.first(lock, [.text(elementId), .text(roomId), .text(actor)], { $0.string(0) }) else {
+                try Readers.requireMember(c, roomId: roomId, userId: actor)  // 404 room / 403 not a member
                 throw DomainError.notFound("Element")
             }
-            guard let user = try Readers.publicUser(c, id: actor) else { throw DomainError.unauthorized("Unknown user") }
-            let existing = try c.first("SELECT id, created_at FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart'",
-                                       [.text(elementId), .text(actor)]) { ($0.string(0), $0.int(1)) }
+            let user: PublicUser
+            if let actorUser, actorUser.id == actor {
+                user = actorUser
+            } else {
+                guard let u = try Readers.publicUser(c, id: actor) else { throw DomainError.unauthorized("Unknown user") }
+                user = u
+            }
             let action: ToggleResult.Action
             let reaction: Reaction
-            if let (id, createdAt) = existing {
-                try c.run("DELETE FROM reactions WHERE id = ?", [.text(id)])
-                try c.run("UPDATE elements SET reaction_count = reaction_count - 1 WHERE id = ?", [.text(elementId)])
+            let count: Int64
+            if let (id, createdAt) = try c.first("""
+                DELETE FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart' RETURNING id, created_at
+                """, [.text(elementId), .text(actor)], { ($0.string(0), $0.int(1)) }) {
+                count = try c.scalarInt("UPDATE elements SET reaction_count = reaction_count - 1 WHERE id = ? RETURNING reaction_count",
+                                        [.text(elementId)]) ?? 0
                 action = .removed
                 reaction = Reaction(id: id, elementId: elementId, userId: actor, createdAt: createdAt, user: user)
             } else {
-                try c.run("INSERT INTO reactions (id, element_id, user_id, type, created_at) VALUES (?, ?, ?, 'heart', ?)",
-                          [.text(newId), .text(elementId), .text(actor), .int(now)])
-                try c.run("UPDATE elements SET reaction_count = reaction_count + 1 WHERE id = ?", [.text(elementId)])
+                // Under the element's lock no other toggle can have inserted it meanwhile; should a
+                // writer that bypasses the toggle have, the caller gets 409, not a duplicate or a 500.
+                guard try c.run("""
+                    INSERT INTO reactions (element_id, user_id, type, id, seq, created_at) VALUES (?, ?, 'heart', ?, ?, ?)
+                    ON CONFLICT (element_id, user_id, type) DO NOTHING
+                    """, [.text(elementId), .text(actor), .text(newId), .int(seq), .int(now)]) == 1 else {
+                    throw DomainError.conflict("The reaction changed meanwhile; try again")
+                }
+                count = try c.scalarInt("UPDATE elements SET reaction_count = reaction_count + 1 WHERE id = ? RETURNING reaction_count",
+                                        [.text(elementId)]) ?? 0
                 if owner != actor {
                     try NotificationWorker.insertPersonal(c, userId: owner, roomId: roomId, elementId: elementId, actor: actor, now: now)
                 }
                 action = .added
                 reaction = Reaction(id: newId, elementId: elementId, userId: actor, createdAt: now, user: user)
             }
-            let stats = try Readers.stats(c, elementId: elementId, viewer: actor)
+            let stats = ElementStats(totalReactions: count, hasReacted: action == .added,
+                                     topReactors: count > 0 ? try Readers.topReactors(c, elementId: elementId) : [])
             return ToggleResult(action: action, roomId: roomId, reaction: reaction, stats: stats, elementOwner: owner)
         }
         let kind: DomainEventKind = result.action == .added
@@ -65,10 +102,11 @@ public struct ReactionService: Sendable {
             try Readers.requireMember(c, roomId: roomId, userId: viewer)
             guard let total = try c.scalarInt("SELECT reaction_count FROM elements WHERE id = ? AND room_id = ?",
                                               [.text(elementId), .text(roomId)]) else { throw DomainError.notFound("Element") }
-            var cursor: (Int64, Int64)? = nil
+            // Newest first: (seq, user_id) descending, one heart per user, so the order is total.
+            var cursor: (Int64, String)? = nil
             if let before {
-                guard let cur = try c.first("SELECT created_at, rowid FROM reactions WHERE id = ? AND element_id = ?",
-                                            [.text(before), .text(elementId)], { ($0.int(0), $0.int(1)) }) else {
+                guard let cur = try c.first("SELECT seq, user_id FROM reactions WHERE id = ? AND element_id = ?",
+                                            [.text(before), .text(elementId)], { ($0.int(0), $0.string(1)) }) else {
                     throw DomainError.notFound("Reaction `before` of this element")
                 }
                 cursor = cur
@@ -79,11 +117,11 @@ public struct ReactionService: Sendable {
                 """
             let map: (Row) -> Reaction = { Reaction(id: $0.string(0), elementId: elementId, userId: $0.string(1), createdAt: $0.int(2), user: Readers.user($0, at: 3)) }
             let rows: [Reaction]
-            if let (t, rowid) = cursor {
-                rows = try c.rows(select + " AND (r.created_at < ? OR (r.created_at = ? AND r.rowid < ?)) ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?",
-                                  [.text(elementId), .int(t), .int(t), .int(rowid), .int(Int64(limit))], map)
+            if let (seq, user) = cursor {
+                rows = try c.rows(select + " AND (r.seq < ? OR (r.seq = ? AND r.user_id < ?)) ORDER BY r.seq DESC, r.user_id DESC LIMIT ?",
+                                  [.text(elementId), .int(seq), .int(seq), .text(user), .int(Int64(limit))], map)
             } else {
-                rows = try c.rows(select + " ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?", [.text(elementId), .int(Int64(limit))], map)
+                rows = try c.rows(select + " ORDER BY r.seq DESC, r.user_id DESC LIMIT ?", [.text(elementId), .int(Int64(limit))], map)
             }
             return Page(reactions: rows, total: total, hasReacted: try Readers.hasReacted(c, elementId: elementId, userId: viewer))
         }

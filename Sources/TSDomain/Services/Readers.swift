@@ -26,17 +26,19 @@ enum Readers {
         try c.first("SELECT id, username, first_name, avatar_url FROM users WHERE id = ?", [.text(id)]) { user($0, at: 0) }
     }
 
-    /// The three most recent reactors of an element, newest first.
+    /// The three most recent reactors of an element, newest first (`seq`, then `user_id`: one
+    /// heart per user, so the order is total; index reactions_by_element_seq serves it as is).
     static func topReactors(_ c: SQLConnection, elementId: String) throws -> [PublicUser] {
         try c.rows("""
             SELECT u.id, u.username, u.first_name, u.avatar_url FROM reactions r JOIN users u ON u.id = r.user_id
-            WHERE r.element_id = ? ORDER BY r.created_at DESC, r.rowid DESC LIMIT 3
+            WHERE r.element_id = ? ORDER BY r.seq DESC, r.user_id DESC LIMIT 3
             """, [.text(elementId)]) { user($0, at: 0) }
     }
 
+    /// One primary-key probe of the reactions table.
     static func hasReacted(_ c: SQLConnection, elementId: String, userId: String) throws -> Bool {
-        try c.scalarInt("SELECT EXISTS(SELECT 1 FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart')",
-                        [.text(elementId), .text(userId)]) == 1
+        try c.scalarInt("SELECT 1 FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart'",
+                        [.text(elementId), .text(userId)]) != nil
     }
 
     static func stats(_ c: SQLConnection, elementId: String, viewer: String) throws -> ElementStats {
@@ -63,9 +65,9 @@ enum Readers {
         return one[0]
     }
 
-    /// A room's elements, oldest first, with reactions for `viewer`.
+    /// A room's elements, oldest first (`seq`, Migrations/0005), with reactions for `viewer`.
     static func elements(_ c: SQLConnection, roomId: String, viewer: String) throws -> [Element] {
-        var list = try c.rows("SELECT \(elementColumns) FROM elements e WHERE e.room_id = ? ORDER BY e.rowid", [.text(roomId)], element)
+        var list = try c.rows("SELECT \(elementColumns) FROM elements e WHERE e.room_id = ? ORDER BY e.seq, e.id", [.text(roomId)], element)
         if list.contains(where: { $0.reactionCount > 0 }) {
             let reacted = Set(try c.rows("""
                 SELECT r.element_id FROM reactions r JOIN elements e ON e.id = r.element_id
@@ -95,10 +97,14 @@ enum Readers {
 
     /// 404 for a room that does not exist, 403 for one the user is not a member of (CONTRACT.md §2).
     static func requireMember(_ c: SQLConnection, roomId: String, userId: String) throws {
-        let state = try c.scalarInt("""
-            SELECT CASE WHEN NOT EXISTS(SELECT 1 FROM rooms WHERE id = ?1) THEN 0
-                        WHEN EXISTS(SELECT 1 FROM room_members WHERE room_id = ?1 AND user_id = ?2) THEN 2 ELSE 1 END
-            """, [.text(roomId), .text(userId)])
+        try check(membership: c.scalarInt("""
+            SELECT CASE WHEN EXISTS(SELECT 1 FROM room_members WHERE room_id = ? AND user_id = ?) THEN 2
+                        WHEN EXISTS(SELECT 1 FROM rooms WHERE id = ?) THEN 1 ELSE 0 END
+            """, [.text(roomId), .text(userId), .text(roomId)]))
+    }
+
+    /// 2 member, 1 room without the user, 0 no such room → return, 403, 404.
+    static func check(membership state: Int64?) throws {
         switch state {
         case 2: return
         case 1: throw DomainError.forbidden("You are not a member of this room")

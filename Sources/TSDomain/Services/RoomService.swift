@@ -6,6 +6,7 @@ import TSJSON
 public struct RoomService: Sendable {
     let db: Database
     let clock: any WallClock
+    let sequence: SequenceSource
     let events: any DomainEventPublisher
 
     public struct Detail: Sendable {
@@ -27,13 +28,13 @@ public struct RoomService: Sendable {
         guard memberIds.count <= 100 else { throw DomainError.validation(field: "memberIds", message: "must have at most 100 entries") }
         let id = UUIDGenerator.lowercaseV4()
         let now = clock.nowSeconds()
-        let seq = clock.nowMicroseconds()
+        let seq = sequence.next()
         return try await db.write { c in
             try c.run("""
-                INSERT INTO rooms (id, name, created_by, created_at, updated_at, last_activity_at, activity_seq, name_set_by)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO rooms (id, name, created_by, created_at, updated_at, last_activity_at, activity_seq, name_set_by, seq)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(id), .text(name ?? Timestamp.roomName(now)), .text(actor), .int(now), .int(now), .int(now), .int(seq),
-                      name == nil ? .null : .text(actor)])
+                      name == nil ? .null : .text(actor), .int(seq)])
             for member in Set(memberIds + [actor]) {
                 guard try c.scalarInt("SELECT 1 FROM users WHERE id = ?", [.text(member)]) != nil else {
                     throw DomainError.notFound("User \(member)")
@@ -104,11 +105,13 @@ public struct RoomService: Sendable {
                 }
             }
             guard let user else { throw DomainError.notFound("User") }
-            if try c.scalarInt("SELECT 1 FROM room_members WHERE room_id = ? AND user_id = ?", [.text(roomId), .text(user.id)]) != nil {
+            // The primary key decides a race between two adds of one user (two nodes): 409, never a 500.
+            guard try c.run("""
+                INSERT INTO room_members (room_id, user_id, joined_at, elements_seen_at, messages_read_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (room_id, user_id) DO NOTHING
+                """, [.text(roomId), .text(user.id), .int(now), .int(now), .int(now)]) == 1 else {
                 throw DomainError.conflict("User is already a member of this room")
             }
-            try c.run("INSERT INTO room_members (room_id, user_id, joined_at, elements_seen_at, messages_read_at) VALUES (?, ?, ?, ?, ?)",
-                      [.text(roomId), .text(user.id), .int(now), .int(now), .int(now)])
             return user
         }
     }

@@ -17,7 +17,7 @@ public struct InspectorData: Sendable {
         /// `SELECT <cursor>, …` with `%WHERE%` where the filters and the cursor condition go, ordered by the cursor.
         let sql: String
         let cursor: String
-        /// A text cursor (`room_members` has no rowid); otherwise an integer rowid.
+        /// A text cursor (`room_members`: its user id); otherwise an integer `seq` (creation order, Migrations/0005).
         let textCursor: Bool
         /// Query parameter → SQL column it filters on.
         let filters: [(String, String)]
@@ -28,66 +28,66 @@ public struct InspectorData: Sendable {
 
     static let kinds: [Kind] = [
         Kind(name: "users", title: "Users", sql: """
-            SELECT u.rowid, u.id, u.username, u.first_name AS firstName, u.avatar_url AS avatarUrl, u.created_at AS createdAt,
+            SELECT u.seq, u.id, u.username, u.first_name AS \"firstName\", u.avatar_url AS \"avatarUrl\", u.created_at AS \"createdAt\",
               (SELECT COUNT(*) FROM room_members m WHERE m.user_id = u.id) AS rooms,
               (SELECT COUNT(*) FROM devices d WHERE d.user_id = u.id) AS devices
-            FROM users u %WHERE% ORDER BY u.rowid LIMIT ?
-            """, cursor: "u.rowid", textCursor: false, filters: [], countSQL: "SELECT COUNT(*) FROM users u %WHERE%", key: "id"),
+            FROM users u %WHERE% ORDER BY u.seq LIMIT ?
+            """, cursor: "u.seq", textCursor: false, filters: [], countSQL: "SELECT COUNT(*) FROM users u %WHERE%", key: "id"),
         Kind(name: "rooms", title: "Rooms", sql: """
-            SELECT r.rowid, r.id, r.name, r.created_by AS createdBy, (SELECT username FROM users WHERE id = r.created_by) AS createdByUsername,
+            SELECT r.seq, r.id, r.name, r.created_by AS \"createdBy\", (SELECT username FROM users WHERE id = r.created_by) AS \"createdByUsername\",
               (SELECT COUNT(*) FROM room_members m WHERE m.room_id = r.id) AS members, r.element_count AS elements,
-              (SELECT COUNT(*) FROM messages g WHERE g.room_id = r.id) AS messages, r.is_active AS isActive,
-              r.last_activity_at AS lastActivityAt, r.created_at AS createdAt
-            FROM rooms r %WHERE% ORDER BY r.rowid LIMIT ?
-            """, cursor: "r.rowid", textCursor: false, filters: [], countSQL: "SELECT COUNT(*) FROM rooms r %WHERE%", key: "id"),
+              (SELECT COUNT(*) FROM messages g WHERE g.room_id = r.id) AS messages, r.is_active AS \"isActive\",
+              r.last_activity_at AS \"lastActivityAt\", r.created_at AS \"createdAt\"
+            FROM rooms r %WHERE% ORDER BY r.seq LIMIT ?
+            """, cursor: "r.seq", textCursor: false, filters: [], countSQL: "SELECT COUNT(*) FROM rooms r %WHERE%", key: "id"),
         Kind(name: "members", title: "Members", sql: """
-            SELECT m.user_id, m.room_id AS roomId, m.user_id AS userId, u.username, m.joined_at AS joinedAt,
-              m.unseen_elements AS unseenElements, m.unread_messages AS unreadMessages
+            SELECT m.user_id, m.room_id AS \"roomId\", m.user_id AS \"userId\", u.username, m.joined_at AS \"joinedAt\",
+              m.unseen_elements AS \"unseenElements\", m.unread_messages AS \"unreadMessages\"
             FROM room_members m JOIN users u ON u.id = m.user_id %WHERE% ORDER BY m.user_id LIMIT ?
             """, cursor: "m.user_id", textCursor: true, filters: [("roomId", "m.room_id")],
              countSQL: "SELECT COUNT(*) FROM room_members m %WHERE%", key: "userId"),
         Kind(name: "elements", title: "Elements", sql: """
-            SELECT e.rowid, e.id, e.room_id AS roomId, e.type, e.content, e.position_x AS positionX, e.position_y AS positionY,
-              e.width, e.height, e.image_url AS imageUrl, e.audio_url AS audioUrl, e.video_url AS videoUrl,
-              e.thumbnail_url AS thumbnailUrl, e.duration, e.created_by AS createdBy,
-              (SELECT username FROM users WHERE id = e.created_by) AS createdByUsername, e.reaction_count AS reactions,
-              e.created_at AS createdAt, e.updated_at AS updatedAt
-            FROM elements e %WHERE% ORDER BY e.rowid LIMIT ?
-            """, cursor: "e.rowid", textCursor: false, filters: [("roomId", "e.room_id")],
+            SELECT e.seq, e.id, e.room_id AS \"roomId\", e.type, e.content, e.position_x AS \"positionX\", e.position_y AS \"positionY\",
+              e.width, e.height, e.image_url AS \"imageUrl\", e.audio_url AS \"audioUrl\", e.video_url AS \"videoUrl\",
+              e.thumbnail_url AS \"thumbnailUrl\", e.duration, e.created_by AS \"createdBy\",
+              (SELECT username FROM users WHERE id = e.created_by) AS \"createdByUsername\", e.reaction_count AS reactions,
+              e.created_at AS \"createdAt\", e.updated_at AS \"updatedAt\"
+            FROM elements e %WHERE% ORDER BY e.seq LIMIT ?
+            """, cursor: "e.seq", textCursor: false, filters: [("roomId", "e.room_id")],
              countSQL: "SELECT COUNT(*) FROM elements e %WHERE%", key: "id"),
         Kind(name: "messages", title: "Messages", sql: """
-            SELECT g.rowid, g.id, g.room_id AS roomId, g.user_id AS userId, (SELECT username FROM users WHERE id = g.user_id) AS username,
-              g.text, g.created_at AS createdAt
-            FROM messages g %WHERE% ORDER BY g.rowid LIMIT ?
-            """, cursor: "g.rowid", textCursor: false, filters: [("roomId", "g.room_id")],
+            SELECT g.seq, g.id, g.room_id AS \"roomId\", g.user_id AS \"userId\", (SELECT username FROM users WHERE id = g.user_id) AS username,
+              g.text, g.created_at AS \"createdAt\"
+            FROM messages g %WHERE% ORDER BY g.seq LIMIT ?
+            """, cursor: "g.seq", textCursor: false, filters: [("roomId", "g.room_id")],
              countSQL: "SELECT COUNT(*) FROM messages g %WHERE%", key: "id"),
         Kind(name: "reactions", title: "Reactions", sql: """
-            SELECT x.rowid, x.id, x.element_id AS elementId, (SELECT room_id FROM elements WHERE id = x.element_id) AS roomId,
-              x.user_id AS userId, (SELECT username FROM users WHERE id = x.user_id) AS username, x.type, x.created_at AS createdAt
-            FROM reactions x %WHERE% ORDER BY x.rowid LIMIT ?
-            """, cursor: "x.rowid", textCursor: false, filters: [("elementId", "x.element_id")],
+            SELECT x.seq, x.id, x.element_id AS \"elementId\", (SELECT room_id FROM elements WHERE id = x.element_id) AS \"roomId\",
+              x.user_id AS \"userId\", (SELECT username FROM users WHERE id = x.user_id) AS username, x.type, x.created_at AS \"createdAt\"
+            FROM reactions x %WHERE% ORDER BY x.seq LIMIT ?
+            """, cursor: "x.seq", textCursor: false, filters: [("elementId", "x.element_id")],
              countSQL: "SELECT COUNT(*) FROM reactions x %WHERE%", key: "id"),
         Kind(name: "posts", title: "Posts", sql: """
-            SELECT p.rowid, p.id, p.author_id AS authorId, (SELECT username FROM users WHERE id = p.author_id) AS author, p.content,
-              p.image_url AS imageUrl, p.like_count AS likes, p.save_count AS saves, p.created_at AS createdAt
-            FROM posts p %WHERE% ORDER BY p.rowid LIMIT ?
-            """, cursor: "p.rowid", textCursor: false, filters: [], countSQL: "SELECT COUNT(*) FROM posts p %WHERE%", key: "id"),
+            SELECT p.seq, p.id, p.author_id AS \"authorId\", (SELECT username FROM users WHERE id = p.author_id) AS author, p.content,
+              p.image_url AS \"imageUrl\", p.like_count AS likes, p.save_count AS saves, p.created_at AS \"createdAt\"
+            FROM posts p %WHERE% ORDER BY p.seq LIMIT ?
+            """, cursor: "p.seq", textCursor: false, filters: [], countSQL: "SELECT COUNT(*) FROM posts p %WHERE%", key: "id"),
         Kind(name: "devices", title: "Devices", sql: """
-            SELECT d.rowid, d.token, d.user_id AS userId, (SELECT username FROM users WHERE id = d.user_id) AS username, d.platform,
-              d.created_at AS createdAt, d.updated_at AS updatedAt
-            FROM devices d %WHERE% ORDER BY d.rowid LIMIT ?
-            """, cursor: "d.rowid", textCursor: false, filters: [("userId", "d.user_id")],
+            SELECT d.seq, d.token, d.user_id AS \"userId\", (SELECT username FROM users WHERE id = d.user_id) AS username, d.platform,
+              d.created_at AS \"createdAt\", d.updated_at AS \"updatedAt\"
+            FROM devices d %WHERE% ORDER BY d.seq LIMIT ?
+            """, cursor: "d.seq", textCursor: false, filters: [("userId", "d.user_id")],
              countSQL: "SELECT COUNT(*) FROM devices d %WHERE%", key: "token"),
         Kind(name: "notifications", title: "Notifications", sql: """
-            SELECT n.seq, n.id, n.user_id AS userId, (SELECT username FROM users WHERE id = n.user_id) AS username, n.type,
-              n.room_id AS roomId, n.element_id AS elementId, n.actor_id AS actorId,
-              (SELECT username FROM users WHERE id = n.actor_id) AS actor, n.created_at AS createdAt
+            SELECT n.seq, n.id, n.user_id AS \"userId\", (SELECT username FROM users WHERE id = n.user_id) AS username, n.type,
+              n.room_id AS \"roomId\", n.element_id AS \"elementId\", n.actor_id AS \"actorId\",
+              (SELECT username FROM users WHERE id = n.actor_id) AS actor, n.created_at AS \"createdAt\"
             FROM notifications n %WHERE% ORDER BY n.seq LIMIT ?
             """, cursor: "n.seq", textCursor: false, filters: [("userId", "n.user_id")],
              countSQL: "SELECT COUNT(*) FROM notifications n %WHERE%", key: "id"),
         Kind(name: "roomNotifications", title: "Room notifications", sql: """
-            SELECT n.seq, n.id, n.room_id AS roomId, n.type, n.element_id AS elementId, n.actor_id AS actorId,
-              (SELECT username FROM users WHERE id = n.actor_id) AS actor, n.created_at AS createdAt
+            SELECT n.seq, n.id, n.room_id AS \"roomId\", n.type, n.element_id AS \"elementId\", n.actor_id AS \"actorId\",
+              (SELECT username FROM users WHERE id = n.actor_id) AS actor, n.created_at AS \"createdAt\"
             FROM room_notifications n %WHERE% ORDER BY n.seq LIMIT ?
             """, cursor: "n.seq", textCursor: false, filters: [("roomId", "n.room_id")],
              countSQL: "SELECT COUNT(*) FROM room_notifications n %WHERE%", key: "id"),

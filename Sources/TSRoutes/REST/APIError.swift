@@ -69,6 +69,11 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
             return APIError(status: 503, code: "UNAVAILABLE", message: "The server is busy; retry shortly", envelope: envelope,
                             retryAfterSeconds: 1)
         }
+        if let u = error as? DatabaseUnavailableError {
+            // pgcore (issue 12): PostgreSQL unreachable; refused at once, reconnecting in the background.
+            return APIError(status: 503, code: "UNAVAILABLE", message: "The database is unreachable; retry shortly", envelope: envelope,
+                            retryAfterSeconds: u.retryAfterSeconds)
+        }
         if let h = error as? HTTPError, envelope == .mobile {
             return APIError(status: h.status, code: h.code, message: h.message, envelope: .mobile)
         }

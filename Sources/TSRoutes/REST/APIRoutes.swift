@@ -100,7 +100,7 @@ public struct APIRoutes: Sendable {
         // Reactions
         router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle", a.wrap { ctx in
             Reply.data(try await d.reactions.toggle(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), actor: ctx.user.id,
-                                                    originSocketId: ctx.originSocketId).json)
+                                                    actorUser: ctx.user, originSocketId: ctx.originSocketId).json)
         })
         router.get("/api/rooms/:roomId/elements/:elementId/reactions", a.wrap { ctx in
             Reply.data(try await d.reactions.list(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), viewer: ctx.user.id,

@@ -37,6 +37,8 @@ public struct RealtimeHandlers: Sendable {
             let user: PublicUser
             do { user = try await domain.auth.authenticate(token: token) } catch is DatabaseOverloadedError {
                 return .reject(message: "server busy, retry shortly")  // database.maxQueuedReads reads already waiting
+            } catch is DatabaseUnavailableError {
+                return .reject(message: "database unreachable, retry shortly")  // pgcore hook (issue 12)
             } catch {
                 return .reject(message: "unauthorized")
             }
@@ -97,6 +99,8 @@ public struct RealtimeHandlers: Sendable {
                 ack?.send([Self.errorPayload(code: e.code, message: e.message)])
             } catch is DatabaseOverloadedError {
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The server is busy; retry shortly")])
+            } catch is DatabaseUnavailableError {  // pgcore hook (issue 12)
+                ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The database is unreachable; retry shortly")])
             } catch {
                 logger.error("socket event \(event) from sid=\(socket.id) failed: \(error)")
                 ack?.send([Self.errorPayload(code: "INTERNAL", message: "Internal server error")])

@@ -21,17 +21,82 @@ final class LiveServer: @unchecked Sendable {
                                       format: .text)
     }()
 
+    /// The PostgreSQL database of this server when the tests run on PostgreSQL (dropped by `stop`).
+    let postgres: TestPostgresDatabase?
+
     init(overrides: [String: JSONValue] = [:], delivery: (any NotificationDelivery)? = nil, wallClock: (any WallClock)? = nil) throws {
         _ = Self.bootstrapLogging
         var o: [String: JSONValue] = ["server.port": 0, "database.path": ":memory:", "auth.passwordIterations": 1000,
                                       "auth.jwtSecret": "test-secret-test-secret-test-secret", "server.eventLoops": 2]
         for (k, v) in overrides { o[k] = v }
-        let config = try AppConfiguration.load(configFile: nil, environment: [:], overrides: o)
-        server = try TouchSyncServer(configuration: config, environment: [:], wallClock: wallClock ?? SystemWallClock(), delivery: delivery)
-        port = try server.start()
+        // Issue 12 item 2: TOUCHSYNC_TEST_DATABASE=postgres runs every live server on a fresh
+        // PostgreSQL database (scripts/test's PostgreSQL block); XCTSkip, visibly, without a server.
+        if TestPostgresDatabase.requested {
+            let database = try TestPostgresDatabase()
+            o["database.url"] = .string(database.url)
+            postgres = database
+        } else {
+            postgres = nil
+        }
+        do {
+            let config = try AppConfiguration.load(configFile: nil, environment: [:], overrides: o)
+            server = try TouchSyncServer(configuration: config, environment: [:], wallClock: wallClock ?? SystemWallClock(), delivery: delivery)
+            port = try server.start()
+        } catch {
+            postgres?.drop()
+            throw error
+        }
     }
 
-    func stop() async { await server.shutdown() }
+    func stop() async {
+        await server.shutdown()
+        postgres?.drop()
+    }
+
+    deinit { postgres?.drop() }
+}
+
+/// A throw-away PostgreSQL database for one live server: `CREATE DATABASE ts_<random>` on the server
+/// of `TOUCHSYNC_TEST_POSTGRES_URL` (scripts/services.sh), `DROP DATABASE … WITH (FORCE)` after.
+/// Through `psql`, so the test target needs no PostgreSQL client library of its own.
+final class TestPostgresDatabase: Sendable {
+    let url: String
+    let name: String
+    let serverURL: String
+
+    /// True when the environment asks for the PostgreSQL variant (`TOUCHSYNC_TEST_DATABASE=postgres`).
+    static var requested: Bool { ProcessInfo.processInfo.environment["TOUCHSYNC_TEST_DATABASE"] == "postgres" }
+
+    init() throws {
+        let env = ProcessInfo.processInfo.environment
+        guard let server = env["TOUCHSYNC_TEST_POSTGRES_URL"], !server.isEmpty else {
+            throw XCTSkip("PostgreSQL variant skipped: TOUCHSYNC_TEST_POSTGRES_URL is not set (scripts/services.sh start DIR)"
+                          + (env["TOUCHSYNC_TEST_SERVICES_SKIPPED"].map { ": \($0)" } ?? ""))
+        }
+        serverURL = server
+        name = "ts_api_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        guard let slash = server.lastIndex(of: "/") else { throw XCTSkip("PostgreSQL variant skipped: cannot read \(server)") }
+        url = String(server[..<slash]) + "/" + name
+        try Self.psql(server, "CREATE DATABASE \(name)")
+    }
+
+    func drop() { try? Self.psql(serverURL, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+
+    static func psql(_ url: String, _ sql: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", url, "-qc", sql]
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        do { try process.run() } catch { throw XCTSkip("PostgreSQL variant skipped: psql cannot run (\(error))") }
+        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw NSError(domain: "TestPostgresDatabase", code: Int(process.terminationStatus),
+                          userInfo: [NSLocalizedDescriptionKey: "psql \(sql) failed: \(String(decoding: stderr, as: UTF8.self))"])
+        }
+    }
 }
 
 /// A URLSession client, as an iOS app would use, returning status, headers and body.

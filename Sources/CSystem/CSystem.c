@@ -1,6 +1,7 @@
 // Linux-only wrappers for functions glibc declares only under _GNU_SOURCE (see CSystem.h).
 #if defined(__linux__)
 #define _GNU_SOURCE 1
+#include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include "CSystem.h"
@@ -16,6 +17,10 @@ int ts_sched_cpu_count(void) {
         return -1;
     }
     return CPU_COUNT(&set);
+}
+
+int ts_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
 }
 #else
 // An empty translation unit is not valid ISO C; keep one declaration.

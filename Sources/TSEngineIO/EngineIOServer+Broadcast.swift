@@ -34,7 +34,7 @@ extension EngineIOServer {
             // connection over its outbound bound closes itself as a slow consumer and the
             // others are unaffected.
             loop.executeOrRun {
-                for ws in connections { ws.sendFrameBytes(frames) }
+                for ws in connections { ws.sendFrameBytesOnLoop(frames) }
             }
         }
         return accepted

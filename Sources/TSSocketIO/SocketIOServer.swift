@@ -182,10 +182,7 @@ public final class SocketIOServer: @unchecked Sendable {
                          record: SocketIOEmitRecord) -> Int {
         var delivered = 0
         if configuration.recoveryEnabled {
-            let offset = hub.withLock { $0.recovery[namespace, default: makeRecoveryLog()].makeOffset() }
-            let packets = Self.preEncode(SocketIOPacketCodec.event(event, args + [.string(offset)], namespace: namespace, attachments: attachments))
-            let now = engine.clock.now()
-            hub.withLock { $0.recovery[namespace, default: makeRecoveryLog()].append(offset: offset, target: recoveryTarget, packets: packets, now: now) }
+            let packets = recoverablePackets(event, args, attachments: attachments, namespace: namespace, recoveryTarget: recoveryTarget)
             if !targets.isEmpty { delivered = EngineIOServer.broadcast(packets, to: targets.map(\.session)) }
         } else if !targets.isEmpty {
             let packets = Self.preEncode(SocketIOPacketCodec.event(event, args, namespace: namespace, attachments: attachments))
@@ -195,6 +192,17 @@ public final class SocketIOServer: @unchecked Sendable {
         observe(SocketIOEmitRecord(event: record.event, args: record.args, target: record.target, except: record.except,
                                    recipients: delivered))
         return delivered
+    }
+
+    /// With connection state recovery on: the event with a fresh offset as its last argument,
+    /// encoded, and kept for sockets of `recoveryTarget` that reconnect after missing it.
+    func recoverablePackets(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], namespace: String,
+                            recoveryTarget: SocketIORecoveryLog.Target) -> [EnginePreEncodedPacket] {
+        let offset = hub.withLock { $0.recovery[namespace, default: makeRecoveryLog()].makeOffset() }
+        let packets = Self.preEncode(SocketIOPacketCodec.event(event, args + [.string(offset)], namespace: namespace, attachments: attachments))
+        let now = engine.clock.now()
+        hub.withLock { $0.recovery[namespace, default: makeRecoveryLog()].append(offset: offset, target: recoveryTarget, packets: packets, now: now) }
+        return packets
     }
 
     func makeRecoveryLog() -> SocketIORecoveryLog {

@@ -76,6 +76,7 @@ public final class EventLoop: @unchecked Sendable {
     private func startThread() throws {
         let rc = Platform.spawnDetachedThread { [self] in
             threadID = pthread_self()
+            Platform.nameThisThread("ts-loop-\(index)")
             startSemaphore.signal()
             run()
         }

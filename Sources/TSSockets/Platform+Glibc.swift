@@ -93,6 +93,12 @@ public enum Platform {
 
     /// Starts a detached thread running `body`. Returns 0 or the pthread_create(3) error number.
     /// (glibc's `pthread_t` is an integer and the start routine takes an optional pointer.)
+    /// Names the calling thread (at most 15 bytes on Linux), so per-thread CPU in
+    /// `/proc/PID/task/*/comm` tells the event loops apart.
+    public static func nameThisThread(_ name: String) {
+        _ = ts_set_thread_name(String(name.utf8.prefix(15)) ?? "ts-thread")
+    }
+
     public static func spawnDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
         let box = Unmanaged.passRetained(ThreadBody(body))
         var tid = pthread_t()

@@ -75,6 +75,14 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
         }
     }
 
+    /// `sendFrameBytes` from the connection's loop (broadcasts already on it): writes now, with
+    /// no closure per connection. Loop only.
+    public func sendFrameBytesOnLoop(_ bytes: [UInt8]) {
+        assert(loop.inEventLoop, "sendFrameBytesOnLoop must be called on the connection's loop")
+        guard inbound.machine.state == .open else { return }
+        connection.write(bytes)
+    }
+
     /// Sends a Ping (§5.5.2); payload ≤ 125 bytes (longer payloads are truncated).
     public func sendPing(_ payload: [UInt8] = []) {
         let frame = WebSocketFrameEncoder.encode(opcode: .ping, payload: payload.prefix(125))

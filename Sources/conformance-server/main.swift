@@ -4,11 +4,13 @@
 //   /socket.io/ — Socket.IO v5 server, namespaces `/` and `/custom` (socket.io-protocol test-suite)
 //
 // conformance-server [--port 3000] [--ping-interval MS] [--ping-timeout MS] [--poller auto|epoll|kqueue|poll]
+//                    [--tls-cert PEM --tls-key PEM]   (HTTPS/WSS through TSTLS, as `touchsync serve`)
 import ArgumentParser
 import Foundation
 import Logging
 import TSHTTP
 import TSSockets
+import TSTLS
 import TSWebSocket
 
 struct ConformanceServer: ParsableCommand {
@@ -34,6 +36,12 @@ struct ConformanceServer: ParsableCommand {
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).")
     var logLevel: String = "warning"
 
+    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain: serve HTTPS/WSS (with --tls-key), as touchsync serve does.")
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: "PEM private key for --tls-cert.")
+    var tlsKey: String?
+
     func run() throws {
         var logger = Logger(label: "conformance-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
@@ -52,11 +60,18 @@ struct ConformanceServer: ParsableCommand {
         http.poller = kind
         // Autobahn's 9.x cases echo messages of up to 16 MiB: allow that much to be queued.
         http.maxOutboundBytesPerConnection = 64 << 20
+        // TLS exactly as TouchSyncServer+TLS.swift sets it up (the tls.* defaults: 10 s handshake
+        // deadline, 256 concurrent handshakes); nil without --tls-cert/--tls-key.
+        // A broken pair, or a build without TLS (macOS), stops the start with TLSError's message.
+        let tls = try TLSServerSetup.make(certificateFile: tlsCert, privateKeyFile: tlsKey,
+                                          handshakeTimeoutNanoseconds: 10_000_000_000, maxConcurrentHandshakes: 256,
+                                          logger: Logger(label: "conformance-server.tls"))
+        http.connectionTransform = tls?.transformFactory
         let server = HTTPServer(configuration: http, responder: router.freeze(logger: logger), logger: logger)
         let bound = try server.start()
-        print("listening on http://\(host):\(bound) (poller \(kind.resolved))")
+        print("listening on \(tls == nil ? "http" : "https")://\(host):\(bound) (poller \(kind.resolved))")
         fflush(nil)  // all streams (`stdout` itself is not concurrency-safe to name in Swift 6)
-        withExtendedLifetime(app) {
+        withExtendedLifetime((app, tls)) {
             while true { sleep(3600) }
         }
     }

@@ -7,7 +7,7 @@ import XCTest
 
 /// How the client fails and recovers: AUTH with the URL's password (a wrong one is a refused
 /// handshake with Redis's reason, retried with backoff), a server that accepts but never answers
-/// (the total connect deadline).
+/// (the total connect deadline), and the bounded queue while disconnected (runs without Redis).
 // @unchecked Sendable: no stored state; XCTest runs each test on one task.
 final class RedisLinkFailureTests: XCTestCase, @unchecked Sendable {
     func eventually(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
@@ -67,5 +67,23 @@ final class RedisLinkFailureTests: XCTestCase, @unchecked Sendable {
         XCTAssertFalse(c.stats.snapshot.healthy)
         XCTAssertEqual(c.stats.snapshot.reconnects, 0)
         await c.stop()
+    }
+
+    func testWhileDisconnectedPublishesQueueUpToTheBoundAndAnOversizedOneIsDropped() async throws {
+        // Nothing listens on this port: the client stays disconnected, retrying.
+        let port = TestSockets.freeLoopbackPort()
+        var c = RedisConfiguration(url: RedisURL(host: "127.0.0.1", port: port))
+        c.reconnectMinDelay = .milliseconds(50)
+        c.maxPendingPublishes = 3
+        c.maxPendingBytes = 1 << 20
+        c.maxMessageBytes = 1024
+        let client = try RedisPubSub(configuration: c, channel: "bound", logger: Logger(label: "test.redis")) { _ in }
+        client.start()
+        client.publish([UInt8](repeating: 0x61, count: 1025))  // over maxMessageBytes: never queued
+        for i in 0..<5 { client.publish(Array("m\(i)".utf8)) }  // 3 queue, 2 are dropped
+        try await eventually("drops counted") { client.stats.snapshot.publishDropped == 3 }
+        XCTAssertEqual(client.stats.snapshot.pending, 3, "the queue holds exactly maxPendingPublishes")
+        XCTAssertEqual(client.stats.snapshot.published, 0)
+        await client.stop()
     }
 }

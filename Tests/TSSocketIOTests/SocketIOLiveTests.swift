@@ -332,6 +332,53 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(clients[1].0.receive(timeout: 0.3), .timeout)
     }
 
+    /// Issue 14 item 3: the events of one change (`emit(_: [SocketIOEmission])`) reach each
+    /// WebSocket in one write, in the order given — one read holds both frames — while a socket
+    /// that gets only one of them gets just that one, a polling socket gets both in one payload in
+    /// the same order, and every room is recorded and counted as separate emits would be.
+    func testEventsOfOneChangeLeaveInOneWritePerSocketInOrder() throws {
+        try start()
+        func joined(_ ws: RawWebSocketClient, _ rooms: [String]) {
+            for (i, room) in rooms.enumerated() {
+                ws.send("42\(i + 1)[\"join\",\"\(room)\"]")
+                XCTAssertEqual(ws.receive(), .text("43\(i + 1)[\"joined\"]"))
+            }
+        }
+        let a = try engineSocket()
+        try connectMain(a)
+        joined(a, ["room1", "u:a"])
+        let b = try engineSocket()
+        try connectMain(b)
+        joined(b, ["room1"])
+        let open = RawHTTP.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling")
+        let esid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
+        let q = "/socket.io/?EIO=4&transport=polling&sid=\(esid)"
+        _ = RawHTTP.request(port: port, "POST", q, body: Array("40".utf8))
+        XCTAssertEqual(poll(q, until: 2).count, 2, "CONNECT reply and auth event")
+        _ = RawHTTP.request(port: port, "POST", q, body: Array("42[\"join\",\"room1\"]".utf8))
+        _ = RawHTTP.request(port: port, "POST", q, body: Array("42[\"join\",\"u:a\"]".utf8))
+        usleep(100_000)
+        XCTAssertEqual(io.sockets(inRoom: "u:a").count, 2)
+
+        let records = LockedValue<[SocketIOEmitRecord]>([])
+        io.setEmitObserver { r in records.withLock { $0.append(r) } }
+        let emittedBefore = io.stats.eventsEmitted
+        let n = io.emit([SocketIOEmission("one", [["id": "e1"]], .room("room1", except: nil)),
+                         SocketIOEmission("two", [["id": "e1"]], .rooms(["u:a", "u:nobody"]))])
+        XCTAssertEqual(n, 5)
+        a.setReceiveTimeout(3)
+        guard case .bytes(let first) = a.read() else { return XCTFail("nothing arrived") }
+        XCTAssertEqual(RawWebSocketFrame.decodeAll(first).map { String(decoding: $0.payload, as: UTF8.self) },
+                       ["42[\"one\",{\"id\":\"e1\"}]", "42[\"two\",{\"id\":\"e1\"}]"], "both frames, in order, in one read")
+        XCTAssertEqual(b.receive(), .text("42[\"one\",{\"id\":\"e1\"}]"))
+        XCTAssertEqual(b.receive(timeout: 0.3), .timeout)
+        XCTAssertEqual(RawHTTP.request(port: port, "GET", q).text, "42[\"one\",{\"id\":\"e1\"}]\u{1e}42[\"two\",{\"id\":\"e1\"}]")
+        XCTAssertEqual(records.current.map(\.event), ["one", "two", "two"])
+        XCTAssertEqual(records.current.map(\.target), [.room("room1"), .room("u:a"), .room("u:nobody")])
+        XCTAssertEqual(records.current.map(\.recipients), [3, 2, 0])
+        XCTAssertEqual(io.stats.eventsEmitted - emittedBefore, 5)
+    }
+
     func testSlowConsumerIsDisconnectedWhileOthersKeepReceiving() throws {
         // The bound leaves a reading client headroom for scheduling hiccups under load, while the
         // 8 MB sent is far more than the slow socket's kernel buffers (4 KiB receive window) plus

@@ -60,6 +60,27 @@ struct BenchEnv: Sendable {
         }
         return nil
     }
+
+    /// CPU time of the server in clock ticks (`/proc/PID/stat` utime, stime), whole process
+    /// and per thread (`/proc/PID/task/TID/stat`, keyed by "comm/tid"), or nil.
+    func serverCPU() -> (user: Int, system: Int, threads: [String: (Int, Int)])? {
+        guard let pid = serverPID, let whole = Self.cpuTicks("/proc/\(pid)/stat") else { return nil }
+        var threads: [String: (Int, Int)] = [:]
+        for tid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+            if let t = Self.cpuTicks("/proc/\(pid)/task/\(tid)/stat") { threads["\(t.comm)/\(tid)"] = (t.user, t.system) }
+        }
+        return (whole.user, whole.system, threads)
+    }
+
+    /// (comm, utime, stime) of a proc stat file (fields 14 and 15, counted after the `)` of comm).
+    static func cpuTicks(_ path: String) -> (comm: String, user: Int, system: Int)? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+              let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")") else { return nil }
+        let comm = String(text[text.index(after: open)..<close])
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let u = Int(fields[11]), let s = Int(fields[12]) else { return nil }
+        return (comm, u, s)
+    }
 }
 
 struct BenchError: Error, CustomStringConvertible {
@@ -240,6 +261,7 @@ final class FanoutScenario: @unchecked Sendable {
     private var runStart: UInt64 = 0
     private var lastAnswer: UInt64 = 0
     private var rssBefore = 0, rssAfter = 0
+    private var cpuStart: (user: Int, system: Int, threads: [String: (Int, Int)])?
     private var due: [UInt64] = []   // scheduled times waiting for a free connection
 
     init(env: BenchEnv, options: Options) {
@@ -320,6 +342,7 @@ final class FanoutScenario: @unchecked Sendable {
     private func measure() {
         measuring = true
         deliveries.reserveCapacity(options.events * options.sockets)
+        cpuStart = env.serverCPU()
         runStart = clock.now()
         if options.rate <= 0 {
             for c in http { closedLoop(c) }
@@ -372,14 +395,19 @@ final class FanoutScenario: @unchecked Sendable {
 
     private func report() {
         measuring = false
+        let cpuEnd = env.serverCPU()
         var latencies: [UInt64] = []
         latencies.reserveCapacity(deliveries.count)
         var lastDelivery: UInt64 = runStart
+        var lastPerCreation: [UInt64: UInt64] = [:]
         for (h, t) in deliveries {
             guard let s = sendTimes[h] else { continue }
             latencies.append(t &- s)
             lastDelivery = max(lastDelivery, t)
+            lastPerCreation[h] = max(lastPerCreation[h] ?? 0, t &- s)
         }
+        // Time to all: from when a creation was due until its last socket had it.
+        let toAll = Percentiles(Array(lastPerCreation.values))
         let expected = sendTimes.count * options.sockets
         let p = Percentiles(latencies)
         let seconds = Double(lastDelivery &- runStart) / 1e9
@@ -392,11 +420,36 @@ final class FanoutScenario: @unchecked Sendable {
         print(String(format: "  deliveries/s %.0f, lost %d of %d, create errors %d", perSecond, expected - latencies.count, expected, errors))
         print("  REST create: \(rest.text)")
         print(String(format: "  server RSS %d KiB → %d KiB: %.1f KB per socket", rssBefore, rssAfter, rssPerSocket / 1000))
+        print("  time to all (creation due → its last delivery): \(toAll.text)")
+        var cpu: [String: Double] = [:]
+        if let a = cpuStart, let b = cpuEnd, !latencies.isEmpty {
+            // Clock ticks are 10 ms (USER_HZ 100); the window is from the first creation to the last delivery.
+            let tick = 1e6 / Double(sysconf(Int32(_SC_CLK_TCK)))   // µs per tick
+            let user = Double(b.user - a.user) * tick, sys = Double(b.system - a.system) * tick
+            let perDelivery = (user + sys) / Double(latencies.count)
+            let frames = Double(latencies.count) * (options.global ? 1 : 2)  // room members also get the global event
+            cpu = ["cpu_user_ms": user / 1000, "cpu_sys_ms": sys / 1000, "cpu_us_per_socket_event": perDelivery,
+                   "cpu_us_per_frame": (user + sys) / frames, "cpu_sys_share": sys / max(1, user + sys)]
+            print(String(format: "  server CPU during the run: user %.0f ms, sys %.0f ms (%.0f %% kernel); %.2f µs per socket per creation, %.2f µs per frame",
+                         user / 1000, sys / 1000, 100 * sys / max(1, user + sys), perDelivery, (user + sys) / frames))
+            var per: [(String, Double, Double)] = []
+            for (k, v) in b.threads {
+                let before = a.threads[k] ?? (0, 0)
+                let u = Double(v.0 - before.0) * tick / 1000, s = Double(v.1 - before.1) * tick / 1000
+                if u + s > 0 { per.append((k, u, s)) }
+            }
+            for (k, u, s) in per.sorted(by: { $0.1 + $0.2 > $1.1 + $1.2 }) {
+                print(String(format: "    thread %@: user %.0f ms, sys %.0f ms", k, u, s))
+            }
+        }
         fleet.dropAll()
-        let result: [String: Double] = ["p50_ms": p.p50, "p99_ms": p.p99, "max_ms": p.max, "deliveries_per_s": perSecond,
+        var result: [String: Double] = ["to_all_p50_ms": toAll.p50, "to_all_p90_ms": toAll.p90, "to_all_max_ms": toAll.max]
+        result.merge(cpu) { a, _ in a }
+        result.merge(["p50_ms": p.p50, "p99_ms": p.p99, "max_ms": p.max, "deliveries_per_s": perSecond,
                                         "lost": Double(expected - latencies.count), "rss_kb_per_socket": rssPerSocket / 1000,
-                                        "rest_p99_ms": rest.p99, "errors": Double(errors + fleet.failures)]
-        env.loop.scheduleTask(in: 200_000_000) { self.completion.finish(result) }
+                                        "rest_p99_ms": rest.p99, "errors": Double(errors + fleet.failures)]) { a, _ in a }
+        let final = result
+        env.loop.scheduleTask(in: 200_000_000) { self.completion.finish(final) }
     }
 }
 

@@ -9,7 +9,8 @@
 #   2. unpacks them into DIR/root with dpkg -x (no install, no root needed);
 #   3. bootstraps pip from Debian's bundled wheel and installs autobahntestsuite with the
 #      versions pinned in constraints-py2.txt (the last releases that run on Python 2);
-#   4. writes DIR/wstest, a wrapper that runs it with the unpacked interpreter and libraries.
+#   4. writes DIR/wstest, a wrapper that runs it with the unpacked interpreter and libraries, and
+#      DIR/python2, the same interpreter for other scripts (run.sh --tls runs wstest_tls.py with it).
 # Debian or Ubuntu with apt-get and dpkg only; about 30 s and 25 MB of downloads.
 #
 # Usage: conformance/autobahn/setup.sh [DIR]      (default DIR: /tmp/autobahn)
@@ -67,6 +68,12 @@ cat > "$DIR/wstest" <<WRAPPER
 export LD_LIBRARY_PATH="$LIBS"
 exec "$PY" "$DIR/root/usr/local/bin/wstest" "\$@"
 WRAPPER
-chmod +x "$DIR/wstest"
+cat > "$DIR/python2" <<WRAPPER
+#!/bin/sh
+# The Python 2.7 unpacked by conformance/autobahn/setup.sh, with wstest's packages.
+export LD_LIBRARY_PATH="$LIBS"
+exec "$PY" "\$@"
+WRAPPER
+chmod +x "$DIR/wstest" "$DIR/python2"
 "$DIR/wstest" -a >/dev/null
 echo "autobahn setup: $DIR/wstest ready"

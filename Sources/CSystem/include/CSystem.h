@@ -32,6 +32,9 @@ int ts_accept4_nonblock_cloexec(int fd, struct sockaddr *address, socklen_t *len
 /// The number of CPUs in the calling thread's sched_getaffinity(2) mask (so `taskset -c 0` or a
 /// cpuset counts as one), or -1 when the call fails.
 int ts_sched_cpu_count(void);
+
+/// pthread_setname_np(3) for the calling thread (at most 15 bytes plus NUL, else ERANGE).
+int ts_set_thread_name(const char *name);
 #endif
 
 #if defined(__APPLE__)

@@ -26,10 +26,6 @@ public struct PostInteractionState: Sendable, Equatable {
     public let likeCount: Int64
     public let saveCount: Int64
 
-    public var json: JSONValue {
-        .object([
-            "postId": .string(postId), "isLiked": .bool(isLiked), "isSaved": .bool(isSaved),
-            "likeCount": .int(likeCount), "saveCount": .int(saveCount),
-        ])
-    }
+    /// The shape is written once, in `writeJSON(into:)` (Room+JSONShape.swift).
+    public var json: JSONValue { JSONTreeWriter.build { writeJSON(into: &$0) } }
 }

@@ -14,7 +14,6 @@ public struct PublicUser: Sendable, Hashable {
         self.avatarUrl = avatarUrl
     }
 
-    public var json: JSONValue {
-        .object(["id": .string(id), "username": .string(username), "firstName": .optional(firstName), "avatarUrl": .optional(avatarUrl)])
-    }
+    /// The shape is written once, in `writeJSON(into:)` (Room+JSONShape.swift).
+    public var json: JSONValue { JSONTreeWriter.build { writeJSON(into: &$0) } }
 }

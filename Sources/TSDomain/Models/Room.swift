@@ -16,15 +16,11 @@ public struct Room: Sendable, Equatable {
 
     public var hasUnread: Bool { unseenElements > 0 || unreadMessages > 0 }
 
+    /// The shape is written once, in `writeJSON(into:)` (Room+JSONShape.swift).
     public var jsonObject: JSONObject {
-        [
-            "id": .string(id), "name": .string(name), "createdBy": .string(createdBy),
-            "createdAt": .string(Timestamp.iso8601(createdAt)), "updatedAt": .string(Timestamp.iso8601(updatedAt)),
-            "isActive": .bool(isActive), "nameSetBy": .optional(nameSetBy), "nameSetByUser": nameSetByUser?.json ?? .null,
-            "elementCount": .int(elementCount),
-            "badges": ["messages": .int(unreadMessages), "elements": .int(unseenElements)],
-            "hasUnread": .bool(hasUnread),
-        ]
+        var w = JSONTreeWriter()
+        writeJSON(into: &w)
+        return w.object
     }
 
     public var json: JSONValue { .object(jsonObject) }

@@ -50,13 +50,8 @@ public struct PostService: Sendable {
 
     public struct InteractionStates: Sendable {
         public let interactions: [PostInteractionState]
-        public var json: JSONValue {
-            .object([
-                "interactions": .array(interactions.map(\.json)), "totalPosts": .int(Int64(interactions.count)),
-                "totalLiked": .int(Int64(interactions.filter(\.isLiked).count)),
-                "totalSaved": .int(Int64(interactions.filter(\.isSaved).count)),
-            ])
-        }
+        /// The shape is written once, in `writeJSON(into:)` (Room+JSONShape.swift).
+        public var json: JSONValue { JSONTreeWriter.build { writeJSON(into: &$0) } }
     }
 
     /// 1–50 ids; duplicates answered once; unknown ids left out; one SQL query for all.

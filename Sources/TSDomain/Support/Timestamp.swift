@@ -9,13 +9,17 @@ public enum Timestamp {
             return "\(pad(t.year, 4))-\(pad(t.month, 2))-\(pad(t.day, 2))T\(pad(t.hour, 2)):\(pad(t.minute, 2)):\(pad(t.second, 2))Z"
         }
         // The 20 bytes written in place: one String allocation per timestamp.
-        return String(unsafeUninitializedCapacity: 20) { b in
-            func two(_ v: Int, _ at: Int) { b[at] = UInt8(48 + v / 10); b[at + 1] = UInt8(48 + v % 10) }
-            two(t.year / 100, 0); two(t.year % 100, 2); b[4] = 0x2D
-            two(t.month, 5); b[7] = 0x2D; two(t.day, 8); b[10] = 0x54
-            two(t.hour, 11); b[13] = 0x3A; two(t.minute, 14); b[16] = 0x3A; two(t.second, 17); b[19] = 0x5A
-            return 20
-        }
+        return String(unsafeUninitializedCapacity: 20) { b in write20(t, into: b) }
+    }
+
+    /// The 20 bytes of `YYYY-MM-DDTHH:MM:SSZ` for a year in 0...9999, written into `b` (≥ 20 bytes).
+    static func write20(_ t: (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int),
+                        into b: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        func two(_ v: Int, _ at: Int) { b[at] = UInt8(48 + v / 10); b[at + 1] = UInt8(48 + v % 10) }
+        two(t.year / 100, 0); two(t.year % 100, 2); b[4] = 0x2D
+        two(t.month, 5); b[7] = 0x2D; two(t.day, 8); b[10] = 0x54
+        two(t.hour, 11); b[13] = 0x3A; two(t.minute, 14); b[16] = 0x3A; two(t.second, 17); b[19] = 0x5A
+        return 20
     }
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]

@@ -43,7 +43,7 @@ public struct JSONSchemaCheck: Sendable {
             }
             if let v = violation(value, against: target, at: field) { return v }
         }
-        if let t = s["type"] {
+        if let t = s["type"], !(t.stringValue.map { Self.has(value, type: $0) } ?? false) {  // one name: no array built
             let types = t.arrayValue?.compactMap(\.stringValue) ?? [t.stringValue ?? ""]
             if !types.contains(where: { Self.has(value, type: $0) }) {
                 return Violation(field: field, message: "must be " + types.map(Self.article).joined(separator: " or "))
@@ -75,16 +75,28 @@ public struct JSONSchemaCheck: Sendable {
             if let min = s["minItems"]?.intValue.map { Int($0) }, a.count < min { return Violation(field: field, message: "must have at least \(min) item\(min == 1 ? "" : "s")") }
             if let max = s["maxItems"]?.intValue.map { Int($0) }, a.count > max { return Violation(field: field, message: "must have at most \(max) items") }
             if let items = s["items"] {
-                for (i, item) in a.enumerated() {
-                    if let v = violation(item, against: items, at: "\(field)[\(i)]") { return v }
+                // The item's path (`field[i]`) is built only for the item that fails: no string
+                // per valid item (interaction-state checks 50 ids per request).
+                for (i, item) in a.enumerated() where violation(item, against: items, at: field) != nil {
+                    return violation(item, against: items, at: "\(field)[\(i)]")
                 }
             }
         case .string(let str):
-            let length = str.unicodeScalars.count
-            if let min = s["minLength"]?.intValue.map { Int($0) }, length < min {
+            // Code points are counted only when the UTF-8 length (1–4 bytes per code point) cannot decide.
+            let bytes = str.utf8.count
+            var counted: Int?
+            func length() -> Int {
+                if let counted { return counted }
+                let n = str.unicodeScalars.count
+                counted = n
+                return n
+            }
+            if let min = s["minLength"]?.intValue.map { Int($0) }, (bytes + 3) / 4 < min, length() < min {
                 return Violation(field: field, message: min == 1 ? "must not be empty" : "must be at least \(min) characters")
             }
-            if let max = s["maxLength"]?.intValue.map { Int($0) }, length > max { return Violation(field: field, message: "must be at most \(max) characters") }
+            if let max = s["maxLength"]?.intValue.map { Int($0) }, bytes > max, length() > max {
+                return Violation(field: field, message: "must be at most \(max) characters")
+            }
             if let p = s["pattern"]?.stringValue, !Self.matches(str, pattern: p) {
                 return Violation(field: field, message: (s["x-patternMessage"]?.stringValue ?? "must match the pattern \(p)"))
             }

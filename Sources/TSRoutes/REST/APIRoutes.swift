@@ -50,9 +50,7 @@ public struct APIRoutes: Sendable {
         router.post("/api/rooms", a.wrap { ctx in
             Reply.data(try await d.rooms.create(actor: ctx.user.id, input: ctx.optionalInput()).json, status: 201)
         })
-        router.get("/api/rooms/my-rooms", a.wrap { ctx in
-            Reply.data(.array(try await d.rooms.myRooms(viewer: ctx.user.id).map(\.json)))
-        })
+        router.get("/api/rooms/my-rooms", a.wrapRead { token, req in try await ReadPaths.myRooms(d, token, req) })
         router.get("/api/rooms/:roomId", a.wrap { ctx in
             Reply.data(try await d.rooms.detail(roomId: ctx.param("roomId"), viewer: ctx.user.id).json)
         })
@@ -134,10 +132,7 @@ public struct APIRoutes: Sendable {
                 return Reply.mobile("Post un\(noun)", s.json)
             })
         }
-        router.post("/api/mobile/posts/interaction-state", a.wrap { ctx in
-            let ids = try ctx.input().stringArray("postIds")
-            return Reply.mobile("Interaction states retrieved successfully", try await d.posts.interactionStates(postIds: ids, viewer: ctx.user.id).json)
-        })
+        router.post("/api/mobile/posts/interaction-state", a.wrapRead { token, req in try await ReadPaths.interactionState(d, token, req) })
 
         // Devices and notifications
         router.post("/api/devices", a.wrap { ctx in

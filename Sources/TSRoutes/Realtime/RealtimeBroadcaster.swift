@@ -34,9 +34,10 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         let except = event.originSocketId
         switch event.kind {
         case .elementCreated(let element):
-            hub.emit(event.name, [.object(["element": element.json])], toRoom: room, except: except)
-            try await global("element:created:global", ["roomId": .string(event.roomId), "elementId": .string(element.id),
-                                                  "createdBy": .string(element.createdBy), "type": .string(element.type.rawValue)], roomId: event.roomId)
+            // Both events leave together: a member's socket gets them in one write.
+            let global = await global("element:created:global", ["roomId": .string(event.roomId), "elementId": .string(element.id),
+                                                               "createdBy": .string(element.createdBy), "type": .string(element.type.rawValue)], roomId: event.roomId)
+            hub.emit([SocketIOEmission(event.name, [.object(["element": element.json])], .room(room, except: except))] + global)
         case .elementUpdated(let element):
             if element.reactions == nil {
                 hub.emit(event.name, [.object(["element": element.json])], toRoom: room, except: except)
@@ -48,13 +49,14 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                 }
             }
         case .elementDeleted(let elementId):
-            hub.emit(event.name, [.object(["elementId": .string(elementId), "roomId": .string(event.roomId)])], toRoom: room, except: except)
-            try await global("element:deleted:global", ["roomId": .string(event.roomId), "elementId": .string(elementId),
-                                                  "deletedBy": .string(event.actorId)], roomId: event.roomId)
+            let global = await global("element:deleted:global", ["roomId": .string(event.roomId), "elementId": .string(elementId),
+                                                               "deletedBy": .string(event.actorId)], roomId: event.roomId)
+            hub.emit([SocketIOEmission(event.name, [.object(["elementId": .string(elementId), "roomId": .string(event.roomId)])],
+                                       .room(room, except: except))] + global)
         case .roomCleared:
-            let payload: JSONValue = .object(["roomId": .string(event.roomId), "clearedBy": .string(event.actorId)])
-            hub.emit(event.name, [payload], toRoom: room, except: except)
-            try await global("room:cleared:global", payload.objectValue!, roomId: event.roomId)
+            let payload: JSONObject = ["roomId": .string(event.roomId), "clearedBy": .string(event.actorId)]
+            let global = await global("room:cleared:global", payload, roomId: event.roomId)
+            hub.emit([SocketIOEmission(event.name, [.object(payload)], .room(room, except: except))] + global)
         case .roomUpdated:
             // Badges are the recipient's own: one payload (encoded once) per user.
             guard let domain else { return }
@@ -62,10 +64,12 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             for socket in hub.sockets(inRoom: room) where socket.id != except {
                 if let uid = socket.userID { byUser[uid, default: []].append(socket.id) }
             }
+            var emissions: [SocketIOEmission] = []
             for (uid, sockets) in byUser {
                 guard let r = try await domain.rooms.room(roomId: event.roomId, viewer: uid) else { continue }
-                hub.emit(event.name, [.object(["room": r.json])], toSockets: sockets, room: room, except: except)
+                emissions.append(SocketIOEmission(event.name, [.object(["room": r.json])], .sockets(sockets, room: room, except: except)))
             }
+            if !emissions.isEmpty { hub.emit(emissions) }
             if byUser.isEmpty, let r = try await domain.rooms.room(roomId: event.roomId, viewer: event.actorId) {
                 // Nobody listens: still logged (docs/test-mode.md), with the actor's view and 0 recipients.
                 hub.emit(event.name, [.object(["room": r.json])], toSockets: [], room: room, except: except)
@@ -104,19 +108,28 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         for s in sockets {
             if let uid = s.userID, reacted.contains(uid) { yes.append(s.id) } else { no.append(s.id) }
         }
-        if !yes.isEmpty { hub.emit(name, build(true), toSockets: yes, room: room, except: except) }
-        if !no.isEmpty { hub.emit(name, build(false), toSockets: no, room: room, except: except) }
+        var emissions: [SocketIOEmission] = []
+        if !yes.isEmpty { emissions.append(SocketIOEmission(name, build(true), .sockets(yes, room: room, except: except))) }
+        if !no.isEmpty { emissions.append(SocketIOEmission(name, build(false), .sockets(no, room: room, except: except))) }
+        hub.emit(emissions)
     }
 
-    /// A global event (seed 003) to every member's sockets, or to every socket.
-    private func global(_ name: String, _ payload: JSONObject, roomId: String) async throws {
+    /// A global event (seed 003) to every member's sockets, or to every socket: the emission to
+    /// send along with the room event (members are read first, so nothing leaves before both
+    /// are ready). Each member's channel is recorded as its own emit, as before.
+    /// When the members cannot be read, the room event still goes out (and the failure is logged).
+    private func global(_ name: String, _ payload: JSONObject, roomId: String) async -> [SocketIOEmission] {
         switch configuration.globalEvents {
         case .all:
-            hub.emit(name, [.object(payload)], toSockets: hub.connectedSockets.map(\.id), room: "*", except: nil)
+            return [SocketIOEmission(name, [.object(payload)], .sockets(hub.connectedSockets.map(\.id), room: "*", except: nil))]
         case .members:
-            guard let domain else { return }
-            for member in try await domain.rooms.memberIds(roomId: roomId) {
-                hub.emit(name, [.object(payload)], toRoom: RealtimeConfiguration.userChannel(member), except: nil)
+            guard let domain else { return [] }
+            do {
+                let channels = try await domain.rooms.memberIds(roomId: roomId).map(RealtimeConfiguration.userChannel)
+                return [SocketIOEmission(name, [.object(payload)], .rooms(channels))]
+            } catch {
+                logger.error("\(name) in room \(roomId) not sent: reading the members failed: \(error)")
+                return []
             }
         }
     }

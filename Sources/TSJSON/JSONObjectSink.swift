@@ -1,0 +1,177 @@
+/// Where a shape writes its members, in order: the one description of a response shape (e.g.
+/// `Room.writeJSON(into:)`) feeds either the bytes of a response (`JSONBytesWriter`, no tree,
+/// RFC 8259 §4 objects written as they go) or a `JSONValue` tree (`JSONTreeWriter`) for the paths
+/// that still compose trees. Keys are `StaticString`s of plain ASCII that needs no escaping
+/// (member names of the contract); values are escaped as `JSONValue.writeString` does (§7).
+public protocol JSONObjectSink {
+    mutating func string(_ key: StaticString, _ value: String)
+    mutating func int(_ key: StaticString, _ value: Int64)
+    mutating func bool(_ key: StaticString, _ value: Bool)
+    mutating func null(_ key: StaticString)
+    /// A string of at most `capacity` ASCII bytes that need no escaping (digits, `-`, `:`, `T`, …),
+    /// written in place by `write`, which returns how many bytes it wrote.
+    mutating func asciiString(_ key: StaticString, capacity: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Int)
+    /// A nested object whose members `body` writes.
+    mutating func object(_ key: StaticString, _ body: (inout Self) -> Void)
+    /// An array of objects, one per item, each written by `body`.
+    mutating func objects<C: Collection>(_ key: StaticString, _ items: C, _ body: (inout Self, C.Element) -> Void)
+}
+
+extension JSONObjectSink {
+    /// The string, or `null` for nil: a field without a value is `null`, never omitted.
+    @inlinable
+    public mutating func optionalString(_ key: StaticString, _ value: String?) {
+        if let value { string(key, value) } else { null(key) }
+    }
+}
+
+/// Writes JSON straight into bytes (compact, the same bytes `JSONValue.serialize` produces for the
+/// equivalent tree).
+public struct JSONBytesWriter: JSONObjectSink {
+    public var bytes: [UInt8]
+    /// True once the current object or array has a member, so the next one needs a comma.
+    @usableFromInline var needsComma = false
+
+    public init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Appends bytes as they are (an envelope's fixed part, punctuation).
+    @inlinable
+    public mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+
+    @inlinable
+    public mutating func raw(_ s: StaticString) {
+        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// One object as a value: `{` members `}`.
+    @inlinable
+    public mutating func objectValue(_ body: (inout JSONBytesWriter) -> Void) {
+        bytes.append(0x7B)
+        needsComma = false
+        body(&self)
+        bytes.append(0x7D)
+        needsComma = true
+    }
+
+    /// Starts an array element: a comma unless it is the first (`first`).
+    @inlinable
+    public mutating func separator(first: Bool) {
+        if !first { bytes.append(0x2C) }
+    }
+
+    @inlinable
+    mutating func key(_ key: StaticString) {
+        if needsComma { bytes.append(0x2C) }
+        needsComma = true
+        bytes.append(0x22)
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(0x22)
+        bytes.append(0x3A)
+    }
+
+    @inlinable
+    public mutating func string(_ key: StaticString, _ value: String) {
+        self.key(key)
+        JSONValue.writeString(value, into: &bytes)
+    }
+
+    @inlinable
+    public mutating func int(_ key: StaticString, _ value: Int64) {
+        self.key(key)
+        JSONValue.writeInteger(value, into: &bytes)
+    }
+
+    @inlinable
+    public mutating func bool(_ key: StaticString, _ value: Bool) {
+        self.key(key)
+        if value { raw("true") } else { raw("false") }
+    }
+
+    @inlinable
+    public mutating func null(_ key: StaticString) {
+        self.key(key)
+        raw("null")
+    }
+
+    @inlinable
+    public mutating func asciiString(_ key: StaticString, capacity: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
+        self.key(key)
+        bytes.append(0x22)
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: capacity))
+        let n = bytes.withUnsafeMutableBufferPointer { b in
+            write(UnsafeMutableBufferPointer(rebasing: b[start..<(start + capacity)]))
+        }
+        bytes.removeLast(capacity - n)
+        bytes.append(0x22)
+    }
+
+    @inlinable
+    public mutating func object(_ key: StaticString, _ body: (inout JSONBytesWriter) -> Void) {
+        self.key(key)
+        objectValue(body)
+    }
+
+    @inlinable
+    public mutating func objects<C: Collection>(_ key: StaticString, _ items: C, _ body: (inout JSONBytesWriter, C.Element) -> Void) {
+        self.key(key)
+        bytes.append(0x5B)
+        var first = true
+        for item in items {
+            separator(first: first)
+            first = false
+            objectValue { body(&$0, item) }
+        }
+        bytes.append(0x5D)
+        needsComma = true
+    }
+}
+
+/// Builds the `JSONObject` of a shape, for the paths that compose trees (e.g. a room inside a
+/// room detail, a Socket.IO payload).
+public struct JSONTreeWriter: JSONObjectSink {
+    public var object = JSONObject()
+
+    public init() {}
+
+    public mutating func string(_ key: StaticString, _ value: String) { object.appendUnchecked(key.description, .string(value)) }
+    public mutating func int(_ key: StaticString, _ value: Int64) { object.appendUnchecked(key.description, .int(value)) }
+    public mutating func bool(_ key: StaticString, _ value: Bool) { object.appendUnchecked(key.description, .bool(value)) }
+    public mutating func null(_ key: StaticString) { object.appendUnchecked(key.description, .null) }
+
+    public mutating func asciiString(_ key: StaticString, capacity: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
+        object.appendUnchecked(key.description, .string(String(unsafeUninitializedCapacity: capacity, initializingUTF8With: write)))
+    }
+
+    public mutating func object(_ key: StaticString, _ body: (inout JSONTreeWriter) -> Void) {
+        var nested = JSONTreeWriter()
+        body(&nested)
+        object.appendUnchecked(key.description, .object(nested.object))
+    }
+
+    public mutating func objects<C: Collection>(_ key: StaticString, _ items: C, _ body: (inout JSONTreeWriter, C.Element) -> Void) {
+        var array: [JSONValue] = []
+        array.reserveCapacity(items.count)
+        for item in items {
+            var nested = JSONTreeWriter()
+            body(&nested, item)
+            array.append(.object(nested.object))
+        }
+        object.appendUnchecked(key.description, .array(array))
+    }
+
+    /// The tree of one shape: `JSONTreeWriter.build { shape.writeJSON(into: &$0) }`.
+    public static func build(_ body: (inout JSONTreeWriter) -> Void) -> JSONValue {
+        var w = JSONTreeWriter()
+        body(&w)
+        return .object(w.object)
+    }
+}
+
+extension JSONValue {
+    /// Writes an integer in decimal (RFC 8259 §6), as `serialize` does for `.int`.
+    public static func writeInteger(_ value: Int64, into out: inout [UInt8]) { writeInt(value, into: &out) }
+}

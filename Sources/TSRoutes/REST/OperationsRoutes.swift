@@ -31,6 +31,11 @@ public struct OperationsRoutes: Sendable {
             let uptime = Int64((DispatchTime.now().uptimeNanoseconds - startedAt) / 1_000_000_000)
             var body: JSONObject = ["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime),
                                     "database": dbOK ? "ok" : "error"]
+            // pgcore (issue 12): PostgreSQL unreachable — answered at once, with the reason.
+            if !dbOK, let reason = domain.db.unavailableReason {
+                body["database"] = "unavailable"
+                body["reason"] = .string(reason)
+            }
             var reasons: [String] = []
             // pgcore (issue 12): PostgreSQL unreachable — answered at once, with the reason.
             if !dbOK, let reason = domain.db.unavailableReason {

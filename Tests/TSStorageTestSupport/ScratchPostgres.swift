@@ -72,7 +72,7 @@ public final class ScratchPostgres: @unchecked Sendable {
         // Errors go to a file, not a pipe: `pg_ctl start` leaves the server holding its stderr, so a
         // pipe would never reach end-of-file.
         let errorPath = NSTemporaryDirectory() + "ts-scratch-pg-err-" + UUID().uuidString
-        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errorPath) }
         let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         process.standardError = errors

@@ -85,6 +85,32 @@ final class PostgresStorageTests: XCTestCase {
         XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM u") }, 2)
     }
 
+    /// A job that catches a PostgreSQL error itself (no savepoint) leaves its transaction aborted:
+    /// it fails with a clear error instead of "succeeding" with nothing committed, and the other
+    /// jobs of its batch commit.
+    func testAJobSwallowingAnErrorFailsAloneInsteadOfLosingItsBatch() async throws {
+        let (db, _) = try openTestDatabase(self, .postgres)
+        try db.writeSync { try $0.executeScript("CREATE TABLE k (v TEXT PRIMARY KEY)") }
+        try await db.write { try $0.run("INSERT INTO k VALUES ('taken')") }
+        async let bad: Void = db.write { c in _ = try? c.run("INSERT INTO k VALUES ('taken')") }
+        async let good1: Int = db.write { try $0.run("INSERT INTO k VALUES ('a')") }
+        async let good2: Int = db.write { try $0.run("INSERT INTO k VALUES ('b')") }
+        do {
+            try await bad
+            XCTFail("the job's statement failed: it must not report success")
+        } catch let e as StorageError {
+            XCTAssertEqual(e.sqlState, "25P02", "\(e)")
+            XCTAssertTrue(e.message.contains("savepoint"), e.message)
+        }
+        let (g1, g2) = try await (good1, good2)
+        XCTAssertEqual(g1 + g2, 2)
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM k") }, 3)
+        // `transaction` says so too, instead of a silent ROLLBACK at COMMIT.
+        XCTAssertThrowsError(try db.writeSync { c in _ = try? c.run("INSERT INTO k VALUES ('taken')") }) { error in
+            XCTAssertEqual((error as? StorageError)?.sqlState, "25P02", "\(error)")
+        }
+    }
+
     // MARK: - Migrations
 
     func testMigrationsPerBackendUnderAnAdvisoryLock() throws {

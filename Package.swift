@@ -60,6 +60,8 @@ let package = Package(
         .target(name: "TSApp", dependencies: ["TSTLS", "TSSync", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync", dependencies: ["TSApp", "TSRoutes", "TSTLS", "TSSockets", "TSSync", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync-bench", dependencies: ["TSSockets", "TSJSON", "TSCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "bench/touchsync-bench", swiftSettings: strict),
+        // pgcore (issue 12): Database throughput on SQLite vs PostgreSQL (bench/RESULTS.md).
+        .executableTarget(name: "storage-bench", dependencies: ["TSStorage"], path: "bench/storage-bench", swiftSettings: strict),
         .executableTarget(name: "conformance-server", dependencies: ["TSSocketIO", "TSEngineIO", "TSWebSocket", "TSHTTP", "TSJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], path: "Sources/conformance-server", swiftSettings: strict),
 
         // Tests, one target per layer, and the raw TCP/HTTP/WebSocket clients the live tests share.
@@ -77,7 +79,7 @@ let package = Package(
         .testTarget(name: "TSDomainTests", dependencies: ["TSDomain", "TSStorage", "TSCrypto", "TSJSON", "TSStorageTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSAPNsTests", dependencies: ["TSAPNs", "CCrypto", "TSCrypto", "TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSTLSTests", dependencies: ["TSTLS", .target(name: "CTLS", condition: .when(platforms: [.linux])), "TSSockets", "TSHTTP", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .testTarget(name: "TSAppTests", dependencies: ["TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
+        .testTarget(name: "TSAppTests", dependencies: ["TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport", "TSStorageTestSupport"], swiftSettings: strict),
     ]
 )
 

@@ -21,6 +21,16 @@ import TSSync
 /// Rules for callers: a `write` job must not run `BEGIN`/`COMMIT`/`ROLLBACK` itself (use
 /// `connection.transaction`/`savepoint`, which nest); a `read` body must not write; do not
 /// call `close()` or `await` another `write` from inside a job (the writer thread would wait on itself).
+/// A `write` job's body must only touch the database (no events emitted, no counters bumped, no
+/// I/O): on PostgreSQL a batch lost to a serialization failure, a deadlock or a lost connection is
+/// rolled back and its jobs run again (`database.maxWriteRetries`), so a body may run more than
+/// once; only its last, committed run counts. Do side effects after `write` returns.
+///
+/// PostgreSQL (`init(url:)`, docs/storage-postgres.md): the same shape over libpq — one writer
+/// connection on the writer thread, `readerCount` reader connections on reader threads, every
+/// blocking libpq call on those threads. While the server is unreachable, `read`/`write` throw
+/// `DatabaseUnavailableError` at once (HTTP 503) and `health()` is `.failed` with
+/// `unavailableReason`; a background thread reconnects with exponential backoff.
 ///
 /// `@unchecked Sendable` invariant: the writer connection is only touched through `core`
 /// (which serializes it with a lock and its own thread); each reader connection is owned by one
@@ -250,6 +260,11 @@ public final class Database: @unchecked Sendable {
     /// contains it has COMMITted (durable). If `body` throws, only its own changes are rolled
     /// back (SAVEPOINT) and the error is rethrown here; if the COMMIT fails, every successful
     /// job of the batch gets the commit error.
+    ///
+    /// RULE: `body` touches only the database. On PostgreSQL it may run more than once (a batch
+    /// lost to a serialization failure, deadlock or lost connection is re-run, each job alone, up
+    /// to `database.maxWriteRetries` times); only the committed run's result is returned. While the
+    /// database is unreachable this throws `DatabaseUnavailableError` without queueing.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T) async throws -> T {
         if let monitor, let error = monitor.unavailableError() { throw error }

@@ -108,7 +108,15 @@ final class PostgresConnection {
         defer { PQclear(result) }
         try check(result, sql: sql)
         changes = Self.affectedRows(result)
+        // COMMIT of a transaction an earlier (swallowed) error aborted "succeeds" as ROLLBACK
+        // (https://www.postgresql.org/docs/15/sql-commit.html): nothing was committed; say so.
+        if sql == "COMMIT", let result, let tag = PQcmdStatus(result), String(cString: tag) == "ROLLBACK" {
+            throw StorageError.postgres(sqlState: "25P02", message: "the transaction was aborted by an earlier error (caught and ignored inside it) and rolled back; nothing was committed", sql: sql)
+        }
     }
+
+    /// True when an error aborted the open transaction: every statement fails until a rollback.
+    var isInFailedTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_INERROR }
 
     /// Executes `sql` with `args` and returns the result (the caller `PQclear`s it).
     func execute(_ sql: String, _ args: [SQLValue]) throws -> OpaquePointer {
@@ -220,10 +228,11 @@ final class PostgresConnection {
 }
 
 extension String {
+    /// libpq's messages end in a newline and continue on tab-indented lines: one line for logs.
     func trimmingTrailingWhitespace() -> String {
         var s = Substring(self)
         while let last = s.last, last.isWhitespace { s = s.dropLast() }
-        return String(s)
+        return s.split(whereSeparator: { $0 == "\n" || $0 == "\t" }).joined(separator: " ")
     }
 }
 #endif

@@ -1,28 +1,40 @@
 /// Text-level helpers of the PostgreSQL backend. Pure functions (no libpq), so they are built and
 /// tested on every platform.
 public enum PostgresSQL {
-    /// Rewrites SQLite-style `?` parameters into PostgreSQL's `$1…$n`
-    /// (https://www.postgresql.org/docs/15/sql-expressions.html#SQL-EXPRESSIONS-PARAMETERS-POSITIONAL),
-    /// numbering them left to right, and returns the count. A `?` inside a string literal
-    /// ('…', with '' as an escaped quote), a quoted identifier ("…"), a `--` line comment or a
-    /// `/* */` block comment is left alone. One pass over the UTF-8 bytes; the result is cached per
-    /// SQL text by the connection.
+    /// Rewrites SQLite-style parameters into PostgreSQL's `$1…$n`
+    /// (https://www.postgresql.org/docs/15/sql-expressions.html#SQL-EXPRESSIONS-PARAMETERS-POSITIONAL)
+    /// and returns how many arguments the statement takes. Follows SQLite's numbering
+    /// (https://sqlite.org/lang_expr.html#parameters): `?NNN` is parameter NNN; a bare `?` is one
+    /// more than the largest number assigned so far. A `?` inside a string literal ('…', with ''
+    /// as an escaped quote), a quoted identifier ("…"), a `--` line comment or a `/* */` block
+    /// comment is left alone. One pass over the UTF-8 bytes; the connection caches the result per SQL text.
     public static func translate(_ sql: String) -> (sql: String, parameterCount: Int) {
         enum State { case normal, single, double, line, block }
         var state = State.normal
+        let bytes = Array(sql.utf8)
         var out: [UInt8] = []
-        out.reserveCapacity(sql.utf8.count + 8)
-        var count = 0
+        out.reserveCapacity(bytes.count + 8)
+        var largest = 0
         var previous: UInt8 = 0
-        for byte in sql.utf8 {
+        var i = 0
+        while i < bytes.count {
+            let byte = bytes[i]
             switch state {
             case .normal:
                 switch byte {
                 case UInt8(ascii: "?"):
-                    count += 1
+                    var j = i + 1
+                    var number = 0
+                    while j < bytes.count, bytes[j] >= 48, bytes[j] <= 57, number < 100_000 {
+                        number = number * 10 + Int(bytes[j] - 48)
+                        j += 1
+                    }
+                    if j == i + 1 { number = largest + 1 }
+                    largest = max(largest, number)
                     out.append(UInt8(ascii: "$"))
-                    out.append(contentsOf: String(count).utf8)
+                    out.append(contentsOf: String(number).utf8)
                     previous = 0
+                    i = j
                     continue
                 case UInt8(ascii: "'"): state = .single
                 case UInt8(ascii: "\""): state = .double
@@ -33,12 +45,20 @@ public enum PostgresSQL {
             case .single: if byte == UInt8(ascii: "'") { state = .normal }  // '' re-enters at once
             case .double: if byte == UInt8(ascii: "\"") { state = .normal }
             case .line: if byte == UInt8(ascii: "\n") { state = .normal }
-            case .block: if byte == UInt8(ascii: "/") && previous == UInt8(ascii: "*") { state = .normal; out.append(byte); previous = 0; continue }
+            case .block:
+                if byte == UInt8(ascii: "/") && previous == UInt8(ascii: "*") {
+                    state = .normal
+                    out.append(byte)
+                    previous = 0
+                    i += 1
+                    continue
+                }
             }
             out.append(byte)
             previous = byte
+            i += 1
         }
-        return (String(decoding: out, as: UTF8.self), count)
+        return (String(decoding: out, as: UTF8.self), largest)
     }
 }
 

@@ -5,6 +5,9 @@ protocol WriteJob: AnyObject {
     var runsOutsideTransaction: Bool { get }
     /// Runs the job's body on the writer connection (inside its SAVEPOINT). Returns true on success.
     func execute(on connection: SQLConnection) -> Bool
+    /// Runs the job's body with no savepoint of its own: the caller (the PostgreSQL batch runner)
+    /// manages the savepoint around it. Returns true on success.
+    func executeBare(on connection: SQLConnection) -> Bool
     /// The error the last `execute` ended with (nil after a success).
     var failure: (any Error)? { get }
     /// Replaces the job's outcome with `error` (its transaction was lost or failed to commit).
@@ -36,6 +39,16 @@ final class TypedWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
         do {
             let value = runsOutsideTransaction ? try body(connection) : try connection.savepoint { try body(connection) }
             outcome = .success(value)
+            return true
+        } catch {
+            outcome = .failure(error)
+            return false
+        }
+    }
+
+    func executeBare(on connection: SQLConnection) -> Bool {
+        do {
+            outcome = .success(try body(connection))
             return true
         } catch {
             outcome = .failure(error)

@@ -68,6 +68,19 @@ extension WriterCore {
         return "SQLSTATE \(e.sqlState ?? "?"): \(e.message)"
     }
 
+    /// A body that caught a PostgreSQL error itself (without a `savepoint`) returns normally but
+    /// leaves its transaction aborted: it failed. The job gets an error saying so.
+    private static func swallowedAnError(_ job: any WriteJob, _ connection: SQLConnection) -> Bool {
+        #if canImport(CPostgres)
+        guard let pg = connection.postgres, pg.isInFailedTransaction else { return false }
+        job.fail(StorageError.postgres(sqlState: "25P02", message: "a statement of this write failed and its error was caught inside the job; "
+                                       + "PostgreSQL aborts the transaction then (wrap the statement in connection.savepoint { } to go on after an expected error)"))
+        return true
+        #else
+        return false
+        #endif
+    }
+
     private static func isRetryable(_ error: (any Error)?) -> Bool {
         guard let e = error as? StorageError else { return false }
         return e.isSerializationFailure || e.isConnectionLost
@@ -82,31 +95,36 @@ extension WriterCore {
             for job in batch { job.fail(error) }
             return .finished(committed: 0, failed: batch.count, commitFailed: true)
         }
-        do {
-            try connection.executeScript("BEGIN")
-        } catch {
-            if Self.isRetryable(error) { return .retry(error) }
-            for job in batch { job.fail(error) }
-            return .finished(committed: 0, failed: batch.count, commitFailed: true)
-        }
+        // Round trips: the savepoint of each job is opened in the same simple-query message that
+        // closes the previous one ("BEGIN; SAVEPOINT ts_job", then "RELEASE ts_job; SAVEPOINT ts_job"),
+        // so a batch of n jobs costs n + 1 round trips besides the jobs' own statements (not 3n + 2).
         var succeeded: [any WriteJob] = []
         var failed = 0
-        for job in batch {
-            if job.execute(on: connection) {
+        for (index, job) in batch.enumerated() {
+            do {
+                try connection.executeScript(index == 0 ? "BEGIN; SAVEPOINT ts_job" : "RELEASE ts_job; SAVEPOINT ts_job")
+            } catch {
+                rollbackQuietly()
+                if Self.isRetryable(error) { return .retry(error) }
+                for rest in batch[index...] { rest.fail(error) }
+                for done in succeeded { done.fail(error) }
+                return .finished(committed: 0, failed: batch.count, commitFailed: true)
+            }
+            if job.executeBare(on: connection) && !Self.swallowedAnError(job, connection) {
                 succeeded.append(job)
             } else if Self.isRetryable(job.failure) {
                 rollbackQuietly()
                 return .retry(job.failure!)
             } else {
                 failed += 1
-            }
-            if !connection.isInTransaction {
-                // A job ended the transaction itself (it must not): the earlier jobs' changes are gone.
-                let error = StorageError(code: 1, message: "the write transaction ended inside a job of the same batch (a job must not COMMIT or ROLLBACK)")
-                for lost in succeeded { lost.fail(error) }
-                failed += succeeded.count
-                succeeded.removeAll()
-                do { try connection.executeScript("BEGIN") } catch {
+                // Only this job's changes go; the transaction is usable again.
+                if (try? connection.executeScript("ROLLBACK TO ts_job")) == nil || !connection.isInTransaction {
+                    // A job ended the transaction itself (it must not) or the rollback failed: the
+                    // earlier jobs' changes are gone; fail them and re-run nothing.
+                    let error = StorageError(code: 1, message: "the write transaction ended inside a job of the same batch (a job must not COMMIT or ROLLBACK)")
+                    rollbackQuietly()
+                    for lost in succeeded { lost.fail(error) }
+                    for rest in batch[(index + 1)...] { rest.fail(error) }
                     return .finished(committed: 0, failed: batch.count, commitFailed: true)
                 }
             }
@@ -143,7 +161,7 @@ extension WriterCore {
             var committing = false
             do {
                 try connection.executeScript("BEGIN")
-                if job.execute(on: connection) {
+                if job.executeBare(on: connection) && !Self.swallowedAnError(job, connection) {
                     committing = true
                     try connection.executeScript("COMMIT")
                     return true

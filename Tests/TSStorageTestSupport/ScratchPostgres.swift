@@ -69,13 +69,24 @@ public final class ScratchPostgres: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
+        // Errors go to a file, not a pipe: `pg_ctl start` leaves the server holding its stderr, so a
+        // pipe would never reach end-of-file.
+        let errorPath = NSTemporaryDirectory() + "ts-scratch-pg-err-" + UUID().uuidString
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: errorPath) }
+        let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         process.standardError = errors
         try process.run()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw NSError(domain: "ScratchPostgres", code: Int(process.terminationStatus), userInfo: [
+        // waitpid, not `waitUntilExit`: Foundation's exit monitor was seen missing runuser's exit
+        // after `pg_ctl start` (the child stayed a zombie), hanging the test.
+        var status: Int32 = 0
+        let reaped = waitpid(process.processIdentifier, &status, 0)
+        let exitCode: Int32 = reaped == process.processIdentifier ? ((status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
+                                                                   : { process.waitUntilExit(); return process.terminationStatus }()
+        try? errors.close()
+        guard exitCode == 0 else {
+            let stderr = FileManager.default.contents(atPath: errorPath) ?? Data()
+            throw NSError(domain: "ScratchPostgres", code: Int(exitCode), userInfo: [
                 NSLocalizedDescriptionKey: "\(executable) \(arguments.joined(separator: " ")) failed: \(String(decoding: stderr, as: UTF8.self))"])
         }
     }

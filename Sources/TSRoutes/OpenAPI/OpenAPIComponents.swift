@@ -97,8 +97,9 @@ enum OpenAPIComponents {
             ("id", S.id), ("type", S.enumeration(["element_reaction", "element_created"])), ("roomId", S.nullable(S.id)),
             ("elementId", S.nullable(S.id)), ("actorId", S.nullable(S.id)), ("createdAt", S.dateTime), ("delivered", S.boolean),
         ])
+        // pgcore (issue 12): "unavailable" + `reason` while a PostgreSQL database is unreachable.
         s["Health"] = S.object([("status", S.enumeration(["ok", "degraded"])), ("version", S.string), ("uptimeSeconds", S.integer),
-                                ("database", S.enumeration(["ok", "error"]))])
+                                ("database", S.enumeration(["ok", "error", "unavailable"])), ("reason", S.string)], optional: ["reason"])
 
         // Small results
         s["MemberAdded"] = S.object([("roomId", S.id), ("user", S.ref("User"))])

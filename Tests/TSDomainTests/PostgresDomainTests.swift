@@ -44,7 +44,7 @@ final class PostgresDomainTests: XCTestCase {
         let (a, b) = (nodes[0].1, nodes[1].1)
         let (users, room, element) = try await roomWithElement(a, users: 3)
         let outcomes = try await withThrowingTaskGroup(of: ToggleResult.Action.self) { group in
-            for i in 0..<60 {
+            for i in 0..<120 {
                 let node = i % 2 == 0 ? a : b
                 let user = users[(i / 2) % 3].id
                 group.addTask { try await node.reactions.toggle(roomId: room, elementId: element, actor: user, originSocketId: nil).action }
@@ -53,11 +53,11 @@ final class PostgresDomainTests: XCTestCase {
             for try await o in group { all.append(o) }
             return all
         }
-        XCTAssertEqual(outcomes.count, 60, "every toggle answered")
-        XCTAssertEqual(outcomes.filter { $0 == .added }.count, 30)
+        XCTAssertEqual(outcomes.count, 120, "every toggle answered")
+        XCTAssertEqual(outcomes.filter { $0 == .added }.count, 60)
         try nodes[0].0.readSync { c in
             let rows = try c.scalarInt("SELECT COUNT(*) FROM reactions WHERE element_id = ?", [.text(element)])
-            XCTAssertEqual(rows, 0, "60 toggles = 20 per user: no heart left")
+            XCTAssertEqual(rows, 0, "120 toggles = 40 per user: no heart left")
             XCTAssertEqual(try c.scalarInt("SELECT reaction_count FROM elements WHERE id = ?", [.text(element)]), rows)
         }
         // An odd number per user from both nodes: one heart each, a count of three.

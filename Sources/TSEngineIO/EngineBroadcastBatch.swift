@@ -50,7 +50,9 @@ public struct EngineBroadcastBatch {
     /// `EngineIOServer.broadcast`): polling sessions have it queued now, WebSocket ones get it
     /// from `send()`. A WebSocket listed twice for one part gets it once.
     @discardableResult
-    public mutating func add<S: Sequence>(_ sessions: S, toPart part: Int) -> Int where S.Element == EngineIOSession {
+    /// (Not generic: a generic entry point called from another module runs unspecialized, through
+    /// witness tables, for every recipient.)
+    public mutating func add(_ sessions: [EngineIOSession], toPart part: Int) -> Int {
         var accepted = 0
         for s in sessions {
             if let ws = s.activeWebSocket as? WebSocketConnection {

@@ -61,11 +61,11 @@ extension SocketIOServer {
                 var delivered = 0
                 if configuration.recoveryEnabled {
                     let packets = recoverablePackets(e.event, e.args, attachments: [], namespace: namespace, recoveryTarget: g.recovery)
-                    if !g.targets.isEmpty { delivered = batch.add(g.targets.lazy.map(\.session), toPart: batch.part(packets)) }
+                    if !g.targets.isEmpty { delivered = batch.add(g.targets.map(\.session), toPart: batch.part(packets)) }
                 } else if !g.targets.isEmpty {
                     let p = part ?? batch.part(Self.preEncode(SocketIOPacketCodec.event(e.event, e.args, namespace: namespace, attachments: [])))
                     part = p
-                    delivered = batch.add(g.targets.lazy.map(\.session), toPart: p)
+                    delivered = batch.add(g.targets.map(\.session), toPart: p)
                 }
                 total += delivered
                 dropped += g.targets.count - delivered

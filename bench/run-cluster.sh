@@ -20,7 +20,11 @@ source "$(dirname "$0")/lib.sh"
 what="${1:-all}"
 RUNS="${RUNS:-3}"
 CLUSTER_DATA="${CLUSTER_DATA:-bench/.data-cluster}"
-PORT_A="${PORT_A:-3911}"; PORT_B="${PORT_B:-3912}"; PORT_C="${PORT_C:-3913}"
+mkdir -p "$CLUSTER_DATA"
+# Free ports unless given (fixed ones collide with other benchmarks running on the same machine).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+PORT_A="${PORT_A:-$(free_port)}"; PORT_B="${PORT_B:-$(free_port)}"; PORT_C="${PORT_C:-$(free_port)}"
+export BENCH_DATA="$CLUSTER_DATA"   # bench/lib.sh's median_of keeps its summary there
 export TOUCHSYNC_JWT_SECRET="${TOUCHSYNC_JWT_SECRET:-bench-cluster-secret-0123456789abcdef0123}"
 export TOUCHSYNC_SERVER_MAX_CONNECTIONS=20000 TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0
 export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
@@ -38,7 +42,6 @@ if [[ "$STORAGE" == postgres ]]; then
 fi
 "$BIN/touchsync" serve --help | grep -q -- "--redis-url" || { echo "this build has no serve --redis-url" >&2; exit 1; }
 
-mkdir -p "$CLUSTER_DATA"
 services="$(mktemp -d "${TMPDIR:-/tmp}/touchsync-bench-services.XXXXXX")"   # absolute: PostgreSQL runs as its own user
 pids=()
 cleanup() {
@@ -80,8 +83,13 @@ node() {
   local port=$1 db=$2; shift 2
   taskset -c "$SERVER_CPU" "$BIN/touchsync" serve --port "$port" "$db" --log-level warning "$@" \
     >"$CLUSTER_DATA/node-$port.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 200); do curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return; sleep 0.1; done
+  local pid=$!
+  pids+=($pid)
+  for _ in $(seq 200); do
+    kill -0 "$pid" 2>/dev/null || break   # e.g. the port was taken: never measure someone else's server
+    curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return
+    sleep 0.1
+  done
   echo "node on $port did not start: $CLUSTER_DATA/node-$port.log" >&2; tail -20 "$CLUSTER_DATA/node-$port.log" >&2; exit 1
 }
 stop_nodes() {

@@ -67,7 +67,56 @@ public struct HTTPRequest: Sendable {
     /// The first value of header `name` (case-insensitive).
     public func header(_ name: String) -> String? { headers[name] }
 
+    /// Splits a request-target into path and query (fragment dropped; absolute-form's scheme and
+    /// authority removed, RFC 9112 §3.2.2). ASCII targets (every target the parser accepts, RFC
+    /// 9112 §3.2 / RFC 3986 §2) take one linear byte scan and, for the usual origin-form target
+    /// without a query, return `target` itself (no copy); anything else takes the Character-based
+    /// path, which defines the behaviour both must agree on (HTTPRequestTargetTests).
     static func splitTarget(_ target: String) -> (String, String?) {
+        if let split = target.utf8.withContiguousStorageIfAvailable({ splitASCIITarget($0, target) }), let split {
+            return split
+        }
+        return splitTargetCharacters(target)
+    }
+
+    /// The byte scan of `splitTarget`; nil when `bytes` (the UTF-8 of `target`) is not all ASCII.
+    static func splitASCIITarget(_ bytes: UnsafeBufferPointer<UInt8>, _ target: String) -> (String, String?)? {
+        let n = bytes.count
+        var end = n  // the first "#" (the fragment is dropped)
+        var i = 0
+        while i < n {
+            let b = bytes[i]
+            if b >= 0x80 { return nil }
+            if b == UInt8(ascii: "#"), end == n { end = i }
+            i += 1
+        }
+        var start = 0
+        var slashBeforeQuery = false  // absolute-form "scheme://host?q": the path is "/"
+        if end == 0 || bytes[0] != UInt8(ascii: "/") {
+            var colon = 0
+            while colon < end, bytes[colon] != UInt8(ascii: ":") { colon += 1 }
+            if colon + 2 < end, bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") {
+                var s = colon + 3
+                while s < end, bytes[s] != UInt8(ascii: "/"), bytes[s] != UInt8(ascii: "?") { s += 1 }
+                if s == end { return ("/", nil) }
+                start = s
+                slashBeforeQuery = bytes[s] == UInt8(ascii: "?")
+            }
+        }
+        var q = start
+        while q < end, bytes[q] != UInt8(ascii: "?") { q += 1 }
+        func string(_ from: Int, _ to: Int) -> String {
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[from..<to]), as: UTF8.self)
+        }
+        if q == end {
+            return (start == 0 && end == n ? target : string(start, end), nil)
+        }
+        let path = slashBeforeQuery ? "/" : string(start, q)
+        return (path, string(q + 1, end))
+    }
+
+    /// The Character-based split (the reference behaviour; used for non-ASCII targets).
+    static func splitTargetCharacters(_ target: String) -> (String, String?) {
         var t = Substring(target)
         if let hash = t.firstIndex(of: "#") { t = t[..<hash] }
         // absolute-form: drop "scheme://authority".

@@ -244,12 +244,12 @@ public final class Database: @unchecked Sendable {
     /// (https://www.postgresql.org/docs/15/transaction-iso.html#XACT-REPEATABLE-READ): the same
     /// guarantee, one consistent view for every statement of the read.
     static func snapshot(_ connection: SQLConnection, _ body: (SQLConnection) throws -> Void) throws {
-        try connection.executeScript(connection.dialect == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN DEFERRED")
+        try connection.executeControl(connection.dialect == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN DEFERRED")
         do {
             try body(connection)
-            try connection.executeScript("COMMIT")
+            try connection.executeControl("COMMIT")
         } catch {
-            if connection.isInTransaction { try? connection.executeScript("ROLLBACK") }
+            if connection.isInTransaction { try? connection.executeControl("ROLLBACK") }
             throw error
         }
     }

@@ -79,6 +79,17 @@ public final class SQLConnection {
         }
     }
 
+    /// Runs one transaction-control statement (`BEGIN …`, `COMMIT`, `ROLLBACK`): on SQLite a cached
+    /// prepared statement (`SQLiteConnection.executeControl`), on PostgreSQL `executeScript`.
+    func executeControl(_ sql: String) throws {
+        switch backend {
+        case .sqlite(let c): try c.executeControl(sql)
+        #if canImport(CPostgres)
+        case .postgres(let c): try c.executeScript(sql)
+        #endif
+        }
+    }
+
     /// Executes one statement to completion and returns `changes` (rows inserted, updated or deleted).
     @discardableResult
     public func run(_ sql: String, _ args: [SQLValue] = []) throws -> Int {

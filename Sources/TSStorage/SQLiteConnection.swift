@@ -10,7 +10,13 @@ public final class SQLiteConnection {
     public let isReadOnly: Bool
     let configuration: DatabaseConfiguration
     private var cache: [String: Statement] = [:]
-    private var savepointCounter = 0
+    /// Transaction-control statements (`BEGIN …`, `COMMIT`, `ROLLBACK`, `SAVEPOINT ts_spN`, …),
+    /// prepared once and re-run by step + reset instead of re-parsed by `sqlite3_exec` on every
+    /// transaction. Bounded: the texts are a fixed set (savepoint names are per nesting depth).
+    private var controlCache: [String: Statement] = [:]
+    private static let controlCacheCapacity = 32
+    /// Open `savepoint` calls: names are `ts_sp<depth>`, so the text of each level is constant.
+    private var savepointDepth = 0
     private var isClosed = false
 
     /// Opens (creating if needed, unless `readOnly`) the database at `path` and applies
@@ -47,6 +53,7 @@ public final class SQLiteConnection {
             try executeScript("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
         } catch {
             cache.removeAll()
+            controlCache.removeAll()
             sqlite3_close_v2(db)
             throw error
         }
@@ -60,6 +67,7 @@ public final class SQLiteConnection {
         guard !isClosed else { return }
         isClosed = true
         cache.removeAll()
+        controlCache.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -77,6 +85,28 @@ public final class SQLiteConnection {
             if ext & 0xff == rc & 0xff { code = ext }
             throw StorageError(code: code, message: message, sql: sql)
         }
+    }
+
+    /// Runs one transaction-control statement without arguments (`BEGIN IMMEDIATE`, `COMMIT`,
+    /// `SAVEPOINT x`, …) as a cached prepared statement: one `sqlite3_step` and a reset, no
+    /// re-parse (https://sqlite.org/c3ref/prepare.html). The same outcome as `executeScript` for
+    /// a single statement; errors come from the step (e.g. `SQLITE_BUSY` on `COMMIT`, which
+    /// leaves the transaction open exactly as `sqlite3_exec` does).
+    func executeControl(_ sql: String) throws {
+        let statement: Statement
+        if let cached = controlCache[sql] {
+            statement = cached
+        } else {
+            statement = try compile(sql)
+            if controlCache.count < Self.controlCacheCapacity { controlCache[sql] = statement }
+        }
+        let rc = sqlite3_step(statement.handle)
+        if rc != SQLITE_DONE && rc != SQLITE_ROW {
+            let error = StorageError.from(handle, rc, sql: sql)
+            sqlite3_reset(statement.handle)
+            throw error
+        }
+        sqlite3_reset(statement.handle)
     }
 
     /// A prepared statement for `sql`, reset and with cleared bindings. Statements are cached by
@@ -187,13 +217,13 @@ public final class SQLiteConnection {
     /// as a `SAVEPOINT` instead, so it composes.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         if isInTransaction { return try savepoint(body) }
-        try executeScript("BEGIN IMMEDIATE")
+        try executeControl("BEGIN IMMEDIATE")
         do {
             let result = try body()
-            try executeScript("COMMIT")
+            try executeControl("COMMIT")
             return result
         } catch {
-            if isInTransaction { try? executeScript("ROLLBACK") }
+            if isInTransaction { try? executeControl("ROLLBACK") }
             throw error
         }
     }
@@ -202,19 +232,30 @@ public final class SQLiteConnection {
     /// (https://sqlite.org/lang_savepoint.html) and rethrows. Outside a transaction a savepoint
     /// behaves like `BEGIN DEFERRED`.
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
-        savepointCounter += 1
-        let name = "ts_sp\(savepointCounter)"
-        try executeScript("SAVEPOINT \(name)")
+        // One name per nesting depth (a released name is free to reuse at the same depth), so
+        // the statement texts are constant and their prepared statements are reused.
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let sql = Self.savepointSQL(depth: savepointDepth)
+        try executeControl(sql.begin)
         do {
             let result = try body()
-            try executeScript("RELEASE \(name)")
+            try executeControl(sql.release)
             return result
         } catch {
             // Some errors (SQLITE_FULL, IOERR, NOMEM, …) roll back the whole transaction, in which
             // case the savepoint no longer exists; ignore the resulting failure here.
-            try? executeScript("ROLLBACK TO \(name)")
-            try? executeScript("RELEASE \(name)")
+            try? executeControl(sql.rollback)
+            try? executeControl(sql.release)
             throw error
         }
+    }
+
+    private static let savepointSQLs: [(begin: String, release: String, rollback: String)] =
+        (0..<8).map { ("SAVEPOINT ts_sp\($0)", "RELEASE ts_sp\($0)", "ROLLBACK TO ts_sp\($0)") }
+
+    private static func savepointSQL(depth: Int) -> (begin: String, release: String, rollback: String) {
+        if depth < savepointSQLs.count { return savepointSQLs[depth] }
+        return ("SAVEPOINT ts_sp\(depth)", "RELEASE ts_sp\(depth)", "ROLLBACK TO ts_sp\(depth)")
     }
 }

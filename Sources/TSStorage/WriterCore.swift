@@ -134,7 +134,7 @@ final class WriterCore: @unchecked Sendable {
                 let job = batch[index]
                 if !inTransaction {
                     do {
-                        try connection.executeScript("BEGIN IMMEDIATE")
+                        try connection.executeControl("BEGIN IMMEDIATE")
                         inTransaction = true
                     } catch {
                         logger.error("sqlite writer: BEGIN failed", metadata: ["error": "\(error)"])
@@ -162,11 +162,11 @@ final class WriterCore: @unchecked Sendable {
             }
             if inTransaction {
                 do {
-                    try connection.executeScript("COMMIT")
+                    try connection.executeControl("COMMIT")
                     committed = succeededInTransaction.count
                 } catch {
                     logger.error("sqlite writer: COMMIT failed", metadata: ["error": "\(error)", "jobs": "\(batch.count)"])
-                    if connection.isInTransaction { try? connection.executeScript("ROLLBACK") }
+                    if connection.isInTransaction { try? connection.executeControl("ROLLBACK") }
                     for job in succeededInTransaction { job.fail(error) }
                     failed += succeededInTransaction.count
                     commitFailed = true

@@ -1,5 +1,6 @@
 import Foundation
 import TSJSON
+import TSRoutes
 import TSTestSupport
 import XCTest
 
@@ -53,5 +54,77 @@ final class LoginThrottleAPITests: LiveServerTestCase, @unchecked Sendable {  //
         // ... and no other address is.
         XCTAssertEqual(login("carol", "password-123").status, 200)
         XCTAssertEqual(login("ghost-next", "whatever-password", from: "127.0.0.2").status, 401)
+    }
+}
+
+extension LoginThrottleAPITests {
+    /// Without `server.trustedProxies`, a client's own `X-Forwarded-For` is ignored: forging
+    /// another address does not escape its throttle.
+    func testForwardedForFromAnUntrustedPeerIsIgnored() async throws {
+        _ = try await api.register("dave")
+        for i in 0..<10 {
+            XCTAssertEqual(forwardedLogin("dave", "wrong-\(i)", forwardedFor: "198.51.100.\(i)").status, 401)
+        }
+        XCTAssertEqual(forwardedLogin("dave", "password-123", forwardedFor: "203.0.113.9").status, 429,
+                       "a forged X-Forwarded-For must not reset the throttle")
+    }
+
+    fileprivate func forwardedLogin(_ username: String, _ password: String, forwardedFor: String) -> RawHTTP.Response {
+        let body = JSONValue.object(["username": .string(username), "password": .string(password)]).serialized()
+        return RawHTTP.request(port: live.port, "POST", "/api/auth/login", body: body,
+                               headers: ["Content-Type": "application/json", "X-Forwarded-For": forwardedFor])
+    }
+}
+
+/// Issue 12 (scaling out): behind nginx every login comes from the proxy's address. With the proxy in
+/// `server.trustedProxies`, the throttle counts the client named by `X-Forwarded-For` (the right-most
+/// entry that is not a trusted proxy), so one client's failures lock out neither other clients nor
+/// the same user elsewhere.
+final class TrustedProxyLoginThrottleAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
+    override var serverOverrides: [String: JSONValue] {
+        ["auth.maxFailedLogins": 10, "auth.failedLoginWindowSeconds": 300, "server.trustedProxies": ["127.0.0.1", "10.0.0.0/8"]]
+    }
+
+    private func login(_ username: String, _ password: String, forwardedFor: String?, from address: String = "127.0.0.1") -> RawHTTP.Response {
+        let body = JSONValue.object(["username": .string(username), "password": .string(password)]).serialized()
+        var headers = ["Content-Type": "application/json"]
+        if let forwardedFor { headers["X-Forwarded-For"] = forwardedFor }
+        return RawHTTP.request(port: live.port, "POST", "/api/auth/login", body: body, headers: headers, sourceAddress: address)
+    }
+
+    func testThrottleCountsTheForwardedClientBehindATrustedProxy() async throws {
+        _ = try await api.register("erin")
+        // Ten failures from client 198.51.100.7, through a second trusted hop (10.1.2.3).
+        for i in 0..<10 {
+            XCTAssertEqual(login("erin", "wrong-\(i)", forwardedFor: "192.0.2.1, 198.51.100.7, 10.1.2.3").status, 401)
+        }
+        // That client is throttled whatever it puts left of its address ...
+        XCTAssertEqual(login("erin", "password-123", forwardedFor: "203.0.113.50, 198.51.100.7").status, 429)
+        // ... but erin from another client behind the same proxy is not, and neither is the proxy itself.
+        let elsewhere = login("erin", "password-123", forwardedFor: "198.51.100.8")
+        XCTAssertEqual(elsewhere.status, 200, elsewhere.text)
+        XCTAssertEqual(login("erin", "password-123", forwardedFor: nil).status, 200)
+    }
+
+    func testForwardedForFromAPeerOutsideTheListIsIgnored() async throws {
+        _ = try await api.register("frank")
+        // 127.0.0.2 is not a trusted proxy: its X-Forwarded-For is its own claim, ignored.
+        for i in 0..<10 {
+            XCTAssertEqual(login("frank", "wrong-\(i)", forwardedFor: "198.51.100.\(i)", from: "127.0.0.2").status, 401)
+        }
+        XCTAssertEqual(login("frank", "password-123", forwardedFor: "203.0.113.1", from: "127.0.0.2").status, 429)
+        XCTAssertEqual(login("frank", "password-123", forwardedFor: nil).status, 200)
+    }
+
+    func testABrokenEntryStopsTheStartWithAClearError() throws {
+        XCTAssertThrowsError(try TrustedProxies(["10.0.0.0/33"])) { XCTAssertTrue("\($0)".contains("10.0.0.0/33")) }
+        XCTAssertThrowsError(try TrustedProxies(["nginx"]))
+        XCTAssertThrowsError(try TrustedProxies(["256.1.1.1"]))
+        let proxies = try TrustedProxies(["127.0.0.1", "10.0.0.0/8", "::1", "[fd00::1]"])
+        XCTAssertTrue(proxies.contains("10.255.0.1"))
+        XCTAssertFalse(proxies.contains("11.0.0.1"))
+        XCTAssertTrue(proxies.contains("[::1]"))
+        XCTAssertTrue(proxies.contains("FD00::1"))
+        XCTAssertFalse(proxies.contains("127.0.0.2"))
     }
 }

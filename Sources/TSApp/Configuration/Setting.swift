@@ -55,6 +55,8 @@ public struct Setting: Sendable {
                 help: "Slowest overall rate a client must read pending bytes at: they must be gone within server.outboundStallTimeoutSeconds + bytes/rate, a total deadline (0 turns it off)."),
         Setting(path: "server.maxConnectionsPerAddress", kind: .int, defaultValue: 256,
                 help: "Open connections from one client IP address; past it a new one from that address gets 503 and is closed while other addresses are still served (0 turns the cap off)."),
+        Setting(path: "server.trustedProxies", kind: .stringList, defaultValue: [],
+                help: "Reverse proxies (IPs or IPv4 networks a.b.c.d/n) whose X-Forwarded-For names the client: the login throttle then counts the real client, not the proxy. Anyone else's X-Forwarded-For is ignored."),
         // tls (issue 15): HTTPS/WSS on the listener.
         Setting(path: "tls.certificateFile", kind: .optionalString, defaultValue: nil,
                 help: "PEM certificate chain (leaf first) for HTTPS on the listener (serve --tls-cert); with tls.privateKeyFile set the server speaks only HTTPS/WSS. Reloaded on SIGHUP or when the file changes (docs/tls.md). Linux builds only."),

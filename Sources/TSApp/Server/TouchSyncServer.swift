@@ -143,7 +143,11 @@ public final class TouchSyncServer: @unchecked Sendable {
         // A logout revokes the user's tokens: their live sockets go too (Socket.IO DISCONNECT).
         let logoutHub = hub
         let bridge = redisBridge
-        APIRoutes(domain: domain, onLogout: { userId in
+        let trustedProxies: TrustedProxies
+        do { trustedProxies = try TrustedProxies(configuration.stringList("server.trustedProxies") ?? []) } catch {
+            throw ConfigurationError("\(error)")
+        }
+        APIRoutes(domain: domain, trustedProxies: trustedProxies, onLogout: { userId in
             for socket in logoutHub.sockets(inRoom: RealtimeConfiguration.userChannel(userId)) { socket.disconnect() }
             bridge?.publishLogout(userId: userId)  // redis hook: and on the other nodes
         }).register(into: &router)

@@ -10,30 +10,29 @@ public struct APIRoutes: Sendable {
     /// disconnects that user's Socket.IO sockets, which were authenticated with revoked tokens.
     let onLogout: @Sendable (String) -> Void
 
-    public init(domain: TouchSyncDomain, onLogout: @escaping @Sendable (String) -> Void = { _ in }) {
+    /// Peers whose `X-Forwarded-For` names the client (`server.trustedProxies`): the login throttle
+    /// counts failures per real client, not per proxy.
+    let trustedProxies: TrustedProxies
+
+    public init(domain: TouchSyncDomain, trustedProxies: TrustedProxies = .none, onLogout: @escaping @Sendable (String) -> Void = { _ in }) {
         self.domain = domain
+        self.trustedProxies = trustedProxies
         self.onLogout = onLogout
         authenticator = Authenticator(auth: domain.auth)
-    }
-
-    /// The client's IP without its port (`127.0.0.1:5123` → `127.0.0.1`; `[::1]:5123` → `[::1]`).
-    static func clientAddress(_ remote: String) -> String {
-        guard let colon = remote.lastIndex(of: ":"), !remote.hasSuffix("]") else { return remote }
-        let host = remote[..<colon]
-        return host.contains(":") && !host.hasPrefix("[") ? remote : String(host)
     }
 
     public func register(into router: inout RouterBuilder) {
         let d = domain
         let a = authenticator
         let loggedOut = onLogout
+        let proxies = trustedProxies
 
         // Auth and users
         router.post("/api/auth/register", Authenticator.open { req in
             Reply.data(try await d.auth.register(Input(value: RequestValidation.body(of: req))).json, status: 201)
         })
         router.post("/api/auth/login", Authenticator.open { req in
-            Reply.data(try await d.auth.login(Input(value: RequestValidation.body(of: req)), clientAddress: Self.clientAddress(req.remoteAddress)).json)
+            Reply.data(try await d.auth.login(Input(value: RequestValidation.body(of: req)), clientAddress: proxies.clientAddress(of: req)).json)
         })
         router.get("/api/auth/me", a.wrap { ctx in Reply.data(ctx.user.json) })
         router.post("/api/auth/refresh", Authenticator.open { req in

@@ -7,6 +7,7 @@
 #   BUILDS="base=/path/to/scratch after=.build-bench"  label=scratch pairs (the binary is SCRATCH/release/touchsync)
 #   POLL_BUILDS="after"    builds also run with TOUCHSYNC_SERVER_POLLER=poll (label LABEL-poll)
 #   SKIP_PEER=1            leaves the peer out
+#   SCENARIOS="health toggle my-rooms interaction-state"   other bench/run-http.sh scenarios (default: the two reads)
 source "$(dirname "$0")/lib.sh"
 BUILDS="${BUILDS:-after=$SCRATCH}"
 POLL_BUILDS="${POLL_BUILDS-}"
@@ -23,7 +24,7 @@ for round in $(seq "$RUNS"); do
   for v in "${variants[@]}"; do
     build="${v%%|*}"; poller="${v##*|}"; label="${build%%=*}"; [[ "$poller" == poll ]] && label="$label-poll"
     TOUCHSYNC_SERVER_POLLER="$poller" SCRATCH="${build#*=}" NO_BUILD=1 bench/server.sh start >/dev/null
-    for s in my-rooms interaction-state; do
+    for s in ${SCENARIOS:-my-rooms interaction-state}; do
       RUNS=1 bench/run-http.sh "$s" | grep '^RESULT' | tee -a "$res/$label-$s.out" | sed "s/^/round $round $label $s: /"
     done
     bench/server.sh stop

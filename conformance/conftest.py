@@ -76,22 +76,17 @@ class Server:
         return r.json()["data"]
 
 
-@pytest.fixture(scope="session")
-def server():
+def start_serve(args, env_overrides, scheme="http"):
+    """Starts `touchsync serve --port 0 ARGS` (TOUCHSYNC_BIN, or the debug build) with the process
+    environment plus `env_overrides`, and waits up to 60 s for its "TouchSync … listening on" line.
+    Returns (proc, base URL or None if it did not start, its output lines). Once started, a thread
+    keeps appending the output to `lines`, so tests can wait for log lines."""
     binary = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
-    tmp = tempfile.mkdtemp(prefix="touchsync-conformance-")
     env = dict(os.environ)
-    env.update({
-        "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
-        "TOUCHSYNC_JWT_SECRET": "conformance-secret-0123456789abcdef",
-        "TOUCHSYNC_REALTIME_MAX_OUTBOUND_BYTES_PER_SOCKET": "262144",
-        "TOUCHSYNC_LOG_LEVEL": "info",
-    })
-    db_args, drop_db = database_args(tmp)
-    proc = subprocess.Popen([binary, "serve", "--port", "0"] + db_args,
+    env.update(env_overrides)
+    proc = subprocess.Popen([binary, "serve", "--port", "0"] + list(args),
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = []
-    base = None
+    lines, base = [], None
     deadline = time.time() + 60
     while time.time() < deadline:
         line = proc.stdout.readline()
@@ -100,16 +95,29 @@ def server():
                 break
             continue
         lines.append(line)
-        m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
+        m = re.search(r"listening on (" + scheme + r"://127\.0\.0\.1:\d+)", line)
         if m and "TouchSync" in line:
             base = m.group(1)
             break
-    assert base, "server did not start:\n" + "".join(lines)
+    if base:
+        def pump():
+            for l in proc.stdout:
+                lines.append(l)
+        threading.Thread(target=pump, daemon=True).start()
+    return proc, base, lines
 
-    def pump():
-        for l in proc.stdout:
-            lines.append(l)
-    threading.Thread(target=pump, daemon=True).start()
+
+@pytest.fixture(scope="session")
+def server():
+    tmp = tempfile.mkdtemp(prefix="touchsync-conformance-")
+    db_args, drop_db = database_args(tmp)
+    proc, base, lines = start_serve(db_args, {
+        "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
+        "TOUCHSYNC_JWT_SECRET": "conformance-secret-0123456789abcdef",
+        "TOUCHSYNC_REALTIME_MAX_OUTBOUND_BYTES_PER_SOCKET": "262144",
+        "TOUCHSYNC_LOG_LEVEL": "info",
+    })
+    assert base, "server did not start:\n" + "".join(lines)
     yield Server(proc, base, lines)
     proc.terminate()
     try:

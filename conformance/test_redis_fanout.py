@@ -17,6 +17,8 @@ import pytest
 import requests
 import socketio
 
+from conftest import start_serve
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REDIS_URL = os.environ.get("TOUCHSYNC_TEST_REDIS_URL")
 pytestmark = pytest.mark.skipif(not REDIS_URL, reason="TOUCHSYNC_TEST_REDIS_URL is not set (scripts/services.sh starts a Redis; "
@@ -24,27 +26,10 @@ pytestmark = pytest.mark.skipif(not REDIS_URL, reason="TOUCHSYNC_TEST_REDIS_URL 
 
 
 def start_node(db, prefix):
-    binary = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
-    env = dict(os.environ)
-    env.update({"TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000", "TOUCHSYNC_JWT_SECRET": "redis-fanout-secret-0123456789abcdef",
-                "TOUCHSYNC_LOG_LEVEL": "info", "TOUCHSYNC_REALTIME_REDIS_CHANNEL_PREFIX": prefix})
-    proc = subprocess.Popen([binary, "serve", "--port", "0", "--database", db, "--redis-url", REDIS_URL],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines, base = [], None
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            if proc.poll() is not None:
-                break
-            continue
-        lines.append(line)
-        m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", line)
-        if m and "TouchSync" in line:
-            base = m.group(1)
-            break
+    proc, base, lines = start_serve(["--database", db, "--redis-url", REDIS_URL], {
+        "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000", "TOUCHSYNC_JWT_SECRET": "redis-fanout-secret-0123456789abcdef",
+        "TOUCHSYNC_LOG_LEVEL": "info", "TOUCHSYNC_REALTIME_REDIS_CHANNEL_PREFIX": prefix})
     assert base, "node did not start:\n" + "".join(lines)
-    threading.Thread(target=lambda: [lines.append(l) for l in proc.stdout], daemon=True).start()
     return proc, base, lines
 
 

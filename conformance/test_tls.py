@@ -20,6 +20,8 @@ import pytest
 import requests
 import socketio
 
+from conftest import start_serve
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPENSSL = shutil.which("openssl")
 
@@ -95,49 +97,29 @@ class TLSServer:
 def start_tls_server(tmp, extra_env=None, redirect=True):
     """A real `touchsync serve --tls-cert … --tls-key …` on a free port, with a CA and a first
     server certificate generated in `tmp`. Returns a TLSServer; stop it with stop_tls_server."""
-    binary = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
     ca = CA(tmp)
     first_cert, first_key = ca.server_pair("first")
     cert, key = os.path.join(tmp, "live.pem"), os.path.join(tmp, "live.key")
     shutil.copy(first_cert, cert)
     shutil.copy(first_key, key)
     redirect_port = free_port() if redirect else 0
-    env = dict(os.environ)
-    env.update({
+    env = {
         "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
         "TOUCHSYNC_JWT_SECRET": "conformance-secret-0123456789abcdef",
         "TOUCHSYNC_LOG_LEVEL": "info",
         "TOUCHSYNC_TLS_RELOAD_CHECK_SECONDS": "0",  # rotation here is by SIGHUP
         "TOUCHSYNC_TLS_REDIRECT_PORT": str(redirect_port),
-    })
+    }
     env.update(extra_env or {})
-    proc = subprocess.Popen([binary, "serve", "--port", "0", "--database", os.path.join(tmp, "db.sqlite"),
-                             "--tls-cert", cert, "--tls-key", key],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines, base = [], None
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            if proc.poll() is not None:
-                break
-            continue
-        lines.append(line)
-        m = re.search(r"listening on (https://127\.0\.0\.1:(\d+))", line)
-        if m and "TouchSync" in line:
-            base, port = m.group(1), int(m.group(2))
-            break
+    proc, base, lines = start_serve(["--database", os.path.join(tmp, "db.sqlite"), "--tls-cert", cert, "--tls-key", key],
+                                    env, scheme="https")
     if not base:
         if proc.poll() is None:
             proc.kill()
         if any("has no TLS support" in l for l in lines):  # TLSSupport.unavailableMessage (e.g. a macOS build)
             pytest.skip("this touchsync build has no TLS (built without OpenSSL's libssl): " + "".join(lines)[-300:])
         raise AssertionError("server did not start with TLS:\n" + "".join(lines))
-
-    def pump():
-        for l in proc.stdout:
-            lines.append(l)
-    threading.Thread(target=pump, daemon=True).start()
+    port = int(base.rsplit(":", 1)[1])
     return TLSServer(proc, base, port, lines, ca, cert, key, redirect_port)
 
 

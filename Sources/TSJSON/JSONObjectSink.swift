@@ -5,6 +5,8 @@
 /// (member names of the contract); values are escaped as `JSONValue.writeString` does (§7).
 public protocol JSONObjectSink {
     mutating func string(_ key: StaticString, _ value: String)
+    /// A string value from wherever it lives (`String`, or a database column's bytes: `JSONText`).
+    mutating func text<T: JSONText>(_ key: StaticString, _ value: T)
     mutating func int(_ key: StaticString, _ value: Int64)
     mutating func bool(_ key: StaticString, _ value: Bool)
     mutating func null(_ key: StaticString)
@@ -23,6 +25,32 @@ extension JSONObjectSink {
     public mutating func optionalString(_ key: StaticString, _ value: String?) {
         if let value { string(key, value) } else { null(key) }
     }
+
+    /// A sink that keeps `String`s (a tree) takes the text's `String`.
+    @inlinable
+    public mutating func text<T: JSONText>(_ key: StaticString, _ value: T) {
+        string(key, value.stringValue)
+    }
+
+    /// The text, or `null` for nil.
+    @inlinable
+    public mutating func optionalText<T: JSONText>(_ key: StaticString, _ value: T?) {
+        if let value { text(key, value) } else { null(key) }
+    }
+}
+
+/// A string value a shape writes: a Swift `String`, or text that stays where it is stored (a
+/// database column's UTF-8 bytes, valid while the row is) and is escaped straight from there into
+/// response bytes. Both give the same JSON: `writeJSONString` appends exactly the bytes
+/// `JSONValue.writeString(stringValue)` would (RFC 8259 §7).
+public protocol JSONText {
+    var stringValue: String { get }
+    func writeJSONString(into out: inout [UInt8])
+}
+
+extension String: JSONText {
+    @inlinable public var stringValue: String { self }
+    @inlinable public func writeJSONString(into out: inout [UInt8]) { JSONValue.writeString(self, into: &out) }
 }
 
 /// Writes JSON straight into bytes (compact, the same bytes `JSONValue.serialize` produces for the
@@ -76,6 +104,12 @@ public struct JSONBytesWriter: JSONObjectSink {
     public mutating func string(_ key: StaticString, _ value: String) {
         self.key(key)
         JSONValue.writeString(value, into: &bytes)
+    }
+
+    @inlinable
+    public mutating func text<T: JSONText>(_ key: StaticString, _ value: T) {
+        self.key(key)
+        value.writeJSONString(into: &bytes)
     }
 
     @inlinable

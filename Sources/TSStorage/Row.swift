@@ -66,6 +66,28 @@ public struct Row {
     }
     public func optionalString(_ i: Int32) -> String? { isNull(i) ? nil : string(i) }
 
+    /// The UTF-8 bytes of column `i`, as `string(i)` would read them but without a `String`: SQLite's
+    /// own text buffer (`sqlite3_column_text`, then `sqlite3_column_bytes`:
+    /// https://sqlite.org/c3ref/column_blob.html), or PostgreSQL's text-format value (`PQgetvalue`
+    /// + `PQgetlength`; a boolean as "1"/"0", like `string`). The buffer is valid only inside
+    /// `body` (SQLite may move it at the next step or a conversion of the column); empty for NULL.
+    /// Not necessarily well-formed UTF-8: the reader decides how to repair (`string` repairs with
+    /// U+FFFD).
+    public func withTextBytes<R>(_ i: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        #if canImport(CPostgres)
+        if pgRow >= 0 {
+            if PQftype(handle, i) == PostgresTypeOID.bool {
+                var s = pgString(i)
+                return try s.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+            }
+            guard let p = PQgetvalue(handle, pgRow, i) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            return try body(UnsafeRawBufferPointer(start: p, count: Int(PQgetlength(handle, pgRow, i))))
+        }
+        #endif
+        guard let p = sqlite3_column_text(handle, i) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(handle, i))))
+    }
+
     /// Nonzero integer → true.
     public func bool(_ i: Int32) -> Bool { int(i) != 0 }
     public func optionalBool(_ i: Int32) -> Bool? { isNull(i) ? nil : bool(i) }

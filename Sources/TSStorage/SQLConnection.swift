@@ -123,6 +123,26 @@ public final class SQLConnection {
         }
     }
 
+    /// Calls `body` for every row of the query (the `Row` is valid only during the call), without
+    /// collecting results (see `SQLiteConnection.forEachRow`).
+    public func forEachRow(_ sql: String, _ args: [SQLValue] = [], _ body: (Row) throws -> Void) throws {
+        statementsExecuted &+= 1
+        switch backend {
+        case .sqlite(let c): try c.forEachRow(sql, args, body)
+        #if canImport(CPostgres)
+        case .postgres(let c):
+            let result = try c.execute(sql, args)
+            defer { PQclearResult(result) }
+            let n = PQrowCount(result)
+            var i: Int32 = 0
+            while i < n {
+                try body(Row(postgresResult: result, row: i))
+                i += 1
+            }
+        #endif
+        }
+    }
+
     /// The first row mapped by `map`, or nil when the query returns no rows.
     public func first<T>(_ sql: String, _ args: [SQLValue] = [], _ map: (Row) throws -> T) throws -> T? {
         statementsExecuted &+= 1

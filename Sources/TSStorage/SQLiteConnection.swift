@@ -186,6 +186,15 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Calls `body` for every row of the query (the `Row` is valid only during the call). Not
+    /// generic and collecting nothing: a hot read that writes its rows straight into response
+    /// bytes pays no generic metadata lookup and no array append per row.
+    public func forEachRow(_ sql: String, _ args: [SQLValue] = [], _ body: (Row) throws -> Void) throws {
+        try withStatement(sql, args) { statement in
+            while try statement.step() { try body(statement.row) }
+        }
+    }
+
     /// The first row mapped by `map`, or nil when the query returns no rows.
     public func first<T>(_ sql: String, _ args: [SQLValue] = [], _ map: (Row) throws -> T) throws -> T? {
         try withStatement(sql, args) { statement in

@@ -56,4 +56,39 @@ final class JSONBytesWriterTests: XCTestCase {
         w.raw("]}")
         XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), #"{"data":[{"k":0},{"k":1},{"k":2}]}"#)
     }
+
+    /// `writeString(utf8:)` (a database column's bytes, no `String`) writes exactly what
+    /// `writeString(String(decoding:))` writes: escapes on ASCII, the same U+FFFD repair of
+    /// ill-formed UTF-8 (lone continuation bytes, truncated sequences, overlongs, surrogates).
+    func testUTF8BytesEscapeLikeTheirDecodedString() {
+        var cases: [[UInt8]] = ["", "plain", "\"q\\b", "\u{00}\u{01}\u{1F}\u{7F}\t\n", "日本語 🎉 e\u{301}", "\u{2028}"].map { Array($0.utf8) }
+        cases += [[0x80], [0xC3], [0xE6, 0x97], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xFF, 0x22, 0x41], [0x41, 0xF0, 0x9F, 0x8E]]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<500 { cases.append((0..<Int.random(in: 0...12, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }) }
+        for bytes in cases {
+            var expected: [UInt8] = []
+            JSONValue.writeString(String(decoding: bytes, as: UTF8.self), into: &expected)
+            var got: [UInt8] = []
+            bytes.withUnsafeBytes { JSONValue.writeString(utf8: $0, into: &got) }
+            XCTAssertEqual(got, expected, "\(bytes)")
+        }
+    }
+
+    /// A `JSONText` that is not a `String` is written by the bytes writer from its own bytes and
+    /// by the tree writer as its `String`: the same JSON.
+    func testTextValuesWriteTheSameAsStrings() {
+        struct Raw: JSONText {
+            let bytes: [UInt8]
+            var stringValue: String { String(decoding: bytes, as: UTF8.self) }
+            func writeJSONString(into out: inout [UInt8]) { bytes.withUnsafeBytes { JSONValue.writeString(utf8: $0, into: &out) } }
+        }
+        for s in ["", "a\"b", "Zoë 🦊 \u{01}"] {
+            let raw = Raw(bytes: Array(s.utf8))
+            var w = JSONBytesWriter()
+            w.objectValue { $0.text("t", raw); $0.optionalText("o", Optional(raw)); $0.optionalText("n", Raw?.none) }
+            let tree: JSONValue = ["t": .string(s), "o": .string(s), "n": .null]
+            XCTAssertEqual(w.bytes, tree.serialized(), s)
+            XCTAssertEqual(JSONTreeWriter.build { $0.text("t", raw); $0.optionalText("o", Optional(raw)); $0.optionalText("n", Raw?.none) }, tree, s)
+        }
+    }
 }

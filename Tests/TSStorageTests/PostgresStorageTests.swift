@@ -61,6 +61,14 @@ final class PostgresStorageTests: XCTestCase {
         XCTAssertEqual(r.9, 2, "a numeric read as an integer truncates, like SQLite")
         XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT count(*) FROM v WHERE flag = ?", [.text("f")]) }, 0)
         XCTAssertEqual(try db.readSync { try $0.scalarString("SELECT ? || '!'", [.text("a")]) }, "a!")
+        // The column bytes without a String (my-rooms' writer): what `string` decodes, booleans as 1/0.
+        var bytes: [[UInt8]] = []
+        try db.readSync { c in
+            try c.forEachRow("SELECT t, flag, n, i FROM v") { r in
+                for k: Int32 in 0..<4 { bytes.append(r.withTextBytes(k) { Array($0) }) }
+            }
+        }
+        XCTAssertEqual(bytes, [Array("héllo '?' \"x\"".utf8), Array("1".utf8), [], Array("-9000000000000".utf8)])
     }
 
     func testErrorsCarryTheirSQLStateAndMapToTheSameChecks() throws {

@@ -52,6 +52,26 @@ final class SQLiteConnectionTests: XCTestCase {
         XCTAssertEqual(try c.scalarString("SELECT ?", [.of(2.5 as Double?)]), "2.5")
     }
 
+    /// `withTextBytes` hands over the column's own bytes: those `string` decodes (NULL and empty
+    /// as no bytes; integers in their text form; ill-formed UTF-8 as stored), through the same
+    /// forEachRow that hot reads use.
+    func testTextBytesWithoutAString() throws {
+        let c = try open()
+        try c.executeScript("CREATE TABLE t (k INTEGER, s)")
+        try c.run("INSERT INTO t VALUES (1, 'plain'), (2, 'Zoë 🦊 \"q\"'), (3, ''), (4, NULL), (5, 42), (6, CAST(X'41FF42' AS TEXT))")
+        var seen: [Int64: [UInt8]] = [:]
+        try c.forEachRow("SELECT k, s FROM t ORDER BY k") { row in
+            seen[row.int(0)] = row.withTextBytes(1) { Array($0) }
+        }
+        XCTAssertEqual(seen[1], Array("plain".utf8))
+        XCTAssertEqual(seen[2], Array("Zoë 🦊 \"q\"".utf8))
+        XCTAssertEqual(seen[3], [])
+        XCTAssertEqual(seen[4], [])
+        XCTAssertEqual(seen[5], Array("42".utf8))
+        XCTAssertEqual(seen[6], [0x41, 0xFF, 0x42])
+        XCTAssertEqual(seen.count, 6)
+    }
+
     func testRunReturnsChangesAndLastInsertRowID() throws {
         let c = try open()
         try c.executeScript("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t (v) VALUES ('a'), ('b'), ('c');")

@@ -2,9 +2,10 @@ import TSJSON
 
 // The one description of each response shape this file covers (CONTRACT.md §1 "Room", "User
 // (public)"; seed 002 `PostInteractionState`, `InteractionStateData`): member names, order and
-// formats are written here only. `JSONBytesWriter` turns them into response bytes on the read
-// paths (my-rooms, interaction-state); `JSONTreeWriter` into the `JSONValue`s (`.json`) that other
-// paths still compose. Tests/TSAppTests/ReadPathBytesTests decodes the bytes with the Codable
+// formats are written here only, over the fields a `Room` or a row view has (`RoomFields`,
+// `PublicUserFields`: text as a `String` or as a column's bytes). `JSONBytesWriter` turns them
+// into response bytes on the read paths (my-rooms, interaction-state); `JSONTreeWriter` into the
+// `JSONValue`s (`.json`) that other paths still compose. Tests/TSAppTests/ReadPathBytesTests decodes the bytes with the Codable
 // contract models and compares them with the tree.
 
 extension JSONObjectSink {
@@ -19,24 +20,58 @@ extension JSONObjectSink {
     }
 }
 
-extension PublicUser {
+/// The fields of a public user that its shape writes: a `PublicUser`, or a view of a result row
+/// whose text is escaped straight from the column (`Readers.PublicUserRow`, no `String`).
+public protocol PublicUserFields {
+    associatedtype Text: JSONText
+    var id: Text { get }
+    var username: Text { get }
+    var firstName: Text? { get }
+    var avatarUrl: Text? { get }
+}
+
+extension PublicUser: PublicUserFields {}
+
+extension PublicUserFields {
     public func writeJSON<S: JSONObjectSink>(into s: inout S) {
-        s.string("id", id)
-        s.string("username", username)
-        s.optionalString("firstName", firstName)
-        s.optionalString("avatarUrl", avatarUrl)
+        s.text("id", id)
+        s.text("username", username)
+        s.optionalText("firstName", firstName)
+        s.optionalText("avatarUrl", avatarUrl)
     }
 }
 
-extension Room {
+/// The fields of a room that its shape writes: a `Room`, or a view of a result row
+/// (`Readers.RoomRow`, my-rooms' bytes path).
+public protocol RoomFields {
+    associatedtype Text: JSONText
+    associatedtype User: PublicUserFields
+    var id: Text { get }
+    var name: Text { get }
+    var createdBy: Text { get }
+    var createdAt: Int64 { get }
+    var updatedAt: Int64 { get }
+    var isActive: Bool { get }
+    var nameSetBy: Text? { get }
+    var nameSetByUser: User? { get }
+    var elementCount: Int64 { get }
+    var unseenElements: Int64 { get }
+    var unreadMessages: Int64 { get }
+}
+
+extension Room: RoomFields {}
+
+extension RoomFields {
+    public var hasUnread: Bool { unseenElements > 0 || unreadMessages > 0 }
+
     public func writeJSON<S: JSONObjectSink>(into s: inout S) {
-        s.string("id", id)
-        s.string("name", name)
-        s.string("createdBy", createdBy)
+        s.text("id", id)
+        s.text("name", name)
+        s.text("createdBy", createdBy)
         s.timestamp("createdAt", createdAt)
         s.timestamp("updatedAt", updatedAt)
         s.bool("isActive", isActive)
-        s.optionalString("nameSetBy", nameSetBy)
+        s.optionalText("nameSetBy", nameSetBy)
         if let user = nameSetByUser { s.object("nameSetByUser") { user.writeJSON(into: &$0) } } else { s.null("nameSetByUser") }
         s.int("elementCount", elementCount)
         s.object("badges") {

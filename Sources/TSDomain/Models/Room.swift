@@ -14,7 +14,7 @@ public struct Room: Sendable, Equatable {
     public var unseenElements: Int64
     public var unreadMessages: Int64
 
-    public var hasUnread: Bool { unseenElements > 0 || unreadMessages > 0 }
+    // `hasUnread` (either badge > 0) comes with `RoomFields` (Room+JSONShape.swift).
 
     /// The shape is written once, in `writeJSON(into:)` (Room+JSONShape.swift).
     public var jsonObject: JSONObject {

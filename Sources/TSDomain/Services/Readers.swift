@@ -19,7 +19,9 @@ enum Readers {
     }
 
     static func user(_ r: Row, at i: Int32) -> PublicUser {
-        PublicUser(id: r.string(i), username: r.string(i + 1), firstName: r.optionalString(i + 2), avatarUrl: r.optionalString(i + 3))
+        let v = PublicUserRow(row: r, at: i)
+        return PublicUser(id: v.id.stringValue, username: v.username.stringValue, firstName: v.firstName?.stringValue,
+                          avatarUrl: v.avatarUrl?.stringValue)
     }
 
     static func publicUser(_ c: SQLConnection, id: String) throws -> PublicUser? {
@@ -78,16 +80,21 @@ enum Readers {
         return list
     }
 
+    /// A room as its member sees it; columns as `RoomRow` reads them, then the activity order
+    /// (14: `last_activity_at`, 15: `activity_seq`).
     static let roomSelect = """
         SELECT r.id, r.name, r.created_by, r.created_at, r.updated_at, r.is_active, r.name_set_by,
-               u.id, u.username, u.first_name, u.avatar_url, r.element_count, m.unseen_elements, m.unread_messages
+               u.id, u.username, u.first_name, u.avatar_url, r.element_count, m.unseen_elements, m.unread_messages,
+               r.last_activity_at, r.activity_seq
         FROM room_members m JOIN rooms r ON r.id = m.room_id LEFT JOIN users u ON u.id = r.name_set_by
         """
 
     static func room(_ r: Row) -> Room {
-        Room(id: r.string(0), name: r.string(1), createdBy: r.string(2), createdAt: r.int(3), updatedAt: r.int(4),
-             isActive: r.int(5) != 0, nameSetBy: r.optionalString(6), nameSetByUser: r.isNull(7) ? nil : user(r, at: 7),
-             elementCount: r.int(11), unseenElements: r.int(12), unreadMessages: r.int(13))
+        let v = RoomRow(row: r)
+        return Room(id: v.id.stringValue, name: v.name.stringValue, createdBy: v.createdBy.stringValue,
+                    createdAt: v.createdAt, updatedAt: v.updatedAt, isActive: v.isActive, nameSetBy: v.nameSetBy?.stringValue,
+                    nameSetByUser: v.nameSetByUser.map { user(r, at: $0.at) }, elementCount: v.elementCount,
+                    unseenElements: v.unseenElements, unreadMessages: v.unreadMessages)
     }
 
     /// The room as `viewer` (a member) sees it; nil when the viewer is not a member.

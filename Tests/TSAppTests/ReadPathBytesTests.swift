@@ -147,6 +147,45 @@ final class ReadPathBytesTests: LiveServerTestCase, @unchecked Sendable {  // th
         XCTAssertEqual([UInt8](none.body), Self.legacyStates([]).serialized())
     }
 
+    /// The body's fast reader (`FastArrayBody`: plain `{"postIds":[…]}` without a tree) and the
+    /// full parse + schema check answer the same bytes for the same ids; bodies the fast reader
+    /// leaves (escapes, other Content-Type spellings, extra members, out-of-range counts) get the
+    /// full way's answer and errors, in the mobile envelope.
+    func testInteractionStateBodyFastAndFullWaysAnswerTheSame() async throws {
+        let a = try await api.register("alice")
+        let r = try await api.post("/api/mobile/posts", ["content": "p"], token: a.token)
+        let post = try XCTUnwrap(r.decode(MobileEnvelope<PostDTO>.self).data).id
+        expect(200, try await api.post("/api/mobile/posts/\(post)/like", token: a.token))
+        func ask(_ body: String, _ contentType: String? = "application/json") async throws -> APIClient.Response {
+            try await api.send("POST", "/api/mobile/posts/interaction-state", rawBody: Data(body.utf8),
+                               headers: contentType.map { ["Content-Type": $0] } ?? [:], token: a.token)
+        }
+        let reference = try await ask("{\"postIds\":[\"\(post)\",\"other\"]}")  // the fast way
+        expect(200, reference)
+        let escapedId = post.unicodeScalars.map { String(format: "\\u%04x", $0.value) }.joined()
+        for (body, type) in [
+            (" { \"postIds\" : [ \"\(post)\" , \"other\" ] } ", "application/json"),        // fast, spaced
+            ("{\"postIds\":[\"\(escapedId)\",\"other\"]}", "application/json"),              // escapes: full way
+            ("{\"postIds\":[\"\(post)\",\"other\"]}", "Application/JSON; charset=UTF-8"),   // full way's media type check
+            ("{\"postIds\":[\"\(post)\",\"other\"]}", "application/json; charset=utf-8"),   // fast, with charset
+        ] as [(String, String?)] {
+            let answer = try await ask(body, type)
+            XCTAssertEqual(answer.status, 200, body)
+            XCTAssertEqual(answer.body, reference.body, body)
+        }
+        // Errors come from the full way, as before: 400 in the mobile envelope naming the field.
+        for body in [#"{"postIds":[]}"#, #"{"postIds":["a"],"x":1}"#, #"{"postIds":[1]}"#, #"{"postIds":"a"}"#, #"{"postIds":["a",]}"#,
+                     "{\"postIds\":[" + (0..<51).map { "\"id\($0)\"" }.joined(separator: ",") + "]}"] {
+            let answer = try await ask(body)
+            XCTAssertEqual(answer.status, 400, body)
+            let e = try answer.decode(InteractionStateResponse.self)
+            XCTAssertFalse(e.success, body)
+            XCTAssertEqual(e.code, "VALIDATION_ERROR", body)
+            XCTAssertNotNil(e.error, body)
+        }
+        expect(415, try await ask(#"{"postIds":["a"]}"#, "text/plain"))
+    }
+
     /// The token's user is checked inside the route's own read: a revoked token (logout) gets
     /// 401 in the route family's envelope, also when its body is bad (401 before 400).
     func testRevokedAndBadTokensGet401InTheRoutesEnvelope() async throws {

@@ -205,4 +205,21 @@ final class RequestValidationTests: XCTestCase {
         XCTAssertNil(RequestValidation.parseInteger("+1"))
         XCTAssertNil(RequestValidation.parseInteger("99999999999999999999"))
     }
+
+    /// Issue 14 item 2: the one request schema that is "an object of one array of strings" gets a
+    /// fast reader whose bounds come from that schema (interaction-state: `postIds`, 1…50); no
+    /// other route does.
+    func testFastBodyReadersComeFromTheSchema() {
+        XCTAssertEqual(Array(RequestValidation.fastBodies.keys), ["/api/mobile/posts/interaction-state"])
+        let fast = RequestValidation.fastBodies["/api/mobile/posts/interaction-state"]
+        XCTAssertEqual(fast?.member, "postIds")
+        XCTAssertEqual(fast?.count, 1...50)
+        XCTAssertEqual(fast?.method, .POST)
+        // Any other keyword on the array or its items: no fast reader (the full check decides).
+        let constrained: JSONValue = ["type": "object", "additionalProperties": false,
+                                      "properties": ["ids": ["type": "array", "items": ["type": "string", "minLength": 1], "maxItems": 5]]]
+        XCTAssertNil(FastArrayBody(schema: constrained, components: JSONObject()))
+        let open: JSONValue = ["type": "object", "properties": ["ids": ["type": "array", "items": ["type": "string"], "maxItems": 5]]]
+        XCTAssertNil(FastArrayBody(schema: open, components: JSONObject()))
+    }
 }

@@ -66,6 +66,7 @@ public enum RequestValidation {
         }
         guard let schema = op.requestSchema else { return nil }
         if request.body.isEmpty && !op.requestRequired { return nil }
+        if let fast = fastBody(request, op) { return fast }  // RequestValidation+FastBody.swift
         let body: JSONValue
         do { body = try request.jsonBody() } catch { throw APIError.wrap(error, envelope: envelope) }
         if let v = checker.violation(body, against: schema, at: "body") { throw fail(v) }

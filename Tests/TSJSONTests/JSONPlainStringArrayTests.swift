@@ -1,0 +1,48 @@
+import TSJSON
+import XCTest
+
+/// `JSONPlainStringArray` (interaction-state's body without a tree): byte fixtures it takes, with
+/// the strings `JSONValue.parse` gives for them, and fixtures it leaves to the full parse (nil),
+/// valid JSON among them.
+final class JSONPlainStringArrayTests: XCTestCase {
+    let member = Array("postIds".utf8)
+
+    func read(_ text: String, count: ClosedRange<Int> = 1...50) -> [String]? {
+        JSONPlainStringArray.read(Array(text.utf8), member: member, count: count)
+    }
+
+    func testTakesPlainArraysAndAgreesWithTheFullParse() throws {
+        let taken = [
+            #"{"postIds":["a"]}"#,
+            #"{"postIds":["3c58b32e-1d5e-4031-936a-1c341a92b682","94bd50bc-cbd5-495e-8bdb-b5c2747cf872"]}"#,
+            " \t\r\n{ \"postIds\" : [ \"a\" , \"b\" ,\"\", \"x y/z{}[],:\" ] } \n",
+            #"{"postIds":["dup","dup"]}"#,
+        ]
+        for text in taken {
+            let fast = try XCTUnwrap(read(text), text)
+            let full = try JSONValue.parse(Array(text.utf8))
+            XCTAssertEqual(full["postIds"]?.arrayValue?.compactMap(\.stringValue), fast, text)
+            XCTAssertEqual(full.objectValue?.count, 1, text)
+        }
+        let fifty = "{\"postIds\":[" + (0..<50).map { "\"id\($0)\"" }.joined(separator: ",") + "]}"
+        XCTAssertEqual(read(fifty)?.count, 50)
+        XCTAssertEqual(read(#"{"postIds":[]}"#, count: 0...3), [])
+    }
+
+    func testLeavesEverythingElseToTheFullParse() {
+        let fifty = (0..<51).map { "\"id\($0)\"" }.joined(separator: ",")
+        let left = [
+            "", " ", "{}", "[]", "null", #"{"postIds":[]}"#,                      // empty, or not this shape
+            "{\"postIds\":[" + fifty + "]}",                                       // 51 > maxItems
+            #"{"postIds":["a\"b"]}"#, #"{"postIds":["a\\b"]}"#, #"{"postIds":["\u0041"]}"#,  // escapes
+            "{\"postIds\":[\"é\"]}", "{\"postIds\":[\"\u{01}\"]}", "{\"postIds\":[\"\u{7F}\"]}",  // non-ASCII, controls, DEL
+            #"{"postIds":[1]}"#, #"{"postIds":[null]}"#, #"{"postIds":[["a"]]}"#, #"{"postIds":"a"}"#,  // other types
+            #"{"postIds":["a"],"x":1}"#, #"{"x":1,"postIds":["a"]}"#, #"{"postIds":["a"],"postIds":["b"]}"#,  // other members
+            #"{"postId":["a"]}"#, #"{"postIdsX":["a"]}"#, #"{"PostIds":["a"]}"#,    // another name
+            #"{"postIds":["a",]}"#, #"{"postIds":[,"a"]}"#, #"{"postIds":["a" "b"]}"#, #"{"postIds":["a"]"#,  // malformed
+            #"{"postIds":["a"]}x"#, #"{"postIds":["a"]} {}"#, #"{"postIds":["a]}"#, "{\"postIds\":[\"a\"]}\u{0B}",
+            #"{"postIds" ["a"]}"#, #"{postIds:["a"]}"#,
+        ]
+        for text in left { XCTAssertNil(read(text), text) }
+    }
+}

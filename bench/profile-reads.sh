@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# bench/profile-reads.sh SCENARIO — instructions per my-rooms or interaction-state request, end to
+# end (issue 14 item 2), the way bench/profile-toggle.sh counts a toggle.
+#
+# Seeds a fresh database (`touchsync bench-seed`), runs `touchsync serve` under valgrind's
+# callgrind with instrumentation OFF, warms up, turns it on, sends $REQUESTS requests over one
+# keep-alive connection (curl), turns it off and dumps. Every thread of the server is counted
+# (event loop, readers, writer), so the number is the whole cost of a request in the server:
+# HTTP parse, token check, body, SQL, JSON bytes, send. Instructions are repeatable on a noisy
+# shared machine; wall time is not (bench/run-reads.sh gives req/s and CPU µs per request).
+#
+#   SCENARIO                          my-rooms (the seeded user in 50 rooms) | interaction-state (50 ids,
+#                                     random user of 1000)
+#   BIN_TOUCHSYNC=path/to/touchsync   default $SCRATCH/release/touchsync, built with
+#                                     `swift build -c release --static-swift-stdlib` (see profile-toggle.sh)
+#   REQUESTS=300                      requests measured
+#   OUT=bench/.data/profile-SCENARIO  where the callgrind file and the seed go
+# Prints a RESULT line: {"scenario":…, "requests":…, "ok":…, "instructions":…, "instructions_per_request":…}
+# and the top functions (callgrind_annotate, inclusive) into $OUT/annotate.txt.
+source "$(dirname "$0")/lib.sh"
+scenario="${1:?usage: bench/profile-reads.sh my-rooms|interaction-state}"
+BIN_TOUCHSYNC="${BIN_TOUCHSYNC:-$BIN/touchsync}"
+REQUESTS="${REQUESTS:-300}"
+OUT="${OUT:-$BENCH_DATA/profile-$scenario}"
+PORT="${PROFILE_PORT:-3912}"
+command -v valgrind >/dev/null || { echo "profile-reads: valgrind is not installed" >&2; exit 2; }
+rm -rf "$OUT"; mkdir -p "$OUT"
+db="$OUT/bench.sqlite"
+export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
+"$BIN_TOUCHSYNC" bench-seed --database "$db" --out "$OUT" --log-level warning 2>"$OUT/seed.log"
+cg="$OUT/callgrind.out"
+objcopy --strip-debug "$BIN_TOUCHSYNC" "$OUT/touchsync"   # valgrind 3.19 cannot read DWARF 5
+valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$cg" \
+  "$OUT/touchsync" serve --port "$PORT" --database "$db" --log-level warning >"$OUT/server.log" 2>&1 &
+vpid=$!
+trap 'kill -TERM $vpid 2>/dev/null || true' EXIT
+for _ in $(seq 600); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.2; done
+curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "server did not start under valgrind; see $OUT/server.log" >&2; exit 1; }
+# One curl config: $REQUESTS requests on one keep-alive connection (the same requests as bench/wrk/*.lua).
+python3 - "$OUT" "$REQUESTS" "$PORT" "$scenario" >"$OUT/curl.cfg" <<'PY'
+import json, random, sys
+out, n, port, scenario = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+random.seed(14)
+tokens = open(f"{out}/tokens.txt").read().split()
+roomy = open(f"{out}/roomy-token.txt").read().split()[0]
+body = json.dumps({"postIds": open(f"{out}/post-ids.txt").read().split()}, separators=(",", ":"))
+open(f"{out}/body.json", "w").write(body)
+for i in range(n):
+    if i: print("next")
+    print('output = "/dev/null"')
+    print('write-out = "%{http_code}\\n"')
+    if scenario == "my-rooms":
+        print(f'header = "Authorization: Bearer {roomy}"')
+        print(f'url = "http://127.0.0.1:{port}/api/rooms/my-rooms"')
+    else:
+        print('request = "POST"')
+        print(f'header = "Authorization: Bearer {random.choice(tokens)}"')
+        print('header = "Content-Type: application/json"')
+        print(f'data-binary = "@{out}/body.json"')
+        print(f'url = "http://127.0.0.1:{port}/api/mobile/posts/interaction-state"')
+PY
+# Warm-up (statement caches, first allocations), not counted: the first 20 requests of the same list.
+head -n "$(grep -n '^next$' "$OUT/curl.cfg" | sed -n 20p | cut -d: -f1)" "$OUT/curl.cfg" | sed '$d' >"$OUT/warm.cfg"
+curl -s -K "$OUT/warm.cfg" >/dev/null
+callgrind_control -i on "$vpid" >/dev/null
+curl -s -K "$OUT/curl.cfg" >"$OUT/codes.txt"
+callgrind_control -i off "$vpid" >/dev/null
+callgrind_control -d "$vpid" >/dev/null
+ok=$(grep -c '^200$' "$OUT/codes.txt" || true)
+kill -TERM "$vpid"; wait "$vpid" 2>/dev/null || true
+trap - EXIT
+files=$(ls "$cg"* 2>/dev/null)
+total=0
+for f in $files; do
+  n=$(grep -m1 '^totals:' "$f" | awk '{print $2}')
+  total=$((total + ${n:-0}))
+done
+callgrind_annotate --inclusive=yes $files 2>/dev/null | head -80 >"$OUT/annotate.txt" || true
+python3 - "$scenario" "$REQUESTS" "$ok" "$total" <<'PY'
+import json, sys
+s, n, ok, total = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+print("RESULT " + json.dumps({"scenario": s, "requests": n, "ok": ok, "instructions": total,
+                              "instructions_per_request": round(total / max(n, 1))}))
+PY

@@ -79,26 +79,74 @@ extension JSONValue {
     /// `String(decoding:)`, so ill-formed UTF-8 is repaired exactly as the `String` path repairs it.
     public static func writeString(utf8 bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         let b = bytes.bindMemory(to: UInt8.self)
-        var ascii = true
-        for byte in b where byte >= 0x80 { ascii = false; break }
-        if ascii {
+        let n = b.count
+        guard let base = b.baseAddress, n > 0 else {
+            out.append(UInt8(ascii: "\""))
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        let first = scan(base, from: 0, count: n, stopAtNonASCII: true)
+        if first == n {  // plain printable ASCII: one copy
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: b)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        var i = first
+        while i < n && base[i] < 0x80 { i += 1 }
+        if i == n {
             writeEscaped(b, into: &out)
         } else {
             writeString(String(decoding: b, as: UTF8.self), into: &out)
         }
     }
 
+    /// The index of the first byte at or after `from` that a JSON string must escape (`"`, `\`,
+    /// a control character below 0x20), or of the first byte ≥ 0x80 with `stopAtNonASCII`; `count`
+    /// when there is none. Eight bytes per step (SWAR): a byte below 0x20 sets the top bit of
+    /// `(w - 0x20…) & ~w`, a byte equal to `c` that of `((w ^ c…) - 0x01…) & ~(w ^ c…)`; a borrow
+    /// can only flag a byte above a true hit, and the byte loop then finds the exact one.
+    @inline(__always)
+    static func scan(_ p: UnsafePointer<UInt8>, from: Int, count n: Int, stopAtNonASCII: Bool) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let nonASCII: UInt64 = stopAtNonASCII ? high : 0
+        let raw = UnsafeRawPointer(p)
+        var i = from
+        while i &+ 8 <= n {
+            let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let control = (w &- ones &* 0x20) & ~w
+            let q = w ^ (ones &* 0x22)
+            let quote = (q &- ones) & ~q
+            let s = w ^ (ones &* 0x5C)
+            let backslash = (s &- ones) & ~s
+            if ((control | quote | backslash) & high) | (w & nonASCII) != 0 { break }
+            i &+= 8
+        }
+        while i < n {
+            let c = p[i]
+            if c < 0x20 || c == 0x22 || c == 0x5C || (stopAtNonASCII && c >= 0x80) { return i }
+            i &+= 1
+        }
+        return n
+    }
+
     /// The quoted, escaped literal of well-formed UTF-8 `bytes` (RFC 8259 §7): `"`, `\` and
-    /// control characters escaped, everything else as it is.
+    /// control characters escaped, everything else as it is (runs copied whole).
     static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        let n = bytes.count
+        guard let base = bytes.baseAddress else {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         var runStart = 0
         var i = 0
-        let n = bytes.count
-        while i < n {
-            let b = bytes[i]
-            if b >= 0x20 && b != 0x22 && b != 0x5C { i += 1; continue }
+        while true {
+            i = scan(base, from: i, count: n, stopAtNonASCII: false)
+            if i == n { break }
             if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
+            let b = bytes[i]
             switch b {
             case 0x22: out.append(contentsOf: [0x5C, 0x22])
             case 0x5C: out.append(contentsOf: [0x5C, 0x5C])

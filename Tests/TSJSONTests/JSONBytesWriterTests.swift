@@ -1,3 +1,4 @@
+import Foundation
 import TSJSON
 import XCTest
 
@@ -65,13 +66,51 @@ final class JSONBytesWriterTests: XCTestCase {
         cases += [[0x80], [0xC3], [0xE6, 0x97], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xFF, 0x22, 0x41], [0x41, 0xF0, 0x9F, 0x8E]]
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<500 { cases.append((0..<Int.random(in: 0...12, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }) }
+        // Longer, mostly plain ASCII with a rare byte to escape or beyond ASCII at any offset: the
+        // eight-bytes-at-a-time scan must find each of them (every position of a 64-bit word).
+        let rare: [UInt8] = [0x00, 0x01, 0x08, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7E, 0x7F, 0x80, 0xC3, 0xFF]
+        for length in 0...40 {
+            for _ in 0..<40 {
+                var bytes = (0..<length).map { _ in UInt8.random(in: 0x23...0x5B, using: &rng) }
+                if length > 0 { for _ in 0..<Int.random(in: 0...2, using: &rng) { bytes[Int.random(in: 0..<length, using: &rng)] = rare.randomElement(using: &rng)! } }
+                cases.append(bytes)
+            }
+        }
+        for k in 0..<24 {  // one special byte at each offset of three words
+            for special in [UInt8(0x22), 0x5C, 0x0A, 0x1F, 0x80] {
+                var bytes = [UInt8](repeating: 0x61, count: 24)
+                bytes[k] = special
+                cases.append(bytes)
+            }
+        }
         for bytes in cases {
             var expected: [UInt8] = []
             JSONValue.writeString(String(decoding: bytes, as: UTF8.self), into: &expected)
+            XCTAssertEqual(expected, Self.referenceLiteral(String(decoding: bytes, as: UTF8.self)), "\(bytes)")
             var got: [UInt8] = []
             bytes.withUnsafeBytes { JSONValue.writeString(utf8: $0, into: &got) }
             XCTAssertEqual(got, expected, "\(bytes)")
         }
+    }
+
+    /// RFC 8259 §7 one byte at a time (the writer's code before its eight-byte scan): the
+    /// independent reference both `writeString`s are checked against.
+    static func referenceLiteral(_ s: String) -> [UInt8] {
+        var out: [UInt8] = [0x22]
+        for b in s.utf8 {
+            switch b {
+            case 0x22: out += [0x5C, 0x22]
+            case 0x5C: out += [0x5C, 0x5C]
+            case 0x0A: out += [0x5C, 0x6E]
+            case 0x0D: out += [0x5C, 0x72]
+            case 0x09: out += [0x5C, 0x74]
+            case 0x08: out += [0x5C, 0x62]
+            case 0x0C: out += [0x5C, 0x66]
+            case 0..<0x20: out += Array(String(format: "\\u%04x", b).utf8)
+            default: out.append(b)
+            }
+        }
+        return out + [0x22]
     }
 
     /// A `JSONText` that is not a `String` is written by the bytes writer from its own bytes and

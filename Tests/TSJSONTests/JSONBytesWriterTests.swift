@@ -113,6 +113,21 @@ final class JSONBytesWriterTests: XCTestCase {
         return out + [0x22]
     }
 
+    /// Member names up to 28 bytes go out in one append, longer ones byte group by byte group:
+    /// the same JSON either way, commas included.
+    func testShortAndLongMemberNames() {
+        var w = JSONBytesWriter()
+        w.objectValue {
+            $0.int("a", 1)
+            $0.int("exactly_twenty_eight_bytes__", 2)
+            $0.int("twenty_nine_bytes_is_one_more", 3)
+            $0.object("a_nested_object_with_a_rather_long_name") { $0.bool("b", true); $0.null("c") }
+        }
+        let tree: JSONValue = ["a": 1, "exactly_twenty_eight_bytes__": 2, "twenty_nine_bytes_is_one_more": 3,
+                               "a_nested_object_with_a_rather_long_name": ["b": true, "c": .null]]
+        XCTAssertEqual(w.bytes, tree.serialized())
+    }
+
     /// A `JSONText` that is not a `String` is written by the bytes writer from its own bytes and
     /// by the tree writer as its `String`: the same JSON.
     func testTextValuesWriteTheSameAsStrings() {

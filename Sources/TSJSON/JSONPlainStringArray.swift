@@ -1,8 +1,8 @@
 /// A fast reader for the one body shape a hot route gets in practice: a JSON text that is exactly
 /// one object with one member whose value is an array of plain strings, such as
 /// `{"postIds":["3c58…","94bd…"]}` (RFC 8259 §2: whitespace allowed around every token).
-/// "Plain" strings are printable ASCII without `"` or `\` (no escapes), so a string's bytes are
-/// its value. No tree, no schema walk: one pass over the bytes.
+/// "Plain" strings are ASCII from 0x20 on without `"` or `\` (no escapes), so a string's bytes
+/// are its value. No tree, no schema walk: one pass over the bytes.
 ///
 /// It answers nil for anything else, valid JSON included (escapes, non-ASCII, other members,
 /// other value types, a count outside `count`): the caller then parses in full and checks the
@@ -29,14 +29,13 @@ public enum JSONPlainStringArray {
         }
         /// A plain string's bytes (after its opening quote, up to its closing quote), or nil.
         func plainString() -> Range<Int>? {
+            guard let base = b.baseAddress else { return nil }
             let start = i
-            while i < n {
-                let c = b[i]
-                if c == 0x22 { defer { i += 1 }; return start..<i }
-                guard c >= 0x20, c < 0x7F, c != 0x5C else { return nil }
-                i += 1
-            }
-            return nil
+            // Eight bytes a step to the first `"`, `\`, control or non-ASCII byte (as the writer scans).
+            i = JSONValue.scan(base, from: i, count: n, stopAtNonASCII: true)
+            guard i < n, b[i] == 0x22 else { return nil }
+            i += 1
+            return start..<(i - 1)
         }
         guard take(0x7B), take(0x22), let key = plainString(), key.count == member.count,
               zip(b[key], member).allSatisfy({ $0 == $1 }), take(0x3A), take(0x5B) else { return nil }

@@ -16,6 +16,7 @@ final class JSONPlainStringArrayTests: XCTestCase {
             #"{"postIds":["a"]}"#,
             #"{"postIds":["3c58b32e-1d5e-4031-936a-1c341a92b682","94bd50bc-cbd5-495e-8bdb-b5c2747cf872"]}"#,
             " \t\r\n{ \"postIds\" : [ \"a\" , \"b\" ,\"\", \"x y/z{}[],:\" ] } \n",
+            "{\"postIds\":[\"DEL \u{7F} is plain JSON\",\"a longer id, past one 8-byte word: 0123456789abcdef\"]}",
             #"{"postIds":["dup","dup"]}"#,
         ]
         for text in taken {
@@ -35,7 +36,7 @@ final class JSONPlainStringArrayTests: XCTestCase {
             "", " ", "{}", "[]", "null", #"{"postIds":[]}"#,                      // empty, or not this shape
             "{\"postIds\":[" + fifty + "]}",                                       // 51 > maxItems
             #"{"postIds":["a\"b"]}"#, #"{"postIds":["a\\b"]}"#, #"{"postIds":["\u0041"]}"#,  // escapes
-            "{\"postIds\":[\"é\"]}", "{\"postIds\":[\"\u{01}\"]}", "{\"postIds\":[\"\u{7F}\"]}",  // non-ASCII, controls, DEL
+            "{\"postIds\":[\"é\"]}", "{\"postIds\":[\"\u{01}\"]}", "{\"postIds\":[\"ab\u{80}\"]}",  // non-ASCII, controls
             #"{"postIds":[1]}"#, #"{"postIds":[null]}"#, #"{"postIds":[["a"]]}"#, #"{"postIds":"a"}"#,  // other types
             #"{"postIds":["a"],"x":1}"#, #"{"x":1,"postIds":["a"]}"#, #"{"postIds":["a"],"postIds":["b"]}"#,  // other members
             #"{"postId":["a"]}"#, #"{"postIdsX":["a"]}"#, #"{"PostIds":["a"]}"#,    // another name

@@ -19,9 +19,9 @@ extension RoomService {
     /// checks the token's user (one trip off the loop). Returns the caller (for the access log)
     /// and the body.
     ///
-    /// The order (`last_activity_at` DESC, `activity_seq` DESC, then the rows' own order) is applied here, not
-    /// by an `ORDER BY`: SQLite sorted through a temporary B-tree whose records carry every
-    /// selected column (about a quarter of the query's instructions for 50 rooms,
+    /// The order (`last_activity_at` DESC, `activity_seq` DESC, then the rows' own order) is
+    /// applied here, not by an `ORDER BY`: SQLite sorted through a temporary B-tree whose records
+    /// carry every selected column (about a quarter of the query's instructions for 50 rooms,
     /// bench/RESULTS.md "Read paths, round 3"); each room is written once into a scratch buffer
     /// and the objects are copied out in order.
     public func myRoomsJSON(token: VerifiedToken, envelope: JSONEnvelope) async throws -> (user: PublicUser, body: [UInt8]) {
@@ -40,7 +40,7 @@ extension RoomService {
             order.sort { a, b in
                 if a.lastActivityAt != b.lastActivityAt { return a.lastActivityAt > b.lastActivityAt }
                 if a.activitySeq != b.activitySeq { return a.activitySeq > b.activitySeq }
-                return a.arrival < b.arrival  // a total order: rows arrive by room id (room_members_by_user)
+                return a.arrival < b.arrival  // a total order (SQLite: rows arrive by room id, room_members_by_user)
             }
             let body = scratch.bytes
             var w = JSONBytesWriter(capacity: envelope.head.count + body.count + order.count + 2 + envelope.tail.count)

@@ -22,11 +22,14 @@ final class EngineIOSessionContext: Sendable {
     let configuration: EngineIOConfiguration
     let clock: any MonotonicClock
     let timerLoop: EventLoop
+    /// Every session's heartbeat timer, on one task of `timerLoop`.
+    let timers: EngineSessionTimers
 
     init(configuration: EngineIOConfiguration, clock: any MonotonicClock, timerLoop: EventLoop) {
         self.configuration = configuration
         self.clock = clock
         self.timerLoop = timerLoop
+        timers = EngineSessionTimers(loop: timerLoop, clock: clock)
     }
 }
 
@@ -41,7 +44,8 @@ enum EnginePollOutcome: Sendable {
 /// Thread-safety: every mutable field is guarded by `lock`. Network writes, continuation
 /// resumes and delegate calls happen after the lock is released (collected as deferred
 /// actions), so a callback may call back into the session without deadlocking.
-// @unchecked Sendable: all mutable state is behind `lock` (see `State`); the lets are immutable.
+// @unchecked Sendable: all mutable state is behind `lock` (see `State`) except `timerLink`, which
+// only `shared.timers` touches, under its own lock; the lets are immutable.
 public final class EngineIOSession: @unchecked Sendable {
     public let id: String
     /// Query, headers and peer of the request that opened the session.
@@ -72,7 +76,7 @@ public final class EngineIOSession: @unchecked Sendable {
         var probe: (any EngineWebSocketTransport)?
         var upgrade = UpgradeState.none
         var heartbeat: EngineHeartbeat
-        var timer: ScheduledTaskHandle?
+        /// The deadline this session's timer is armed for (in `shared.timers`), if any.
         var timerDeadline: UInt64?
         /// When the client closed over polling (`1` in a POST) and no GET was parked to receive
         /// the `6`, the GET of that long-poll cycle is still on its way (on another connection,
@@ -93,8 +97,15 @@ public final class EngineIOSession: @unchecked Sendable {
         // `5` the queue is flushed over the new websocket, so order survives the switch.
     }
 
-    let lock = Lock()
+    /// Guards `state`. Also lent to the layer above for its own per-session state (Socket.IO's
+    /// `SocketIOClient`), so a connection has one mutex, not two: a borrower must use it as a
+    /// leaf lock (call nothing while holding it that could take it again, such as this
+    /// session's methods). The session itself calls nothing outside while holding it either:
+    /// writes, resumes and delegate calls run after release (`Deferred`).
+    public let lock = Lock()
     var state: State
+    /// This session's place in `shared.timers` (guarded by that object's lock, not `lock`).
+    var timerLink = EngineSessionTimers.Link()
 
     /// Opaque storage for the layer above (Socket.IO keeps its per-connection client here).
     public var userInfo: (any Sendable)? {
@@ -336,8 +347,7 @@ public final class EngineIOSession: @unchecked Sendable {
         if let p = state.probe { actions.closeTransports.append(p) }
         state.ws = nil
         state.probe = nil
-        state.timer?.cancel()
-        state.timer = nil
+        shared.timers.cancel(self)
         state.timerDeadline = nil
         _ = state.queue.drainSegments()
         actions.closedReason = reason
@@ -373,16 +383,16 @@ public final class EngineIOSession: @unchecked Sendable {
 
     /// Arms the single session timer at the heartbeat's next deadline (if it changed).
     func rearmTimer() {
-        let now = clock.now()
         lock.withLock {
             guard !state.closed, let deadline = state.heartbeat.nextDeadline else { return }
             if state.timerDeadline == deadline { return }
-            state.timer?.cancel()
             state.timerDeadline = deadline
-            let delay = deadline > now ? deadline - now : 0
-            // Strong capture (a weak one puts a side table on every session): the timer is
-            // cancelled on close (`closeLocked`) and replaced on rearm, which releases it.
-            state.timer = timerLoop.scheduleTask(in: delay) { [self] in timerFired() }
+            let hb = state.heartbeat
+            let kind: EngineSessionTimers.Kind = deadline == hb.upgradeDeadline ? .upgrade
+                : deadline == hb.pongDeadline ? (hb.clientPings ? .clientPing : .pong) : .ping
+            // The timers hold the session strongly while armed: the timer is cancelled on close
+            // (`closeLocked`) and replaced on rearm, which releases it.
+            shared.timers.arm(self, at: deadline, kind: kind)
         }
     }
 
@@ -390,7 +400,6 @@ public final class EngineIOSession: @unchecked Sendable {
     func timerFired() {
         var actions = Deferred()
         lock.withLock {
-            state.timer = nil
             state.timerDeadline = nil
             guard !state.closed else { return }
             let now = clock.now()

@@ -12,8 +12,8 @@ import TSSockets
 /// holds no Task (a suspended Task keeps its task-allocator slabs, ~5 KB after a `room:join`,
 /// which was most of an idle socket's memory — bench/RESULTS.md §4).
 ///
-/// Thread-safety: mutable state is guarded by `lock`, which is a leaf (nothing is called
-/// while it is held).
+/// Thread-safety: mutable state is guarded by `lock` (the Engine.IO session's, shared), which
+/// is a leaf here (nothing is called while it is held).
 // @unchecked Sendable: all mutable state is in `state`, only accessed under `lock`; `process`
 // is an immutable `@Sendable` closure.
 final class SocketIOClient: @unchecked Sendable {
@@ -40,7 +40,9 @@ final class SocketIOClient: @unchecked Sendable {
 
     let session: EngineIOSession
     let timerLoop: EventLoop
-    private let lock = Lock()
+    /// The session's lock (`EngineIOSession.lock`, lent for this leaf use: one mutex per
+    /// connection). Nothing here calls into the session, or anything else, while holding it.
+    private var lock: Lock { session.lock }
     private var state: State
     /// Runs one packet of the mailbox (`SocketIOServer.process`).
     private let process: @Sendable (Work, SocketIOClient) async -> Void

@@ -66,14 +66,45 @@ public final class EngineIOSession: @unchecked Sendable {
 
     enum UpgradeState { case none, attached, probed, done }
 
-    struct State {
-        var transport: EngineTransport
-        var closed = false
+    /// What only a polling session (or one upgrading from polling) uses, allocated on first use
+    /// (`State.polling`): a session opened over WebSocket never allocates it. Guarded by the
+    /// session's lock, like `State`.
+    final class PollingState {
         var queue: EnginePollingQueue
         var pendingPoll: CheckedContinuation<EnginePollOutcome, Never>?
         var pollGeneration: UInt64 = 0
-        var ws: (any EngineWebSocketTransport)?
+        var closeReplyForNextPoll: [UInt8]?
         var probe: (any EngineWebSocketTransport)?
+        init(maxBytes: Int) { queue = EnginePollingQueue(maxBytes: maxBytes) }
+    }
+
+    struct State {
+        var transport: EngineTransport
+        var closed = false
+        /// The polling-only fields below live here once first written (nil reads as empty).
+        var polling: PollingState?
+        /// `maxBufferedPacketsBytes`, for the polling queue when it is created.
+        let queueMaxBytes: Int
+        var queue: EnginePollingQueue {
+            get { polling?.queue ?? EnginePollingQueue(maxBytes: queueMaxBytes) }
+            _modify {
+                let p = pollingState()
+                yield &p.queue
+            }
+        }
+        var pendingPoll: CheckedContinuation<EnginePollOutcome, Never>? {
+            get { polling?.pendingPoll }
+            set { if newValue != nil || polling != nil { pollingState().pendingPoll = newValue } }
+        }
+        var pollGeneration: UInt64 {
+            get { polling?.pollGeneration ?? 0 }
+            set { pollingState().pollGeneration = newValue }
+        }
+        var ws: (any EngineWebSocketTransport)?
+        var probe: (any EngineWebSocketTransport)? {
+            get { polling?.probe }
+            set { if newValue != nil || polling != nil { pollingState().probe = newValue } }
+        }
         var upgrade = UpgradeState.none
         var heartbeat: EngineHeartbeat
         /// The deadline this session's timer is armed for (in `shared.timers`), if any.
@@ -82,7 +113,10 @@ public final class EngineIOSession: @unchecked Sendable {
         /// the `6`, the GET of that long-poll cycle is still on its way (on another connection,
         /// handled by another loop): the next GET gets this `6` once; later ones get 400. So a
         /// close completes exactly one outstanding GET, whichever loop runs first.
-        var closeReplyForNextPoll: [UInt8]?
+        var closeReplyForNextPoll: [UInt8]? {
+            get { polling?.closeReplyForNextPoll }
+            set { if newValue != nil || polling != nil { pollingState().closeReplyForNextPoll = newValue } }
+        }
         /// Set-up pacing (Socket.IO CONNECT reply and the connect handler's emits): while
         /// `pacing`, or while a paced write is in flight, websocket frames queue in `pacedQueue`.
         /// The first is written alone; once that write has left (flushed, plus
@@ -92,9 +126,22 @@ public final class EngineIOSession: @unchecked Sendable {
         var pacedInFlight = false
         var pacedQueue: [[UInt8]] = []
         /// `userInfo` (kept under the session lock: no lock object of its own per session).
-        var userInfo: (any Sendable)?
+        var userInfo: (any AnyObject & Sendable)?
         // While a probe is attached, sends keep going to `queue` (polling); on the client's
         // `5` the queue is flushed over the new websocket, so order survives the switch.
+
+        init(transport: EngineTransport, queueMaxBytes: Int, heartbeat: EngineHeartbeat) {
+            self.transport = transport
+            self.queueMaxBytes = queueMaxBytes
+            self.heartbeat = heartbeat
+        }
+
+        private mutating func pollingState() -> PollingState {
+            if let p = polling { return p }
+            let p = PollingState(maxBytes: queueMaxBytes)
+            polling = p
+            return p
+        }
     }
 
     /// Guards `state`. Also lent to the layer above for its own per-session state (Socket.IO's
@@ -107,8 +154,9 @@ public final class EngineIOSession: @unchecked Sendable {
     /// This session's place in `shared.timers` (guarded by that object's lock, not `lock`).
     var timerLink = EngineSessionTimers.Link()
 
-    /// Opaque storage for the layer above (Socket.IO keeps its per-connection client here).
-    public var userInfo: (any Sendable)? {
+    /// Opaque storage for the layer above (Socket.IO keeps its per-connection client here). An
+    /// object: one pointer per session, not a 40-byte existential of any value.
+    public var userInfo: (any AnyObject & Sendable)? {
         get { lock.withLock { state.userInfo } }
         set { lock.withLock { state.userInfo = newValue } }
     }
@@ -123,7 +171,7 @@ public final class EngineIOSession: @unchecked Sendable {
         self.shared = shared
         self.server = server
         state = State(transport: transport,
-                      queue: EnginePollingQueue(maxBytes: configuration.maxBufferedPacketsBytes),
+                      queueMaxBytes: configuration.maxBufferedPacketsBytes,
                       heartbeat: EngineHeartbeat(now: shared.clock.now(),
                                                  pingIntervalNanoseconds: UInt64(max(1, configuration.pingInterval)) * 1_000_000,
                                                  pingTimeoutNanoseconds: UInt64(max(1, configuration.pingTimeout)) * 1_000_000,
@@ -349,7 +397,7 @@ public final class EngineIOSession: @unchecked Sendable {
         state.probe = nil
         shared.timers.cancel(self)
         state.timerDeadline = nil
-        _ = state.queue.drainSegments()
+        if state.polling != nil { _ = state.queue.drainSegments() }
         actions.closedReason = reason
     }
 

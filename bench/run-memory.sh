@@ -7,7 +7,8 @@
 #   a few creations only), and prints the server's VmRSS delta per socket (read before connecting
 #   and 0.5 s after the last join) with the load average. Builds alternate within a round, so a
 #   before/after comparison is interleaved.
-#   Environment: SOCKETS (default "1000 5000"), ROUNDS (default 3), HEAPTRACK=1 runs each server
+#   Environment: SOCKETS (default "1000 5000"), ROUNDS (default 3), BENCH_CLIENT (one
+#   touchsync-bench for every build; default each build's own), HEAPTRACK=1 runs each server
 #   under heaptrack (output in $BENCH_DATA/heaptrack.*; then the RSS numbers include its overhead).
 source "$(dirname "$0")/lib.sh"
 builds=("$@")
@@ -39,7 +40,7 @@ for round in $(seq "${ROUNDS:-3}"); do
         pid=$(pgrep -n -f "release/touchsync serve --port $BENCH_PORT" || true)
         echo "$pid" >"$BENCH_DATA/server.pid"
       fi
-      line=$(taskset -c "$LOAD_CPU" "$b/release/touchsync-bench" fanout --url "$URL" --data "$BENCH_DATA" --server-pid "$pid" \
+      line=$(taskset -c "$LOAD_CPU" "${BENCH_CLIENT:-$b/release/touchsync-bench}" fanout --url "$URL" --data "$BENCH_DATA" --server-pid "$pid" \
                --sockets "$n" --events 4 --rate 10 | grep "server RSS")
       read -r l1 l5 l15 _ </proc/loadavg
       echo "round $round  sockets $n  build $b  $line  load $l1 $l5 $l15" | tee -a "$out"

@@ -24,8 +24,8 @@ final class SocketIOClient: @unchecked Sendable {
     }
 
     struct State {
-        /// One socket per namespace (usually one: an array, not a dictionary, per connection).
-        var sockets: [SocketIOSocket] = []
+        /// One socket per namespace (usually one: kept inline, not in an array or dictionary).
+        var sockets = SocketList()
         var reassembler: SocketIOBinaryReassembler
         var nextAckID: UInt64 = 0
         var pendingAcks: [UInt64: (CheckedContinuation<Result<[JSONValue], SocketIOAckError>, Never>, ScheduledTaskHandle)] = [:]
@@ -158,9 +158,7 @@ final class SocketIOClient: @unchecked Sendable {
     /// Removes the socket if it is still this client's; true when it was.
     func remove(_ socket: SocketIOSocket) -> Bool {
         lock.withLock {
-            guard let i = state.sockets.firstIndex(where: { $0 === socket }) else { return false }
-            state.sockets.remove(at: i)
-            return true
+            state.sockets.remove(socket)
         }
     }
 
@@ -170,7 +168,7 @@ final class SocketIOClient: @unchecked Sendable {
             guard !state.closed else { return ([], []) }
             state.closed = true
             state.connectTimer?.cancel()
-            let s = state.sockets
+            let s = state.sockets.all
             let a = Array(state.pendingAcks.values)
             state.sockets.removeAll()
             state.pendingAcks.removeAll()
@@ -202,5 +200,42 @@ final class SocketIOClient: @unchecked Sendable {
         guard let (cont, timer) = lock.withLock({ state.pendingAcks.removeValue(forKey: id) }) else { return }
         timer.cancel()
         cont.resume(returning: result)
+    }
+}
+
+/// A client's sockets, one per namespace, in connection order: the first inline (nearly every
+/// connection has exactly one), any others in an array. Invariant: `head == nil` ⇒ `rest` is empty.
+struct SocketList {
+    private var head: SocketIOSocket?
+    private var rest: [SocketIOSocket] = []
+
+    var isEmpty: Bool { head == nil }
+    var all: [SocketIOSocket] { head.map { [$0] + rest } ?? [] }
+
+    func first(where match: (SocketIOSocket) -> Bool) -> SocketIOSocket? {
+        if let h = head, match(h) { return h }
+        return rest.first(where: match)
+    }
+
+    func contains(where match: (SocketIOSocket) -> Bool) -> Bool { first(where: match) != nil }
+
+    mutating func append(_ socket: SocketIOSocket) {
+        if head == nil { head = socket } else { rest.append(socket) }
+    }
+
+    /// Removes this very socket; true when it was in the list.
+    mutating func remove(_ socket: SocketIOSocket) -> Bool {
+        if head === socket {
+            head = rest.isEmpty ? nil : rest.removeFirst()
+            return true
+        }
+        guard let i = rest.firstIndex(where: { $0 === socket }) else { return false }
+        rest.remove(at: i)
+        return true
+    }
+
+    mutating func removeAll() {
+        head = nil
+        rest = []
     }
 }

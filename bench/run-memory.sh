@@ -9,7 +9,9 @@
 #   before/after comparison is interleaved.
 #   Environment: SOCKETS (default "1000 5000"), ROUNDS (default 3), BENCH_CLIENT (one
 #   touchsync-bench for every build; default each build's own), HEAPTRACK=1 runs each server
-#   under heaptrack (output in $BENCH_DATA/heaptrack.*; then the RSS numbers include its overhead).
+#   under heaptrack (output in $BENCH_DATA/heaptrack.*; then the RSS numbers include its overhead;
+#   the trace ends after the sockets closed, so read `heaptrack_print --print-peaks`, or SIGKILL
+#   the server while it holds the sockets and read what is still allocated, as RESULTS.md did).
 source "$(dirname "$0")/lib.sh"
 builds=("$@")
 if [[ ${#builds[@]} -eq 0 ]]; then

@@ -79,6 +79,18 @@ public struct EngineHandshakeInfo: Sendable {
         set { self = EngineHandshakeInfo(query: query, headers: newValue, remoteAddress: remoteAddress) }
     }
 
+    /// The value of the query parameter `name`: `query[name]`, without building the dictionary.
+    public func queryValue(_ name: String) -> String? {
+        let want = Array(name.utf8)
+        var found: Range<Int>?
+        forEachPair { isQuery, k, v in
+            guard isQuery else { return false }
+            if k.count == want.count, packed[k].elementsEqual(want) { found = v }
+            return true
+        }
+        return found.map(string)
+    }
+
     /// First header with this name (case-insensitive, ASCII as field names are, RFC 9110 §5.1).
     public func header(_ name: String) -> String? {
         let want = Array(name.utf8)

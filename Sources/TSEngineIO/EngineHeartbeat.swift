@@ -18,9 +18,24 @@ public struct EngineHeartbeat: Sendable, Equatable {
 
     public let pingInterval: UInt64
     public let pingTimeout: UInt64
-    public private(set) var nextPingAt: UInt64?
-    public private(set) var pongDeadline: UInt64?
-    public private(set) var upgradeDeadline: UInt64?
+    // Each deadline is stored as a plain UInt64 with `UInt64.max` for "none" (8 bytes, not the
+    // 16 of an optional): a session keeps one of these for its whole life.
+    private var nextPingAtStorage = UInt64.max
+    private var pongDeadlineStorage = UInt64.max
+    private var upgradeDeadlineStorage = UInt64.max
+
+    public private(set) var nextPingAt: UInt64? {
+        get { nextPingAtStorage == .max ? nil : nextPingAtStorage }
+        set { nextPingAtStorage = newValue ?? .max }
+    }
+    public private(set) var pongDeadline: UInt64? {
+        get { pongDeadlineStorage == .max ? nil : pongDeadlineStorage }
+        set { pongDeadlineStorage = newValue ?? .max }
+    }
+    public private(set) var upgradeDeadline: UInt64? {
+        get { upgradeDeadlineStorage == .max ? nil : upgradeDeadlineStorage }
+        set { upgradeDeadlineStorage = newValue ?? .max }
+    }
 
     /// Engine.IO v3: the client pings, the server answers; the session dies when no ping came
     /// within pingInterval + pingTimeout (then `pongDeadline` holds that ping deadline).
@@ -45,7 +60,8 @@ public struct EngineHeartbeat: Sendable, Equatable {
 
     /// The earliest time at which `tick` has something to do.
     public var nextDeadline: UInt64? {
-        [nextPingAt, pongDeadline, upgradeDeadline].compactMap { $0 }.min()
+        let d = min(nextPingAtStorage, pongDeadlineStorage, upgradeDeadlineStorage)
+        return d == .max ? nil : d
     }
 
     public mutating func tick(now: UInt64) -> Action {

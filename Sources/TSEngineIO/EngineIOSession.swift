@@ -22,11 +22,14 @@ final class EngineIOSessionContext: Sendable {
     let configuration: EngineIOConfiguration
     let clock: any MonotonicClock
     let timerLoop: EventLoop
+    /// Every session's heartbeat timer, on one task of `timerLoop`.
+    let timers: EngineSessionTimers
 
     init(configuration: EngineIOConfiguration, clock: any MonotonicClock, timerLoop: EventLoop) {
         self.configuration = configuration
         self.clock = clock
         self.timerLoop = timerLoop
+        timers = EngineSessionTimers(loop: timerLoop, clock: clock)
     }
 }
 
@@ -41,7 +44,8 @@ enum EnginePollOutcome: Sendable {
 /// Thread-safety: every mutable field is guarded by `lock`. Network writes, continuation
 /// resumes and delegate calls happen after the lock is released (collected as deferred
 /// actions), so a callback may call back into the session without deadlocking.
-// @unchecked Sendable: all mutable state is behind `lock` (see `State`); the lets are immutable.
+// @unchecked Sendable: all mutable state is behind `lock` (see `State`) except `timerLink`, which
+// only `shared.timers` touches, under its own lock; the lets are immutable.
 public final class EngineIOSession: @unchecked Sendable {
     public let id: String
     /// Query, headers and peer of the request that opened the session.
@@ -62,23 +66,57 @@ public final class EngineIOSession: @unchecked Sendable {
 
     enum UpgradeState { case none, attached, probed, done }
 
-    struct State {
-        var transport: EngineTransport
-        var closed = false
+    /// What only a polling session (or one upgrading from polling) uses, allocated on first use
+    /// (`State.polling`): a session opened over WebSocket never allocates it. Guarded by the
+    /// session's lock, like `State`.
+    final class PollingState {
         var queue: EnginePollingQueue
         var pendingPoll: CheckedContinuation<EnginePollOutcome, Never>?
         var pollGeneration: UInt64 = 0
-        var ws: (any EngineWebSocketTransport)?
+        var closeReplyForNextPoll: [UInt8]?
         var probe: (any EngineWebSocketTransport)?
+        init(maxBytes: Int) { queue = EnginePollingQueue(maxBytes: maxBytes) }
+    }
+
+    struct State {
+        var transport: EngineTransport
+        var closed = false
+        /// The polling-only fields below live here once first written (nil reads as empty).
+        var polling: PollingState?
+        /// `maxBufferedPacketsBytes`, for the polling queue when it is created.
+        let queueMaxBytes: Int
+        var queue: EnginePollingQueue {
+            get { polling?.queue ?? EnginePollingQueue(maxBytes: queueMaxBytes) }
+            _modify {
+                let p = pollingState()
+                yield &p.queue
+            }
+        }
+        var pendingPoll: CheckedContinuation<EnginePollOutcome, Never>? {
+            get { polling?.pendingPoll }
+            set { if newValue != nil || polling != nil { pollingState().pendingPoll = newValue } }
+        }
+        var pollGeneration: UInt64 {
+            get { polling?.pollGeneration ?? 0 }
+            set { pollingState().pollGeneration = newValue }
+        }
+        var ws: (any EngineWebSocketTransport)?
+        var probe: (any EngineWebSocketTransport)? {
+            get { polling?.probe }
+            set { if newValue != nil || polling != nil { pollingState().probe = newValue } }
+        }
         var upgrade = UpgradeState.none
         var heartbeat: EngineHeartbeat
-        var timer: ScheduledTaskHandle?
+        /// The deadline this session's timer is armed for (in `shared.timers`), if any.
         var timerDeadline: UInt64?
         /// When the client closed over polling (`1` in a POST) and no GET was parked to receive
         /// the `6`, the GET of that long-poll cycle is still on its way (on another connection,
         /// handled by another loop): the next GET gets this `6` once; later ones get 400. So a
         /// close completes exactly one outstanding GET, whichever loop runs first.
-        var closeReplyForNextPoll: [UInt8]?
+        var closeReplyForNextPoll: [UInt8]? {
+            get { polling?.closeReplyForNextPoll }
+            set { if newValue != nil || polling != nil { pollingState().closeReplyForNextPoll = newValue } }
+        }
         /// Set-up pacing (Socket.IO CONNECT reply and the connect handler's emits): while
         /// `pacing`, or while a paced write is in flight, websocket frames queue in `pacedQueue`.
         /// The first is written alone; once that write has left (flushed, plus
@@ -88,16 +126,37 @@ public final class EngineIOSession: @unchecked Sendable {
         var pacedInFlight = false
         var pacedQueue: [[UInt8]] = []
         /// `userInfo` (kept under the session lock: no lock object of its own per session).
-        var userInfo: (any Sendable)?
+        var userInfo: (any AnyObject & Sendable)?
         // While a probe is attached, sends keep going to `queue` (polling); on the client's
         // `5` the queue is flushed over the new websocket, so order survives the switch.
+
+        init(transport: EngineTransport, queueMaxBytes: Int, heartbeat: EngineHeartbeat) {
+            self.transport = transport
+            self.queueMaxBytes = queueMaxBytes
+            self.heartbeat = heartbeat
+        }
+
+        private mutating func pollingState() -> PollingState {
+            if let p = polling { return p }
+            let p = PollingState(maxBytes: queueMaxBytes)
+            polling = p
+            return p
+        }
     }
 
-    let lock = Lock()
+    /// Guards `state`. Also lent to the layer above for its own per-session state (Socket.IO's
+    /// `SocketIOClient`), so a connection has one mutex, not two: a borrower must use it as a
+    /// leaf lock (call nothing while holding it that could take it again, such as this
+    /// session's methods). The session itself calls nothing outside while holding it either:
+    /// writes, resumes and delegate calls run after release (`Deferred`).
+    public let lock = Lock()
     var state: State
+    /// This session's place in `shared.timers` (guarded by that object's lock, not `lock`).
+    var timerLink = EngineSessionTimers.Link()
 
-    /// Opaque storage for the layer above (Socket.IO keeps its per-connection client here).
-    public var userInfo: (any Sendable)? {
+    /// Opaque storage for the layer above (Socket.IO keeps its per-connection client here). An
+    /// object: one pointer per session, not a 40-byte existential of any value.
+    public var userInfo: (any AnyObject & Sendable)? {
         get { lock.withLock { state.userInfo } }
         set { lock.withLock { state.userInfo = newValue } }
     }
@@ -112,7 +171,7 @@ public final class EngineIOSession: @unchecked Sendable {
         self.shared = shared
         self.server = server
         state = State(transport: transport,
-                      queue: EnginePollingQueue(maxBytes: configuration.maxBufferedPacketsBytes),
+                      queueMaxBytes: configuration.maxBufferedPacketsBytes,
                       heartbeat: EngineHeartbeat(now: shared.clock.now(),
                                                  pingIntervalNanoseconds: UInt64(max(1, configuration.pingInterval)) * 1_000_000,
                                                  pingTimeoutNanoseconds: UInt64(max(1, configuration.pingTimeout)) * 1_000_000,
@@ -336,10 +395,9 @@ public final class EngineIOSession: @unchecked Sendable {
         if let p = state.probe { actions.closeTransports.append(p) }
         state.ws = nil
         state.probe = nil
-        state.timer?.cancel()
-        state.timer = nil
+        shared.timers.cancel(self)
         state.timerDeadline = nil
-        _ = state.queue.drainSegments()
+        if state.polling != nil { _ = state.queue.drainSegments() }
         actions.closedReason = reason
     }
 
@@ -373,16 +431,16 @@ public final class EngineIOSession: @unchecked Sendable {
 
     /// Arms the single session timer at the heartbeat's next deadline (if it changed).
     func rearmTimer() {
-        let now = clock.now()
         lock.withLock {
             guard !state.closed, let deadline = state.heartbeat.nextDeadline else { return }
             if state.timerDeadline == deadline { return }
-            state.timer?.cancel()
             state.timerDeadline = deadline
-            let delay = deadline > now ? deadline - now : 0
-            // Strong capture (a weak one puts a side table on every session): the timer is
-            // cancelled on close (`closeLocked`) and replaced on rearm, which releases it.
-            state.timer = timerLoop.scheduleTask(in: delay) { [self] in timerFired() }
+            let hb = state.heartbeat
+            let kind: EngineSessionTimers.Kind = deadline == hb.upgradeDeadline ? .upgrade
+                : deadline == hb.pongDeadline ? (hb.clientPings ? .clientPing : .pong) : .ping
+            // The timers hold the session strongly while armed: the timer is cancelled on close
+            // (`closeLocked`) and replaced on rearm, which releases it.
+            shared.timers.arm(self, at: deadline, kind: kind)
         }
     }
 
@@ -390,7 +448,6 @@ public final class EngineIOSession: @unchecked Sendable {
     func timerFired() {
         var actions = Deferred()
         lock.withLock {
-            state.timer = nil
             state.timerDeadline = nil
             guard !state.closed else { return }
             let now = clock.now()

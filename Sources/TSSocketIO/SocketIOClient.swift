@@ -12,8 +12,8 @@ import TSSockets
 /// holds no Task (a suspended Task keeps its task-allocator slabs, ~5 KB after a `room:join`,
 /// which was most of an idle socket's memory — bench/RESULTS.md §4).
 ///
-/// Thread-safety: mutable state is guarded by `lock`, which is a leaf (nothing is called
-/// while it is held).
+/// Thread-safety: mutable state is guarded by `lock` (the Engine.IO session's, shared), which
+/// is a leaf here (nothing is called while it is held).
 // @unchecked Sendable: all mutable state is in `state`, only accessed under `lock`; `process`
 // is an immutable `@Sendable` closure.
 final class SocketIOClient: @unchecked Sendable {
@@ -24,8 +24,8 @@ final class SocketIOClient: @unchecked Sendable {
     }
 
     struct State {
-        /// One socket per namespace (usually one: an array, not a dictionary, per connection).
-        var sockets: [SocketIOSocket] = []
+        /// One socket per namespace (usually one: kept inline, not in an array or dictionary).
+        var sockets = SocketList()
         var reassembler: SocketIOBinaryReassembler
         var nextAckID: UInt64 = 0
         var pendingAcks: [UInt64: (CheckedContinuation<Result<[JSONValue], SocketIOAckError>, Never>, ScheduledTaskHandle)] = [:]
@@ -40,7 +40,9 @@ final class SocketIOClient: @unchecked Sendable {
 
     let session: EngineIOSession
     let timerLoop: EventLoop
-    private let lock = Lock()
+    /// The session's lock (`EngineIOSession.lock`, lent for this leaf use: one mutex per
+    /// connection). Nothing here calls into the session, or anything else, while holding it.
+    private var lock: Lock { session.lock }
     private var state: State
     /// Runs one packet of the mailbox (`SocketIOServer.process`).
     private let process: @Sendable (Work, SocketIOClient) async -> Void
@@ -156,9 +158,7 @@ final class SocketIOClient: @unchecked Sendable {
     /// Removes the socket if it is still this client's; true when it was.
     func remove(_ socket: SocketIOSocket) -> Bool {
         lock.withLock {
-            guard let i = state.sockets.firstIndex(where: { $0 === socket }) else { return false }
-            state.sockets.remove(at: i)
-            return true
+            state.sockets.remove(socket)
         }
     }
 
@@ -168,7 +168,7 @@ final class SocketIOClient: @unchecked Sendable {
             guard !state.closed else { return ([], []) }
             state.closed = true
             state.connectTimer?.cancel()
-            let s = state.sockets
+            let s = state.sockets.all
             let a = Array(state.pendingAcks.values)
             state.sockets.removeAll()
             state.pendingAcks.removeAll()
@@ -200,5 +200,42 @@ final class SocketIOClient: @unchecked Sendable {
         guard let (cont, timer) = lock.withLock({ state.pendingAcks.removeValue(forKey: id) }) else { return }
         timer.cancel()
         cont.resume(returning: result)
+    }
+}
+
+/// A client's sockets, one per namespace, in connection order: the first inline (nearly every
+/// connection has exactly one), any others in an array. Invariant: `head == nil` ⇒ `rest` is empty.
+struct SocketList {
+    private var head: SocketIOSocket?
+    private var rest: [SocketIOSocket] = []
+
+    var isEmpty: Bool { head == nil }
+    var all: [SocketIOSocket] { head.map { [$0] + rest } ?? [] }
+
+    func first(where match: (SocketIOSocket) -> Bool) -> SocketIOSocket? {
+        if let h = head, match(h) { return h }
+        return rest.first(where: match)
+    }
+
+    func contains(where match: (SocketIOSocket) -> Bool) -> Bool { first(where: match) != nil }
+
+    mutating func append(_ socket: SocketIOSocket) {
+        if head == nil { head = socket } else { rest.append(socket) }
+    }
+
+    /// Removes this very socket; true when it was in the list.
+    mutating func remove(_ socket: SocketIOSocket) -> Bool {
+        if head === socket {
+            head = rest.isEmpty ? nil : rest.removeFirst()
+            return true
+        }
+        guard let i = rest.firstIndex(where: { $0 === socket }) else { return false }
+        rest.remove(at: i)
+        return true
+    }
+
+    mutating func removeAll() {
+        head = nil
+        rest = []
     }
 }

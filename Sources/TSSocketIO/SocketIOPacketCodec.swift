@@ -135,7 +135,18 @@ public enum SocketIOPacketCodec {
 /// Engine.IO messages. Pure; one per Engine.IO session.
 public struct SocketIOBinaryReassembler: Sendable {
     public let maxAttachments: Int
-    private var pending: SocketIOPacket?
+    /// The binary packet waiting for attachments, boxed: one reassembler lives as long as its
+    /// connection and almost never waits, so it keeps a pointer, not a packet-sized optional.
+    private var pendingBox: PendingPacket?
+    private var pending: SocketIOPacket? {
+        get { pendingBox?.packet }
+        set { pendingBox = newValue.map(PendingPacket.init) }
+    }
+
+    private final class PendingPacket: Sendable {
+        let packet: SocketIOPacket
+        init(_ packet: SocketIOPacket) { self.packet = packet }
+    }
 
     public init(maxAttachments: Int = 10) { self.maxAttachments = maxAttachments }
 

@@ -17,7 +17,7 @@ import Logging
 /// `minOutboundBytesPerSecond` overall (a total deadline). Each drop is logged with its numbers.
 // @unchecked Sendable: every mutable property except `openFlag` is only accessed on `loop`'s thread
 // (the loop-confined methods assert `loop.inEventLoop`; the thread-safe ones, `send` and `close`,
-// hop to the loop first). `openFlag` is guarded by its own lock so `isOpen` can be read anywhere.
+// hop to the loop first). `openFlag` is an atomic so `isOpen` can be read anywhere.
 public final class Connection: @unchecked Sendable {
     public let id: UInt64
     public let loop: EventLoop
@@ -71,11 +71,14 @@ public final class Connection: @unchecked Sendable {
     private var outboundTimer: ScheduledTaskHandle?
     private var outboundTimerDeadline: UInt64?
     private var lingerTimer: ScheduledTaskHandle?
-    private let openFlag = LockedValue(true)
+    private let openFlag = AtomicFlag(true)
     /// Called once after the final close, after the handler (used by the listener for accounting).
     var onClosed: (@Sendable (Connection) -> Void)?
-    private var closeCallbacks: [(Connection) -> Void] = []
-    private var outputFinishedCallbacks: [(Connection) -> Void] = []
+    // One optional closure each, not an array: nearly every connection has exactly one (an
+    // array of closures costs an array and a reabstraction thunk per entry, ~80 bytes per
+    // connection); a second callback is chained after the first (`Connection.chain`).
+    private var closeCallbacks: ((Connection) -> Void)?
+    private var outputFinishedCallbacks: ((Connection) -> Void)?
 
     /// Runs `callback` on the loop once the connection has finally closed (after the handler's
     /// `connectionDidClose`); at once if it already has. Lets owners track connections without
@@ -83,7 +86,7 @@ public final class Connection: @unchecked Sendable {
     /// retain/release of it take the slow path). Loop only.
     public func whenClosed(_ callback: @escaping (Connection) -> Void) {
         assert(loop.inEventLoop)
-        if state == .closed { callback(self) } else { closeCallbacks.append(callback) }
+        if state == .closed { callback(self) } else { closeCallbacks = Self.chain(closeCallbacks, callback) }
     }
 
     /// Runs `callback` on the loop once nothing more will be sent: the connection closed, or
@@ -91,7 +94,16 @@ public final class Connection: @unchecked Sendable {
     /// At once if that is already so. Loop only.
     public func whenOutputFinished(_ callback: @escaping (Connection) -> Void) {
         assert(loop.inEventLoop)
-        if state == .closed || state == .lingering { callback(self) } else { outputFinishedCallbacks.append(callback) }
+        if state == .closed || state == .lingering { callback(self) } else { outputFinishedCallbacks = Self.chain(outputFinishedCallbacks, callback) }
+    }
+
+    /// `first`, then `next` (registration order).
+    private static func chain(_ first: ((Connection) -> Void)?, _ next: @escaping (Connection) -> Void) -> (Connection) -> Void {
+        guard let first else { return next }
+        return { c in
+            first(c)
+            next(c)
+        }
     }
 
     init(id: UInt64, socket: Socket, loop: EventLoop, remoteAddress: String, maxOutboundBytes: Int) {
@@ -372,7 +384,7 @@ public final class Connection: @unchecked Sendable {
         if let tail = transform?.connectionWillCloseGracefully(self), !tail.isEmpty { enqueue(tail, [], onDone: nil) }
         guard state == .open else { return }
         closeReason = reason
-        openFlag.withLock { $0 = false }
+        openFlag.set(false)
         state = .flushingThenClose
         // Pending bytes go out with the scheduled flush (or on EPOLLOUT), then the linger starts.
         if outboundBufferedBytes == 0 { startLinger() } else if !flushScheduled { updateInterest() }
@@ -401,7 +413,7 @@ public final class Connection: @unchecked Sendable {
     private func finalClose() {
         guard state != .closed else { return }
         state = .closed
-        openFlag.withLock { $0 = false }
+        openFlag.set(false)
         lingerTimer?.cancel()
         lingerTimer = nil
         if registered {
@@ -420,16 +432,15 @@ public final class Connection: @unchecked Sendable {
         onClosed = nil
         cb?(self)
         let callbacks = closeCallbacks
-        closeCallbacks = []
-        for callback in callbacks { callback(self) }
+        closeCallbacks = nil
+        callbacks?(self)
         runOutputFinishedCallbacks()
     }
 
     private func runOutputFinishedCallbacks() {
-        guard !outputFinishedCallbacks.isEmpty else { return }
-        let callbacks = outputFinishedCallbacks
-        outputFinishedCallbacks = []
-        for callback in callbacks { callback(self) }
+        guard let callbacks = outputFinishedCallbacks else { return }
+        outputFinishedCallbacks = nil
+        callbacks(self)
     }
 }
 

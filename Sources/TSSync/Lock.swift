@@ -3,34 +3,44 @@
 /// `recursive: true` lets the thread that holds it lock it again (balanced by as many unlocks): for
 /// a resource whose owner may call back into itself, such as the SQLite writer connection (a
 /// `readSync` nested in a `writeSync` on the same thread).
-// @unchecked Sendable: the mutex itself is the synchronisation primitive; its storage is heap
-// allocated once and never moved.
-public final class Lock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+///
+/// One heap allocation: the mutex lives in the tail of its storage object (`ManagedBuffer`), not
+/// in a second allocation beside it (a lock per connection or session adds up). Copies of a `Lock`
+/// share that storage: it is one lock, like a class reference.
+// @unchecked Sendable: the only state is the mutex, the synchronisation primitive itself; it is
+// initialised before the storage is shared, never moved (tail-allocated in the object), and
+// destroyed only in deinit. (`ManagedBuffer` is marked non-Sendable, so the struct says it.)
+public struct Lock: @unchecked Sendable {
+    private final class Storage: ManagedBuffer<Void, pthread_mutex_t> {
+        deinit {
+            _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
+        }
+    }
+
+    private let storage: Storage
 
     public init(recursive: Bool = false) {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        var attr = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attr)
-        if recursive { pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_RECURSIVE)) }
-        pthread_mutex_init(mutex, &attr)
-        pthread_mutexattr_destroy(&attr)
+        storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in () }, to: Storage.self)
+        storage.withUnsafeMutablePointerToElements { mutex in
+            mutex.initialize(to: pthread_mutex_t())
+            var attr = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attr)
+            if recursive { pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_RECURSIVE)) }
+            pthread_mutex_init(mutex, &attr)
+            pthread_mutexattr_destroy(&attr)
+        }
     }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    public func lock() { pthread_mutex_lock(mutex) }
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    public func lock() { storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_lock($0) } }
+    public func unlock() { storage.withUnsafeMutablePointerToElements { _ = pthread_mutex_unlock($0) } }
 
     @inline(__always)
     public func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        try storage.withUnsafeMutablePointerToElements { mutex in
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body()
+        }
     }
 }
 

@@ -52,10 +52,11 @@ struct BenchEnv: Sendable {
 
     func one(_ name: String) -> String { files[name]!.first! }
 
-    /// VmRSS of the server in KiB (from /proc/PID/status), or nil.
-    func serverRSS() -> Int? {
+    /// VmRSS of the server in KiB (from /proc/PID/status), or nil. `field: "RssAnon:"` gives
+    /// its anonymous part (heap, stacks: without the file-backed pages of code and libraries).
+    func serverRSS(field: String = "VmRSS:") -> Int? {
         guard let pid = serverPID, let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        for line in text.split(separator: "\n") where line.hasPrefix(field) {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
         }
         return nil
@@ -261,6 +262,7 @@ final class FanoutScenario: @unchecked Sendable {
     private var runStart: UInt64 = 0
     private var lastAnswer: UInt64 = 0
     private var rssBefore = 0, rssAfter = 0
+    private var anonBefore = 0, anonAfter = 0
     private var cpuStart: (user: Int, system: Int, threads: [String: (Int, Int)])?
     private var due: [UInt64] = []   // scheduled times waiting for a free connection
 
@@ -296,6 +298,7 @@ final class FanoutScenario: @unchecked Sendable {
 
     private func connectSockets() {
         rssBefore = env.serverRSS() ?? 0
+        anonBefore = env.serverRSS(field: "RssAnon:") ?? 0
         fleet = SocketFleet(env: env, count: options.sockets, joinRoom: options.global ? nil : room, tokens: env.memberTokens)
         fleet.onEvent = { [unowned self] _, m in self.event(m) }
         let t0 = clock.now()
@@ -303,7 +306,11 @@ final class FanoutScenario: @unchecked Sendable {
             let took = Double(self.clock.now() &- t0) / 1e9
             print(String(format: "%d sockets ready in %.2f s (%d failed)", self.options.sockets, took, self.fleet.failures))
             // Let allocations settle, then read the server's RSS and warm up.
-            self.env.loop.scheduleTask(in: 500_000_000) { self.rssAfter = self.env.serverRSS() ?? 0; self.warmup(self.options.warmup) }
+            self.env.loop.scheduleTask(in: 500_000_000) {
+                self.rssAfter = self.env.serverRSS() ?? 0
+                self.anonAfter = self.env.serverRSS(field: "RssAnon:") ?? 0
+                self.warmup(self.options.warmup)
+            }
         }
         fleet.connectAll(since: t0)
     }
@@ -413,13 +420,15 @@ final class FanoutScenario: @unchecked Sendable {
         let seconds = Double(lastDelivery &- runStart) / 1e9
         let perSecond = Double(latencies.count) / seconds
         let rssPerSocket = options.sockets > 0 ? Double(rssAfter - rssBefore) * 1024 / Double(options.sockets) : 0
+        let anonPerSocket = options.sockets > 0 ? Double(anonAfter - anonBefore) * 1024 / Double(options.sockets) : 0
         let rest = Percentiles(restLatencies)
         print("\(options.global ? "global" : "room") fan-out: \(options.sockets) sockets, \(sendTimes.count) creations"
               + (options.rate > 0 ? " at \(options.rate)/s" : " closed loop x\(options.concurrency)"))
         print("  creation→delivery: \(p.text)")
         print(String(format: "  deliveries/s %.0f, lost %d of %d, create errors %d", perSecond, expected - latencies.count, expected, errors))
         print("  REST create: \(rest.text)")
-        print(String(format: "  server RSS %d KiB → %d KiB: %.1f KB per socket", rssBefore, rssAfter, rssPerSocket / 1000))
+        print(String(format: "  server RSS %d KiB → %d KiB: %.1f KB per socket (anonymous part %d → %d KiB: %.2f KB)",
+                     rssBefore, rssAfter, rssPerSocket / 1000, anonBefore, anonAfter, anonPerSocket / 1000))
         print("  time to all (creation due → its last delivery): \(toAll.text)")
         var cpu: [String: Double] = [:]
         if let a = cpuStart, let b = cpuEnd, !latencies.isEmpty {
@@ -446,7 +455,7 @@ final class FanoutScenario: @unchecked Sendable {
         var result: [String: Double] = ["to_all_p50_ms": toAll.p50, "to_all_p90_ms": toAll.p90, "to_all_max_ms": toAll.max]
         result.merge(cpu) { a, _ in a }
         result.merge(["p50_ms": p.p50, "p99_ms": p.p99, "max_ms": p.max, "deliveries_per_s": perSecond,
-                                        "lost": Double(expected - latencies.count), "rss_kb_per_socket": rssPerSocket / 1000,
+                                        "lost": Double(expected - latencies.count), "rss_kb_per_socket": rssPerSocket / 1000, "rss_anon_kb_per_socket": anonPerSocket / 1000,
                                         "rest_p99_ms": rest.p99, "errors": Double(errors + fleet.failures)]) { a, _ in a }
         let final = result
         env.loop.scheduleTask(in: 200_000_000) { self.completion.finish(final) }

@@ -55,6 +55,16 @@ public struct DatabaseConfiguration: Sendable {
     /// a PASSIVE checkpoint runs after a commit that leaves the WAL at least this many pages
     /// long. 0 turns automatic checkpoints off. Default 1000 (SQLite's).
     public var walAutocheckpointPages: Int
+    /// `PRAGMA mmap_size` on every SQLite connection (https://sqlite.org/mmap.html): pages of the
+    /// database file are read through a memory map instead of a `pread` copy each (writes still
+    /// go through `pwrite`, the WAL is still read with `pread`). 0 turns it off. Default 256 MiB
+    /// (address space, not memory: the kernel's page cache backs it).
+    public var mmapSizeBytes: Int = 256 << 20
+    /// `PRAGMA cache_size` of the writer connection, in KiB (https://sqlite.org/pragma.html#pragma_cache_size):
+    /// the pages a group commit touches stay cached across commits instead of being read back
+    /// from the WAL (readers' caches are reset by every commit, so they keep SQLite's default).
+    /// Default 32 MiB.
+    public var writerCacheKiB: Int = 32 << 10
 
     // PostgreSQL (database.url), issue 12; docs/storage-postgres.md.
     /// libpq `connect_timeout`: the longest one connection attempt may take. Default 5 s.

@@ -100,6 +100,11 @@ public struct Setting: Sendable {
                 help: "SQLite wal_autocheckpoint: a checkpoint runs after a commit that leaves the WAL this many pages long (0 = off)."),
         Setting(path: "database.checkpointInterval", kind: .duration, defaultValue: "60s",
                 help: "Time between background wal_checkpoint(TRUNCATE)s, which never wait for readers (0s = off)."),
+        // toggle (issue 14 item 1): the write path's I/O per commit.
+        Setting(path: "database.mmapSizeBytes", kind: .int, defaultValue: 268_435_456,
+                help: "SQLite mmap_size of every connection: database pages are read through a memory map of at most this many bytes instead of one pread each (0 = off)."),
+        Setting(path: "database.writerCacheBytes", kind: .int, defaultValue: 33_554_432,
+                help: "SQLite cache_size of the writer connection in bytes: the pages group commits touch stay cached instead of being read back from the WAL."),
         Setting(path: "notifications.retention", kind: .duration, defaultValue: "30d",
                 help: "Delivered notifications older than this are deleted in the background (0s = keep forever); undelivered ones are kept."),
         Setting(path: "notifications.maxPerUser", kind: .int, defaultValue: 1000,

@@ -53,7 +53,11 @@ public struct DatabaseConfiguration: Sendable {
     public var journalSizeLimitBytes: Int
     /// `PRAGMA wal_autocheckpoint` on the writer (https://sqlite.org/wal.html#automatic_checkpoint):
     /// a PASSIVE checkpoint runs after a commit that leaves the WAL at least this many pages
-    /// long. 0 turns automatic checkpoints off. Default 1000 (SQLite's).
+    /// long. 0 turns automatic checkpoints off. Default 10,000 (≈ 40 MB of 4 KB pages; SQLite's
+    /// is 1000): a checkpoint writes each page once however often it changed since the last one,
+    /// so under a write load of random B-tree pages (reaction toggles) 1000 frames rewrote
+    /// nearly every frame into the database and stalled the writer on the database's fsync about
+    /// ten times a second (bench/RESULTS.md "Toggle under load, round 3").
     public var walAutocheckpointPages: Int
     /// `PRAGMA mmap_size` on every SQLite connection (https://sqlite.org/mmap.html): pages of the
     /// database file are read through a memory map instead of a `pread` copy each (writes still
@@ -92,7 +96,7 @@ public struct DatabaseConfiguration: Sendable {
                 statementCacheCapacity: Int = 256,
                 maxQueuedReads: Int = 1024,
                 journalSizeLimitBytes: Int = 64 << 20,
-                walAutocheckpointPages: Int = 1000) {
+                walAutocheckpointPages: Int = 10_000) {
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.synchronous = synchronous
         self.readerCount = readerCount

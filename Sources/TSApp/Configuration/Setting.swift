@@ -96,7 +96,7 @@ public struct Setting: Sendable {
                 help: "Reads waiting for a free reader connection at most; past it a request gets 503 UNAVAILABLE with Retry-After."),
         Setting(path: "database.journalSizeLimitBytes", kind: .int, defaultValue: 67_108_864,
                 help: "SQLite journal_size_limit: the WAL file is cut back to at most this many bytes after a checkpoint (-1 = no limit)."),
-        Setting(path: "database.walAutocheckpointPages", kind: .int, defaultValue: 1000,
+        Setting(path: "database.walAutocheckpointPages", kind: .int, defaultValue: 10_000,
                 help: "SQLite wal_autocheckpoint: a checkpoint runs after a commit that leaves the WAL this many pages long (0 = off)."),
         Setting(path: "database.checkpointInterval", kind: .duration, defaultValue: "60s",
                 help: "Time between background wal_checkpoint(TRUNCATE)s, which never wait for readers (0s = off)."),

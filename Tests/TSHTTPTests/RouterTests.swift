@@ -117,4 +117,37 @@ final class RouterTests: XCTestCase {
         XCTAssertNil(h["Content-Type"])
         XCTAssertEqual(h.count, 1)
     }
+
+    /// Matching only the routes of the path's length (`Router.byLength`) resolves every path as
+    /// the scan over the whole table did: same route, parameters, 404 and 405 with the same Allow.
+    func testLengthIndexResolvesAsTheFullScan() {
+        var b = RouterBuilder()
+        for pattern in ["/", "/a", "/a/:x", "/a/b", "/a/:x/c", "/a/b/:y", "/a/:x/c/:z/d", "/s/*", "/s/t/*", "/:p/:q", "/a/b/c/d/e/f"] {
+            for method in [HTTPMethod.GET, .POST] where !(pattern == "/a/b" && method == .POST) {
+                b.add(method, pattern) { _ in .text("") }
+            }
+        }
+        let r = b.freeze()
+        func describe(_ res: Router.Resolution) -> String {
+            switch res {
+            case .matched(_, let p, let pattern): return "\(pattern) \(p.pairs.map { "\($0.name)=\($0.value)" })"
+            case .notFound: return "404"
+            case .methodNotAllowed(let allow): return "405 \(allow.map(\.rawValue))"
+            }
+        }
+        XCTAssertEqual(describe(r.resolve(method: .GET, path: "/a/q/c")), "/a/:x/c [\"x=q\"]")
+        XCTAssertEqual(describe(r.resolve(method: .POST, path: "/a/b")), "405 [\"GET\", \"HEAD\"]")
+        XCTAssertEqual(describe(r.resolve(method: .GET, path: "/s/t/u/v")), "/s/t/* [\"*=u/v\"]")
+        let words = ["a", "b", "c", "d", "s", "t", "x"]
+        var paths = ["/", "", "/a/b/c/d/e/f", "/a/b/c/d/e/f/g", "/s", "/s/t", "/s/t/u/v/w/x/y/z/q"]
+        for n in 1...5 {
+            for _ in 0..<200 { paths.append("/" + (0..<n).map { _ in words.randomElement()! }.joined(separator: "/")) }
+        }
+        for path in paths {
+            for method in [HTTPMethod.GET, .POST, .DELETE] {
+                XCTAssertEqual(describe(r.resolve(method: method, path: path)),
+                               describe(r.resolve(method: method, path: path, scanningAll: true)), "\(method) \(path)")
+            }
+        }
+    }
 }

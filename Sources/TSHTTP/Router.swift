@@ -3,24 +3,11 @@ import Logging
 /// An immutable route table (built by `RouterBuilder`).
 public struct Router: HTTPResponder, Sendable {
     let routes: [RouterBuilder.Route]
-    /// `routes` that can match a path of `n` segments (`byLength[n]`; the last entry serves every
-    /// longer path): those of exactly `n` segments and those whose wildcard starts at or before
-    /// `n`, in the same priority order. A request is matched against these only, so a toggle no
-    /// longer tries (and percent-decodes the parameters of) every route of the table
-    /// (issue 14 item 1, bench/RESULTS.md "Toggle under load, round 3").
-    let byLength: [[RouterBuilder.Route]]
     let logger: Logger
 
     init(routes: [RouterBuilder.Route], logger: Logger) {
         self.routes = routes
         self.logger = logger
-        let longest = routes.map(\.segments.count).max() ?? 0
-        byLength = (0...(longest + 1)).map { n in
-            routes.filter { route in
-                if let w = route.segments.firstIndex(of: .wildcard) { return n >= w }
-                return route.segments.count == n
-            }
-        }
     }
 
     /// The outcome of matching a method and path.
@@ -35,12 +22,7 @@ public struct Router: HTTPResponder, Sendable {
 
     /// Resolves `method` + `path` (no query). HEAD falls back to GET (RFC 9110 §9.3.2).
     public func resolve(method: HTTPMethod, path: String) -> Resolution {
-        resolve(method: method, path: path, scanningAll: false)
-    }
-
-    /// `scanningAll`: match against the whole table (the reference the length index is tested against).
-    func resolve(method: HTTPMethod, path: String, scanningAll: Bool) -> Resolution {
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        var parts = Self.segments(path)
         if parts.first == "" { parts.removeFirst() }
         if parts.last == "" { parts.removeLast() }
 
@@ -51,7 +33,7 @@ public struct Router: HTTPResponder, Sendable {
         // `Allow: GET, HEAD`, not the methods of `/api/rooms/:roomId`). Routes are sorted by
         // specificity, so the first match sets the bar.
         var owner: [RouteSegment]?
-        for route in scanningAll ? routes : byLength[min(parts.count, byLength.count - 1)] {
+        for route in routes {
             guard let params = Router.match(route.segments, parts) else { continue }
             if let owner {
                 if RouteSegment.compareSpecificity(owner, route.segments) != 0 { break }
@@ -72,6 +54,34 @@ public struct Router: HTTPResponder, Sendable {
         if allowed.isEmpty { return .notFound }
         if allowed.contains(.GET) && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
         return .methodNotAllowed(allow: allowed)
+    }
+
+    /// The path split at every `/` (empty segments kept). One scan over the UTF-8 bytes for an
+    /// ASCII path (issue 14 item 1: `split` over `Character`s cost ~47k instructions per request,
+    /// bench/RESULTS.md "Toggle under load, round 3"); a non-ASCII path goes through
+    /// `characterSegments`, since a `/` followed by a combining mark is not a `Character` of its own.
+    static func segments(_ path: String) -> [Substring] {
+        var parts: [Substring] = []
+        parts.reserveCapacity(8)
+        let utf8 = path.utf8
+        var start = utf8.startIndex
+        var i = start
+        while i != utf8.endIndex {
+            let b = utf8[i]
+            if b >= 0x80 { return characterSegments(path) }
+            if b == UInt8(ascii: "/") {
+                parts.append(path[start..<i])
+                start = utf8.index(after: i)
+            }
+            i = utf8.index(after: i)
+        }
+        parts.append(path[start..<utf8.endIndex])
+        return parts
+    }
+
+    /// The reference split, over `Character`s.
+    static func characterSegments(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: false)
     }
 
     static func match(_ segments: [RouteSegment], _ parts: [Substring]) -> RouteParameters? {

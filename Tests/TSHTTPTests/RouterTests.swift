@@ -118,36 +118,16 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(h.count, 1)
     }
 
-    /// Matching only the routes of the path's length (`Router.byLength`) resolves every path as
-    /// the scan over the whole table did: same route, parameters, 404 and 405 with the same Allow.
-    func testLengthIndexResolvesAsTheFullScan() {
-        var b = RouterBuilder()
-        for pattern in ["/", "/a", "/a/:x", "/a/b", "/a/:x/c", "/a/b/:y", "/a/:x/c/:z/d", "/s/*", "/s/t/*", "/:p/:q", "/a/b/c/d/e/f"] {
-            for method in [HTTPMethod.GET, .POST] where !(pattern == "/a/b" && method == .POST) {
-                b.add(method, pattern) { _ in .text("") }
-            }
+    /// The byte split of an ASCII path (`Router.segments`) gives the segments the `Character`
+    /// split gives, for every path; non-ASCII paths take the `Character` split.
+    func testByteSplitMatchesTheCharacterSplit() {
+        let fixed = ["", "/", "//", "/a", "/a/", "a/b", "/a//c", "/socket.io/?EIO=4", "/a/%2F/c", "/a/\u{E9}", "/a/\u{301}b/c",
+                     "/a/b/\u{301}", "/s/\u{1F600}/x"]
+        let alphabet = ["a", "/", "%", "-", "\u{301}", "\u{E9}", ".", "~", "?"]
+        let random = (0..<3000).map { _ in (0..<Int.random(in: 0...12)).map { _ in alphabet.randomElement()! }.joined() }
+        for path in fixed + random {
+            XCTAssertEqual(Router.segments(path), Router.characterSegments(path), path)
         }
-        let r = b.freeze()
-        func describe(_ res: Router.Resolution) -> String {
-            switch res {
-            case .matched(_, let p, let pattern): return "\(pattern) \(p.pairs.map { "\($0.name)=\($0.value)" })"
-            case .notFound: return "404"
-            case .methodNotAllowed(let allow): return "405 \(allow.map(\.rawValue))"
-            }
-        }
-        XCTAssertEqual(describe(r.resolve(method: .GET, path: "/a/q/c")), "/a/:x/c [\"x=q\"]")
-        XCTAssertEqual(describe(r.resolve(method: .POST, path: "/a/b")), "405 [\"GET\", \"HEAD\"]")
-        XCTAssertEqual(describe(r.resolve(method: .GET, path: "/s/t/u/v")), "/s/t/* [\"*=u/v\"]")
-        let words = ["a", "b", "c", "d", "s", "t", "x"]
-        var paths = ["/", "", "/a/b/c/d/e/f", "/a/b/c/d/e/f/g", "/s", "/s/t", "/s/t/u/v/w/x/y/z/q"]
-        for n in 1...5 {
-            for _ in 0..<200 { paths.append("/" + (0..<n).map { _ in words.randomElement()! }.joined(separator: "/")) }
-        }
-        for path in paths {
-            for method in [HTTPMethod.GET, .POST, .DELETE] {
-                XCTAssertEqual(describe(r.resolve(method: method, path: path)),
-                               describe(r.resolve(method: method, path: path, scanningAll: true)), "\(method) \(path)")
-            }
-        }
+        XCTAssertEqual(Router.segments("/api/rooms/r1/elements/e1"), ["", "api", "rooms", "r1", "elements", "e1"])
     }
 }

@@ -22,7 +22,7 @@ public struct Router: HTTPResponder, Sendable {
 
     /// Resolves `method` + `path` (no query). HEAD falls back to GET (RFC 9110 §9.3.2).
     public func resolve(method: HTTPMethod, path: String) -> Resolution {
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        var parts = Self.segments(path)
         if parts.first == "" { parts.removeFirst() }
         if parts.last == "" { parts.removeLast() }
 
@@ -54,6 +54,34 @@ public struct Router: HTTPResponder, Sendable {
         if allowed.isEmpty { return .notFound }
         if allowed.contains(.GET) && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
         return .methodNotAllowed(allow: allowed)
+    }
+
+    /// The path split at every `/` (empty segments kept). One scan over the UTF-8 bytes for an
+    /// ASCII path (issue 14 item 1: `split` over `Character`s cost ~47k instructions per request,
+    /// bench/RESULTS.md "Toggle under load, round 3"); a non-ASCII path goes through
+    /// `characterSegments`, since a `/` followed by a combining mark is not a `Character` of its own.
+    static func segments(_ path: String) -> [Substring] {
+        var parts: [Substring] = []
+        parts.reserveCapacity(8)
+        let utf8 = path.utf8
+        var start = utf8.startIndex
+        var i = start
+        while i != utf8.endIndex {
+            let b = utf8[i]
+            if b >= 0x80 { return characterSegments(path) }
+            if b == UInt8(ascii: "/") {
+                parts.append(path[start..<i])
+                start = utf8.index(after: i)
+            }
+            i = utf8.index(after: i)
+        }
+        parts.append(path[start..<utf8.endIndex])
+        return parts
+    }
+
+    /// The reference split, over `Character`s.
+    static func characterSegments(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: false)
     }
 
     static func match(_ segments: [RouteSegment], _ parts: [Substring]) -> RouteParameters? {

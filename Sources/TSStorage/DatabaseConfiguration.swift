@@ -53,8 +53,22 @@ public struct DatabaseConfiguration: Sendable {
     public var journalSizeLimitBytes: Int
     /// `PRAGMA wal_autocheckpoint` on the writer (https://sqlite.org/wal.html#automatic_checkpoint):
     /// a PASSIVE checkpoint runs after a commit that leaves the WAL at least this many pages
-    /// long. 0 turns automatic checkpoints off. Default 1000 (SQLite's).
+    /// long. 0 turns automatic checkpoints off. Default 10,000 (≈ 40 MB of 4 KB pages; SQLite's
+    /// is 1000): a checkpoint writes each page once however often it changed since the last one,
+    /// so under a write load of random B-tree pages (reaction toggles) 1000 frames rewrote
+    /// nearly every frame into the database and stalled the writer on the database's fsync about
+    /// ten times a second (bench/RESULTS.md "Toggle under load, round 3").
     public var walAutocheckpointPages: Int
+    /// `PRAGMA mmap_size` on every SQLite connection (https://sqlite.org/mmap.html): pages of the
+    /// database file are read through a memory map instead of a `pread` copy each (writes still
+    /// go through `pwrite`, the WAL is still read with `pread`). 0 turns it off. Default 256 MiB
+    /// (address space, not memory: the kernel's page cache backs it).
+    public var mmapSizeBytes: Int = 256 << 20
+    /// `PRAGMA cache_size` of the writer connection, in KiB (https://sqlite.org/pragma.html#pragma_cache_size):
+    /// the pages a group commit touches stay cached across commits instead of being read back
+    /// from the WAL (readers' caches are reset by every commit, so they keep SQLite's default).
+    /// Default 32 MiB.
+    public var writerCacheKiB: Int = 32 << 10
 
     // PostgreSQL (database.url), issue 12; docs/storage-postgres.md.
     /// libpq `connect_timeout`: the longest one connection attempt may take. Default 5 s.
@@ -82,7 +96,7 @@ public struct DatabaseConfiguration: Sendable {
                 statementCacheCapacity: Int = 256,
                 maxQueuedReads: Int = 1024,
                 journalSizeLimitBytes: Int = 64 << 20,
-                walAutocheckpointPages: Int = 1000) {
+                walAutocheckpointPages: Int = 10_000) {
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.synchronous = synchronous
         self.readerCount = readerCount

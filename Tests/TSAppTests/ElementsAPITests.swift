@@ -173,4 +173,34 @@ final class ElementsAPITests: LiveServerTestCase, @unchecked Sendable {  // the 
         let el = try XCTUnwrap(list.first)
         XCTAssertEqual(el.reactions?.topReactors.map(\.id), [users[4].id, users[3].id, users[2].id])
     }
+
+    /// The REST toggle reads the token's user inside its own write (issue 14 item 1): a revoked
+    /// token (logout) still gets 401 and writes nothing, also for an element that does not exist
+    /// or a room the caller is not in (401 before 404/403); a bad signature gets 401 too.
+    func testToggleWithARevokedTokenIs401AndWritesNothing() async throws {
+        let id = try await create(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1]).decode(DataEnvelope<ElementDTO>.self).data.id
+        let path = "/api/rooms/\(roomId!)/elements/\(id)/reactions/toggle"
+        let first = try await api.post(path, token: b.token)
+        XCTAssertEqual(first.status, 200)
+        let logout = try await api.post("/api/auth/logout", token: b.token)
+        XCTAssertEqual(logout.status, 200)
+        for p in [path, "/api/rooms/\(roomId!)/elements/nope/reactions/toggle", "/api/rooms/nope/elements/\(id)/reactions/toggle"] {
+            let r = try await api.post(p, token: b.token)
+            XCTAssertEqual(r.status, 401, p)
+            XCTAssertEqual(try r.decode(ErrorEnvelope.self).error.code, "UNAUTHORIZED", p)
+        }
+        let forged = try await api.post(path, token: a.token + "x")
+        XCTAssertEqual(forged.status, 401)
+        // Bob's heart is still there: the refused toggle did not remove it.
+        let list = try await api.get("/api/rooms/\(roomId!)/elements", token: a.token).decode(DataEnvelope<[ElementDTO]>.self).data
+        XCTAssertEqual(list.first?.reactions?.count, 1)
+        // A fresh login works again, and the caller's row is in the answer.
+        let login = try await api.post("/api/auth/login", ["username": "bob", "password": "password-123"])
+        XCTAssertEqual(login.status, 200)
+        let again = try await api.post(path, token: try login.decode(DataEnvelope<SessionDTO>.self).data.token)
+        XCTAssertEqual(again.status, 200)
+        let t = try again.decode(DataEnvelope<ToggleDTO>.self).data
+        XCTAssertEqual(t.action, "removed")
+        XCTAssertEqual(t.reaction.user.username, "bob")
+    }
 }

@@ -117,4 +117,17 @@ final class RouterTests: XCTestCase {
         XCTAssertNil(h["Content-Type"])
         XCTAssertEqual(h.count, 1)
     }
+
+    /// The byte split of an ASCII path (`Router.segments`) gives the segments the `Character`
+    /// split gives, for every path; non-ASCII paths take the `Character` split.
+    func testByteSplitMatchesTheCharacterSplit() {
+        let fixed = ["", "/", "//", "/a", "/a/", "a/b", "/a//c", "/socket.io/?EIO=4", "/a/%2F/c", "/a/\u{E9}", "/a/\u{301}b/c",
+                     "/a/b/\u{301}", "/s/\u{1F600}/x"]
+        let alphabet = ["a", "/", "%", "-", "\u{301}", "\u{E9}", ".", "~", "?"]
+        let random = (0..<3000).map { _ in (0..<Int.random(in: 0...12)).map { _ in alphabet.randomElement()! }.joined() }
+        for path in fixed + random {
+            XCTAssertEqual(Router.segments(path), Router.characterSegments(path), path)
+        }
+        XCTAssertEqual(Router.segments("/api/rooms/r1/elements/e1"), ["", "api", "rooms", "r1", "elements", "e1"])
+    }
 }

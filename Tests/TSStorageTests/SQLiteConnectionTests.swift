@@ -181,4 +181,22 @@ final class SQLiteConnectionTests: XCTestCase {
         XCTAssertEqual(try full.scalarInt("PRAGMA synchronous"), 2)  // FULL
         XCTAssertThrowsError(try SQLiteConnection(path: dir + "/missing/x.sqlite", readOnly: true, configuration: DatabaseConfiguration()))
     }
+
+    /// Issue 14 item 1: reads through a memory map on every connection; the writer keeps a large
+    /// page cache and its savepoints' statement journals in memory (temp_store = MEMORY).
+    func testWritePathPragmas() throws {
+        let dir = try makeTemporaryDirectory(self)
+        var config = DatabaseConfiguration()
+        config.mmapSizeBytes = 8 << 20
+        config.writerCacheKiB = 4096
+        let writer = try SQLiteConnection(path: dir + "/m.sqlite", configuration: config)
+        XCTAssertEqual(try writer.scalarInt("PRAGMA mmap_size"), 8 << 20)
+        XCTAssertEqual(try writer.scalarInt("PRAGMA cache_size"), -4096)
+        XCTAssertEqual(try writer.scalarInt("PRAGMA temp_store"), 2)  // MEMORY
+        let reader = try SQLiteConnection(path: dir + "/m.sqlite", readOnly: true, configuration: config)
+        XCTAssertEqual(try reader.scalarInt("PRAGMA mmap_size"), 8 << 20)
+        config.mmapSizeBytes = 0
+        let unmapped = try SQLiteConnection(path: dir + "/m.sqlite", readOnly: true, configuration: config)
+        XCTAssertEqual(try unmapped.scalarInt("PRAGMA mmap_size"), 0)
+    }
 }

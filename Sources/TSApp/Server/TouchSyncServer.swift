@@ -218,6 +218,9 @@ public final class TouchSyncServer: @unchecked Sendable {
         dbConfig.maxQueuedReads = max(1, configuration.int("database.maxQueuedReads"))
         dbConfig.journalSizeLimitBytes = configuration.int("database.journalSizeLimitBytes")
         dbConfig.walAutocheckpointPages = max(0, configuration.int("database.walAutocheckpointPages"))
+        // toggle (issue 14 item 1): reads through a memory map, the writer's page cache.
+        dbConfig.mmapSizeBytes = max(0, configuration.int("database.mmapSizeBytes"))
+        dbConfig.writerCacheKiB = max(0, configuration.int("database.writerCacheBytes")) / 1024
         // pgcore (issue 12): PostgreSQL connection settings.
         dbConfig.postgresConnectTimeout = configuration.duration("database.connectTimeout")
         dbConfig.postgresStatementTimeout = configuration.duration("database.statementTimeout")

@@ -32,17 +32,36 @@ public struct ReactionService: Sendable {
     /// (the REST route's authentication does), so it is not read again.
     public func toggle(roomId: String, elementId: String, actor: String, actorUser: PublicUser? = nil,
                        originSocketId: String?) async throws -> ToggleResult {
+        try await toggle(roomId: roomId, elementId: elementId, actor: actor, actorUser: actorUser, session: nil, originSocketId: originSocketId)
+    }
+
+    /// The REST toggle (issue 14 item 1): the token's signature and times are already checked
+    /// (`AuthService.verifyToken`, no I/O); its user row is read and its version checked inside
+    /// the toggle's own write transaction, first (401 before 404/403, as `authenticate` then
+    /// `toggle` answered), so a toggle is one trip to the writer thread instead of a reader trip
+    /// followed by a writer trip. A revoked token is refused by the same transaction that would
+    /// have written: revocation (`logout`) is itself a write, so the two are ordered.
+    public func toggle(roomId: String, elementId: String, token: VerifiedToken, originSocketId: String?) async throws -> ToggleResult {
+        try await toggle(roomId: roomId, elementId: elementId, actor: token.claims.sub, actorUser: nil, session: token,
+                         originSocketId: originSocketId)
+    }
+
+    private func toggle(roomId: String, elementId: String, actor: String, actorUser: PublicUser?, session: VerifiedToken?,
+                        originSocketId: String?) async throws -> ToggleResult {
         let newId = UUIDGenerator.lowercaseV4()
         let now = clock.nowSeconds()
         let seq = sequence.next()
         let result = try await db.write { c -> ToggleResult in
+            let sessionUser = try session.map { try AuthService.sessionUser(c, $0) }
             let lock = c.dialect == .postgres ? Self.lockElementPostgres : Self.lockElementSQLite
             guard let owner = try c.first(lock, [.text(elementId), .text(roomId), .text(actor)], { $0.string(0) }) else {
                 try Readers.requireMember(c, roomId: roomId, userId: actor)  // 404 room / 403 not a member
                 throw DomainError.notFound("Element")
             }
             let user: PublicUser
-            if let actorUser, actorUser.id == actor {
+            if let sessionUser {
+                user = sessionUser
+            } else if let actorUser, actorUser.id == actor {
                 user = actorUser
             } else {
                 guard let u = try Readers.publicUser(c, id: actor) else { throw DomainError.unauthorized("Unknown user") }

@@ -95,9 +95,12 @@ public struct APIRoutes: Sendable {
         })
 
         // Reactions
-        router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle", a.wrap { ctx in
-            Reply.data(try await d.reactions.toggle(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), actor: ctx.user.id,
-                                                    actorUser: ctx.user, originSocketId: ctx.originSocketId).json)
+        // The token's user is read inside the toggle's own write (one trip to the writer thread;
+        // issue 14 item 1, bench/RESULTS.md "Toggle under load, round 3").
+        router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle", a.wrapRead { token, request in
+            let result = try await d.reactions.toggle(roomId: request.parameters["roomId"] ?? "", elementId: request.parameters["elementId"] ?? "",
+                                                      token: token, originSocketId: RouteContext.originSocketId(of: request))
+            return (result.reaction.user, Reply.data(result.json))
         })
         router.get("/api/rooms/:roomId/elements/:elementId/reactions", a.wrap { ctx in
             Reply.data(try await d.reactions.list(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), viewer: ctx.user.id,

@@ -10,7 +10,9 @@ public struct RouteContext: Sendable {
 
     /// The socket that made this request (`X-Socket-Id`), whose own room events are skipped.
     /// Longer than 64 characters is refused with 400 before the handler runs (`RequestValidation`).
-    public var originSocketId: String? {
+    public var originSocketId: String? { Self.originSocketId(of: request) }
+
+    static func originSocketId(of request: HTTPRequest) -> String? {
         guard let s = request.header("X-Socket-Id"), !s.isEmpty, s.utf8.count <= 64 else { return nil }
         return s
     }

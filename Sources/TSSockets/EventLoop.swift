@@ -19,8 +19,9 @@ public struct ScheduledTaskHandle: Sendable {
 /// which also carries the cross-thread wake-up for tasks. Timers live in a min-heap of deadlines
 /// driven by `clock`; the poller's timeout is the time to the next deadline.
 // @unchecked Sendable: the registration table and read buffer are only touched on the loop thread
-// (checked with `inEventLoop`); the task queue and timer heap are guarded by `lock`; `threadID` is
-// written once before the initialiser returns.
+// (checked with `inEventLoop`); the task queue and timer heap are guarded by `lock`; `threadID` and
+// `usesIORing` are written once by the loop thread before the initialiser returns (it waits on
+// `startSemaphore`); `sendBatcher` and `counters` are loop-thread only (`sendCounters()` hops).
 public final class EventLoop: @unchecked Sendable {
     public let clock: any MonotonicClock
     /// Position of this loop in its group (0 for a standalone loop).
@@ -193,7 +194,7 @@ public final class EventLoop: @unchecked Sendable {
         flushList.append(connection)
     }
 
-    /// How `sendCounters` reads `counters` from another thread.
+    /// How this loop's flushes reached the kernel so far (hops to the loop when called elsewhere).
     public func sendCounters() async -> SendCounters {
         if inEventLoop { return counters }
         return await withCheckedContinuation { (continuation: CheckedContinuation<SendCounters, Never>) in

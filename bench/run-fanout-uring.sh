@@ -6,7 +6,8 @@
 # $SERVER_CPU (one event loop), the tool pinned to $LOAD_CPU. $RUNS rounds (default 5); prints per
 # variant and size the median, spread and load average of every field (bench/lib.sh `median_of`).
 #   VARIANTS="off=.build-bench|off uring=.build-bench|auto"   label=scratch|server.ioUring
-#            (add e.g. "main=/tmp/main-build|off" to run another build; its binary is SCRATCH/release/touchsync)
+#            (add e.g. "main=/tmp/main-build|-" to run another build, its binary SCRATCH/release/touchsync;
+#            "-" leaves TOUCHSYNC_SERVER_IO_URING unset, for a build that predates the setting)
 #   SOCKETS="1000 5000"   1000 sockets: 40 creations at 10/s; 5000: 20 at 4/s (the Fan-out section's method)
 source "$(dirname "$0")/lib.sh"
 VARIANTS="${VARIANTS:-off=$SCRATCH|off uring=$SCRATCH|auto}"
@@ -21,7 +22,11 @@ for round in $(seq "$RUNS"); do
     if [[ "$n" -ge 5000 ]]; then load=(--events 20 --rate 4); else load=(--events 40 --rate 10); fi
     for v in $VARIANTS; do
       build="${v%%|*}"; mode="${v##*|}"; label="${build%%=*}"
-      TOUCHSYNC_SERVER_IO_URING="$mode" SCRATCH="${build#*=}" NO_BUILD=1 bench/server.sh start >/dev/null
+      if [[ "$mode" == "-" ]]; then
+        env -u TOUCHSYNC_SERVER_IO_URING SCRATCH="${build#*=}" NO_BUILD=1 bench/server.sh start >/dev/null
+      else
+        TOUCHSYNC_SERVER_IO_URING="$mode" SCRATCH="${build#*=}" NO_BUILD=1 bench/server.sh start >/dev/null
+      fi
       taskset -c "$LOAD_CPU" "$BIN/touchsync-bench" fanout --url "$URL" --data "$BENCH_DATA" \
           --server-pid "$(cat "$BENCH_DATA/server.pid")" --sockets "$n" "${load[@]}" \
         | with_load | grep '^RESULT' | tee -a "$res/$label-$n.out" | sed "s/^/round $round $label $n: /"

@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "TSJSONTests", dependencies: ["TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSCryptoTests", dependencies: ["TSCrypto"], swiftSettings: strict),
         .testTarget(name: "TSStorageTests", dependencies: ["TSStorage", "TSSync", "TSStorageTestSupport"], swiftSettings: strict),
-        .testTarget(name: "TSSocketsTests", dependencies: ["TSSockets"], swiftSettings: strict),
+        .testTarget(name: "TSSocketsTests", dependencies: ["TSSockets", "TSTestSupport"], swiftSettings: strict),  // uring: TSTestSupport for SendRingTests
         .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSWebSocketTests", dependencies: ["TSWebSocket", "TSHTTP", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),

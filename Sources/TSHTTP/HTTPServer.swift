@@ -49,7 +49,8 @@ public final class HTTPServer: @unchecked Sendable {
             if let g = self.group {
                 group = g
             } else {
-                group = try EventLoopGroup(count: configuration.eventLoops, logger: context.logger, poller: configuration.poller)
+                group = try EventLoopGroup(count: configuration.eventLoops, logger: context.logger, poller: configuration.poller,
+                                           ioUring: configuration.ioUring)
                 self.group = group
                 ownsGroup = true
             }

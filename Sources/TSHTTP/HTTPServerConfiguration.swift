@@ -11,6 +11,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// Readiness backend of the event loops (`auto`: epoll on Linux, kqueue on Darwin, unless
     /// `TOUCHSYNC_SERVER_POLLER` names another).
     public var poller: PollerKind = .auto
+    /// Whether the event loops flush several connections at once through io_uring (`auto`: on
+    /// Linux when the kernel allows it, unless `TOUCHSYNC_SERVER_IO_URING=off`; setting `server.ioUring`).
+    public var ioUring: IORingMode = .auto
     /// Longest request line; longer → 414 (RFC 9112 §3).
     public var maxRequestLineBytes: Int = 8 * 1024
     /// Largest header section in bytes; larger → 431 (RFC 6585 §5).

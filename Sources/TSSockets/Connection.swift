@@ -230,6 +230,7 @@ public final class Connection: @unchecked Sendable {
                 closeNow(.local("\(error)"))
                 return
             }
+            loop.counters.plainSends &+= 1
             switch result {
             case .bytes(let n):
                 completed += outbound.consume(n, now: loop.clock.now())
@@ -247,6 +248,75 @@ public final class Connection: @unchecked Sendable {
         case .flushingThenClose: startLinger()
         default: break
         }
+    }
+
+    // MARK: batched sends (io_uring, issue 14 item 3; the loop's `SendBatcher` drives these)
+
+    /// What `stageBatchedSend` did with this connection's scheduled flush.
+    enum BatchStaging {
+        /// Nothing to send now (closed, or waiting for EPOLLOUT): the flush is done.
+        case skip
+        /// Flush it with `flushScheduledWrites` (send(2)): empty queue, or more than a batch slot holds.
+        case plain
+        /// Its pending bytes do not fit in what is left of the staging area: submit, then retry.
+        case noRoom
+        /// All `n` pending bytes were copied into the staging area, ready for one send.
+        case staged(Int)
+    }
+
+    /// For the end-of-iteration flush through the loop's ring: copies every pending byte into
+    /// `staging` (at most `maxBytes`), so one IORING_OP_SEND can carry them. Loop only.
+    func stageBatchedSend(into staging: UnsafeMutableRawBufferPointer, maxBytes: Int) -> BatchStaging {
+        guard state == .open || state == .flushingThenClose, !writeInterest else {
+            flushScheduled = false
+            return .skip
+        }
+        let pending = outbound.pendingBytes
+        if pending == 0 || pending > maxBytes { return .plain }
+        if pending > staging.count { return .noRoom }
+        flushScheduled = false
+        return .staged(outbound.gather(into: staging))
+    }
+
+    /// The result of the batched send of `staged` bytes (bytes taken, or -errno), handled as
+    /// `flush` handles send(2)'s: a short send or EAGAIN keeps the rest queued and waits for
+    /// EPOLLOUT (with the slow-consumer deadlines running), EPIPE/ECONNRESET and every other
+    /// error close the connection. Ignored when the connection closed since it was staged (by
+    /// handler code run for an earlier completion of the same batch). Loop only.
+    func completeBatchedSend(_ result: Int32, staged: Int, now: UInt64) {
+        guard state == .open || state == .flushingThenClose else { return }
+        if result < 0 {
+            switch -result {
+            case EAGAIN, EWOULDBLOCK:
+                loop.counters.ringShortSends &+= 1
+                outbound.blocked(now: now)
+                armOutboundTimer()
+                updateInterest()  // wait for EPOLLOUT
+            case EINTR:
+                flush()
+            default:
+                closeNow(.error(SocketError(syscall: "send", errno: -result)))
+            }
+            return
+        }
+        let completed = outbound.consume(Int(result), now: now)
+        defer { for cb in completed { cb(.delivered) } }
+        if Int(result) < staged {
+            loop.counters.ringShortSends &+= 1
+            outbound.blocked(now: now)  // the socket buffer is full: the rest waits for EPOLLOUT
+            armOutboundTimer()
+            updateInterest()
+            return
+        }
+        if !outbound.isEmpty {
+            // Written to again since it was staged (handler code of an earlier completion): that
+            // write scheduled its own flush; without one, flush now.
+            if !flushScheduled && !writeInterest { flush() }
+            return
+        }
+        cancelOutboundTimer()
+        if writeInterest { updateInterest() }
+        if state == .flushingThenClose { startLinger() }
     }
 
     /// Keeps one timer at the outbound queue's next deadline while bytes are pending.

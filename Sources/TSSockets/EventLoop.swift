@@ -19,8 +19,9 @@ public struct ScheduledTaskHandle: Sendable {
 /// which also carries the cross-thread wake-up for tasks. Timers live in a min-heap of deadlines
 /// driven by `clock`; the poller's timeout is the time to the next deadline.
 // @unchecked Sendable: the registration table and read buffer are only touched on the loop thread
-// (checked with `inEventLoop`); the task queue and timer heap are guarded by `lock`; `threadID` is
-// written once before the initialiser returns.
+// (checked with `inEventLoop`); the task queue and timer heap are guarded by `lock`; `threadID` and
+// `usesIORing` are written once by the loop thread before the initialiser returns (it waits on
+// `startSemaphore`); `sendBatcher` and `counters` are loop-thread only (`sendCounters()` hops).
 public final class EventLoop: @unchecked Sendable {
     public let clock: any MonotonicClock
     /// Position of this loop in its group (0 for a standalone loop).
@@ -46,6 +47,18 @@ public final class EventLoop: @unchecked Sendable {
     private var flushList: [Connection] = []
     /// Shared read buffer for connections on this loop (loop thread only).
     let readBuffer: UnsafeMutableRawBufferPointer
+    /// The io_uring path of `runFlushes` (nil: one send(2) per connection). Loop thread only:
+    /// made by the loop thread when it starts and released when it exits. (The kernel ties a
+    /// ring to the threads that submit to it: when the ring is closed it interrupts each of
+    /// them once — a blocking call with a timeout there fails with EINTR — so no other thread
+    /// may ever submit, not even the availability check.)
+    private var sendBatcher: SendBatcher?
+    private let ioUringMode: IORingMode
+    /// How flushes reached the kernel (loop thread only; see `sendCounters()`).
+    var counters = SendCounters()
+    /// True when this loop's flushes go through io_uring (`server.ioUring`; false when off,
+    /// unavailable or refused). Written by the loop thread before `init` returns.
+    public private(set) var usesIORing = false
     private let finished = Lock()
     private var threadExited = false
     private let startSemaphore = Semaphore()
@@ -56,16 +69,19 @@ public final class EventLoop: @unchecked Sendable {
 
     /// A standalone loop. `poller: .auto` is the platform's backend unless `TOUCHSYNC_SERVER_POLLER`
     /// names another; an unavailable backend throws `PollerError.unavailable`.
-    public convenience init(clock: any MonotonicClock = SystemClock(), poller: PollerKind = .auto) throws {
-        try self.init(index: 0, clock: clock, logger: Logger(label: "touchsync.eventloop"), poller: poller)
+    /// `ioUring: .auto` submits a flush of several connections through io_uring where the kernel
+    /// allows it (unless `TOUCHSYNC_SERVER_IO_URING=off`); see `SendBatcher`.
+    public convenience init(clock: any MonotonicClock = SystemClock(), poller: PollerKind = .auto, ioUring: IORingMode = .auto) throws {
+        try self.init(index: 0, clock: clock, logger: Logger(label: "touchsync.eventloop"), poller: poller, ioUring: ioUring)
     }
 
-    init(index: Int, clock: any MonotonicClock, logger: Logger, poller kind: PollerKind = .auto) throws {
+    init(index: Int, clock: any MonotonicClock, logger: Logger, poller kind: PollerKind = .auto, ioUring: IORingMode = .auto) throws {
         self.index = index
         self.clock = clock
         self.logger = logger
         poller = try Platform.makePoller(kind)
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        ioUringMode = ioUring.resolved
         try startThread()
     }
 
@@ -77,6 +93,8 @@ public final class EventLoop: @unchecked Sendable {
         let rc = Platform.spawnDetachedThread { [self] in
             threadID = pthread_self()
             Platform.nameThisThread("ts-loop-\(index)")
+            if ioUringMode != .off { sendBatcher = SendBatcher.make(logger: logger) }
+            usesIORing = sendBatcher != nil
             startSemaphore.signal()
             run()
         }
@@ -176,13 +194,28 @@ public final class EventLoop: @unchecked Sendable {
         flushList.append(connection)
     }
 
+    /// How this loop's flushes reached the kernel so far (hops to the loop when called elsewhere).
+    public func sendCounters() async -> SendCounters {
+        if inEventLoop { return counters }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<SendCounters, Never>) in
+            execute { continuation.resume(returning: self.counters) }
+        }
+    }
+
     private func runFlushes() {
         // A flush can run handler code that writes again (e.g. writability callbacks); those
-        // connections join the list and are flushed in the same pass.
+        // connections join the list and are flushed in the same pass. Several connections at
+        // once (a broadcast's hop) go through the ring, one io_uring_enter(2) per chunk.
         var i = 0
         while i < flushList.count {
-            flushList[i].flushScheduledWrites()
-            i += 1
+            if let batcher = sendBatcher, flushList.count - i >= SendBatcher.minimumConnections {
+                let end = flushList.count
+                batcher.flush(flushList, from: i, to: end, loop: self)
+                i = end
+            } else {
+                flushList[i].flushScheduledWrites()
+                i += 1
+            }
         }
         flushList.removeAll(keepingCapacity: flushList.count <= 4096)
     }
@@ -223,6 +256,7 @@ public final class EventLoop: @unchecked Sendable {
         // Drain tasks so closures (and whatever they retain) are released on the loop.
         runPendingTasks()
         runFlushes()
+        sendBatcher = nil  // closes the ring on its own thread
         poller.close()
         registrations.removeAll()
         exitSemaphore.signal()

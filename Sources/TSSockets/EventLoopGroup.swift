@@ -12,13 +12,15 @@ public final class EventLoopGroup: @unchecked Sendable {
     public static var activeProcessorCount: Int { Platform.availableProcessorCount() }
 
     /// Starts `count` loop threads (at least one), each on its own `poller` (`.auto`: the platform's
-    /// backend unless `TOUCHSYNC_SERVER_POLLER` names another).
+    /// backend unless `TOUCHSYNC_SERVER_POLLER` names another), each flushing through io_uring
+    /// per `ioUring` (`server.ioUring`).
     public init(count: Int = EventLoopGroup.activeProcessorCount, clock: any MonotonicClock = SystemClock(),
-                logger: Logger = Logger(label: "touchsync.eventloop"), poller: PollerKind = .auto) throws {
+                logger: Logger = Logger(label: "touchsync.eventloop"), poller: PollerKind = .auto,
+                ioUring: IORingMode = .auto) throws {
         var loops: [EventLoop] = []
         for i in 0..<max(1, count) {
             do {
-                loops.append(try EventLoop(index: i, clock: clock, logger: logger, poller: poller))
+                loops.append(try EventLoop(index: i, clock: clock, logger: logger, poller: poller, ioUring: ioUring))
             } catch {
                 for loop in loops { loop.shutdown() }
                 throw error

@@ -104,6 +104,17 @@ public enum Platform {
     }
     static var errno: Int32 { Darwin.errno }
 
+    // MARK: batched sends (io_uring is Linux-only: the loops use one send(2) per connection here)
+
+    static func makeSendRing(entries: Int) -> (ring: OpaquePointer?, failure: String?) {
+        (nil, "io_uring is Linux-only")
+    }
+    static func destroySendRing(_ ring: OpaquePointer) {}
+    static func sendRingCapacity(_ ring: OpaquePointer) -> Int { 0 }
+    static func sendRingQueue(_ ring: OpaquePointer, fd: Int32, _ bytes: UnsafeRawBufferPointer, tag: UInt64) -> Bool { false }
+    static func sendRingSubmitAndWait(_ ring: OpaquePointer) -> Int32 { -ENOSYS }
+    static func sendRingNextCompletion(_ ring: OpaquePointer) -> (tag: UInt64, result: Int32)? { nil }
+
     // MARK: processors and threads
 
     /// Darwin has no CPU-affinity masks for processes; the online processor count.

@@ -42,6 +42,8 @@ final class PlatformLayerTests: XCTestCase {
         ("kqueue/kevent", #"\b(kqueue|kevent)\("#),
         ("dlsym", #"\bdlsym\b"#),
         ("pthread_create", #"\bpthread_create\("#),
+        // uring (issue 14 item 3): io_uring exists only on Linux (CSystem's ts_uring_* are declared there only).
+        ("io_uring / ts_uring_*", #"\b(io_uring_[a-z_]+|ts_uring_[a-z_]+)\("#),
     ]
 
     static var root: URL {

@@ -34,6 +34,9 @@ public struct Setting: Sendable {
         Setting(path: "server.eventLoops", kind: .int, defaultValue: 0, help: "Event-loop threads; 0 = one per core."),
         Setting(path: "server.poller", kind: .string, defaultValue: "auto",
                 help: "Readiness backend of the event loops: auto (epoll on Linux, kqueue on macOS), epoll, kqueue or poll (portable poll(2))."),
+        // uring (issue 14 item 3)
+        Setting(path: "server.ioUring", kind: .string, defaultValue: "auto",
+                help: "Whether an event loop sends the output of several connections flushed at once (a broadcast) through io_uring, one submission per 256 sends: auto (Linux, when the kernel allows it; else one log line and send(2)) or off (one send(2) per connection). Ignored on macOS."),
         Setting(path: "server.maxConnections", kind: .int, defaultValue: 10_000, help: "Open connections at most; past it a new one gets 503 and is closed."),
         Setting(path: "server.maxRequestLineBytes", kind: .int, defaultValue: 8192, help: "Longest request line (414 past it)."),
         Setting(path: "server.maxHeaderBytes", kind: .int, defaultValue: 16_384, help: "Largest header block (431 past it)."),

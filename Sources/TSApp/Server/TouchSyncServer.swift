@@ -174,6 +174,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         let loops = configuration.int("server.eventLoops")
         if loops > 0 { http.eventLoops = loops }
         http.poller = poller
+        http.ioUring = try Self.ioUring(configuration)  // uring (issue 14 item 3)
         http.maxConnections = configuration.int("server.maxConnections")
         http.maxRequestLineBytes = configuration.int("server.maxRequestLineBytes")
         http.maxHeaderBytes = configuration.int("server.maxHeaderBytes")
@@ -229,6 +230,15 @@ public final class TouchSyncServer: @unchecked Sendable {
         dbConfig.startupWait = configuration.duration("database.startupWait")
         dbConfig.maxWriteRetries = max(0, configuration.int("database.maxWriteRetries"))
         return dbConfig
+    }
+
+    /// `server.ioUring`, checked: `auto` or `off`.
+    static func ioUring(_ configuration: AppConfiguration) throws -> IORingMode {
+        let value = configuration.string("server.ioUring")
+        guard let mode = IORingMode(rawValue: value.lowercased()) else {
+            throw ConfigurationError("server.ioUring (TOUCHSYNC_SERVER_IO_URING) is \"\(value)\"; it must be auto or off")
+        }
+        return mode
     }
 
     /// `server.poller`, checked: `auto` or a backend this system has.

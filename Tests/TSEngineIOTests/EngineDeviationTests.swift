@@ -231,12 +231,7 @@ final class EngineLiveHarness: @unchecked Sendable {
     func stop() {
         engine?.closeAll()
         let h = http
-        _ = TestFuture.run { () -> Bool in
-            let sem = DispatchSemaphore(value: 0)
-            Task { await h?.shutdown(); sem.signal() }
-            sem.wait()
-            return true
-        }.wait(timeout: 15)
+        TestFuture.awaitTask(timeout: 15) { await h?.shutdown() }
     }
 
     func get(_ q: String) -> RawHTTP.Response { RawHTTP.request(port: port, "GET", "/engine.io/?\(q)") }

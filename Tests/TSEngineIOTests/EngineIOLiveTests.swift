@@ -51,13 +51,7 @@ final class EngineIOLiveTests: XCTestCase {
     override func tearDown() {
         engine?.closeAll()
         let h = http
-        let done = TestFuture.run { () -> Bool in
-            let sem = DispatchSemaphore(value: 0)
-            Task { await h?.shutdown(); sem.signal() }
-            sem.wait()
-            return true
-        }
-        _ = done.wait(timeout: 15)
+        TestFuture.awaitTask(timeout: 15) { await h?.shutdown() }
     }
 
     func get(_ q: String) -> RawHTTP.Response { RawHTTP.request(port: port, "GET", "/engine.io/?\(q)") }

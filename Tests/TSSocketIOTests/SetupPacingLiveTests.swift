@@ -18,12 +18,7 @@ final class SetupPacingLiveTests: XCTestCase {
     override func tearDown() {
         io?.disconnectAll(reason: "test end")
         let h = http
-        _ = TestFuture.run { () -> Bool in
-            let sem = DispatchSemaphore(value: 0)
-            Task { await h?.shutdown(); sem.signal() }
-            sem.wait()
-            return true
-        }.wait(timeout: 15)
+        TestFuture.awaitTask(timeout: 15) { await h?.shutdown() }
     }
 
     func testConnectReplyArrivesAloneThenTheHandlersEmits() throws {

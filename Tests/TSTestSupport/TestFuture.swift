@@ -25,4 +25,17 @@ public final class TestFuture<T: Sendable>: @unchecked Sendable {
         while value == nil { if !cond.wait(until: deadline) { break } }
         return value
     }
+
+}
+
+extension TestFuture where T == Bool {
+    /// Runs an async `body` on a task and blocks this (test) thread until it finished or
+    /// `timeout` seconds passed: the live tests' `tearDown`, which shuts a server down.
+    /// Returns whether it finished in time.
+    @discardableResult
+    public static func awaitTask(timeout: TimeInterval, _ body: @escaping @Sendable () async -> Void) -> Bool {
+        let f = TestFuture<Bool>()
+        Task { await body(); f.set(true) }
+        return f.wait(timeout: timeout) ?? false
+    }
 }

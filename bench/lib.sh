@@ -56,3 +56,43 @@ with open(sys.argv[3], "a") as f:
     f.write("SUMMARY " + json.dumps(summary) + "\n")
 PY
 }
+
+# The server under valgrind's callgrind, for bench/profile-toggle.sh and bench/profile-reads.sh
+# (instructions per request, every thread counted; counting starts OFF).
+# callgrind_serve BIN OUT PORT: seeds a fresh database in OUT (`touchsync bench-seed`), starts a
+# debug-stripped copy of BIN serving it on PORT under callgrind and waits for /health. Sets `vpid`
+# and `cg` (the callgrind output prefix). valgrind 3.19 (Debian 12) cannot read the DWARF 5 the
+# Swift toolchain emits, so the copy keeps its symbol table only (functions keep their names).
+callgrind_serve() {
+  local bin=$1 out=$2 port=$3
+  command -v valgrind >/dev/null || { echo "$(basename "$0"): valgrind is not installed" >&2; exit 2; }
+  rm -rf "$out"; mkdir -p "$out"
+  export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
+  "$bin" bench-seed --database "$out/bench.sqlite" --out "$out" --log-level warning 2>"$out/seed.log"
+  cg="$out/callgrind.out"
+  objcopy --strip-debug "$bin" "$out/touchsync"
+  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$cg" \
+    "$out/touchsync" serve --port "$port" --database "$out/bench.sqlite" --log-level warning >"$out/server.log" 2>&1 &
+  vpid=$!
+  trap 'kill -TERM $vpid 2>/dev/null || true' EXIT
+  for _ in $(seq 600); do curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.2; done
+  curl -sf "http://127.0.0.1:$port/health" >/dev/null || { echo "server did not start under valgrind; see $out/server.log" >&2; exit 1; }
+}
+
+# callgrind_finish OUT: stops counting, dumps, stops the server of `callgrind_serve`; sets
+# `cg_total` (instructions summed over every thread's file) and writes the top functions
+# (callgrind_annotate, inclusive) to OUT/annotate.txt.
+callgrind_finish() {
+  local out=$1 files f n
+  callgrind_control -i off "$vpid" >/dev/null
+  callgrind_control -d "$vpid" >/dev/null
+  kill -TERM "$vpid"; wait "$vpid" 2>/dev/null || true
+  trap - EXIT
+  files=$(ls "$cg"* 2>/dev/null)
+  cg_total=0
+  for f in $files; do
+    n=$(grep -m1 '^totals:' "$f" | awk '{print $2}')
+    cg_total=$((cg_total + ${n:-0}))
+  done
+  callgrind_annotate --inclusive=yes $files 2>/dev/null | head -80 >"$out/annotate.txt" || true
+}

@@ -23,19 +23,7 @@ BIN_TOUCHSYNC="${BIN_TOUCHSYNC:-$BIN/touchsync}"
 REQUESTS="${REQUESTS:-300}"
 OUT="${OUT:-$BENCH_DATA/profile-$scenario}"
 PORT="${PROFILE_PORT:-3912}"
-command -v valgrind >/dev/null || { echo "profile-reads: valgrind is not installed" >&2; exit 2; }
-rm -rf "$OUT"; mkdir -p "$OUT"
-db="$OUT/bench.sqlite"
-export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
-"$BIN_TOUCHSYNC" bench-seed --database "$db" --out "$OUT" --log-level warning 2>"$OUT/seed.log"
-cg="$OUT/callgrind.out"
-objcopy --strip-debug "$BIN_TOUCHSYNC" "$OUT/touchsync"   # valgrind 3.19 cannot read DWARF 5
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$cg" \
-  "$OUT/touchsync" serve --port "$PORT" --database "$db" --log-level warning >"$OUT/server.log" 2>&1 &
-vpid=$!
-trap 'kill -TERM $vpid 2>/dev/null || true' EXIT
-for _ in $(seq 600); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.2; done
-curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "server did not start under valgrind; see $OUT/server.log" >&2; exit 1; }
+callgrind_serve "$BIN_TOUCHSYNC" "$OUT" "$PORT"
 # One curl config: $REQUESTS requests on one keep-alive connection (the same requests as bench/wrk/*.lua).
 python3 - "$OUT" "$REQUESTS" "$PORT" "$scenario" >"$OUT/curl.cfg" <<'PY'
 import json, random, sys
@@ -64,19 +52,9 @@ head -n "$(grep -n '^next$' "$OUT/curl.cfg" | sed -n 20p | cut -d: -f1)" "$OUT/c
 curl -s -K "$OUT/warm.cfg" >/dev/null
 callgrind_control -i on "$vpid" >/dev/null
 curl -s -K "$OUT/curl.cfg" >"$OUT/codes.txt"
-callgrind_control -i off "$vpid" >/dev/null
-callgrind_control -d "$vpid" >/dev/null
 ok=$(grep -c '^200$' "$OUT/codes.txt" || true)
-kill -TERM "$vpid"; wait "$vpid" 2>/dev/null || true
-trap - EXIT
-files=$(ls "$cg"* 2>/dev/null)
-total=0
-for f in $files; do
-  n=$(grep -m1 '^totals:' "$f" | awk '{print $2}')
-  total=$((total + ${n:-0}))
-done
-callgrind_annotate --inclusive=yes $files 2>/dev/null | head -80 >"$OUT/annotate.txt" || true
-python3 - "$scenario" "$REQUESTS" "$ok" "$total" <<'PY'
+callgrind_finish "$OUT"
+python3 - "$scenario" "$REQUESTS" "$ok" "$cg_total" <<'PY'
 import json, sys
 s, n, ok, total = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 print("RESULT " + json.dumps({"scenario": s, "requests": n, "ok": ok, "instructions": total,

@@ -22,21 +22,7 @@ BIN_TOUCHSYNC="${BIN_TOUCHSYNC:-$BIN/touchsync}"
 TOGGLES="${TOGGLES:-400}"
 OUT="${OUT:-$BENCH_DATA/profile}"
 PORT="${PROFILE_PORT:-3911}"
-command -v valgrind >/dev/null || { echo "profile-toggle: valgrind is not installed" >&2; exit 2; }
-rm -rf "$OUT"; mkdir -p "$OUT"
-db="$OUT/bench.sqlite"
-export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
-"$BIN_TOUCHSYNC" bench-seed --database "$db" --out "$OUT" --log-level warning 2>"$OUT/seed.log"
-cg="$OUT/callgrind.out"
-# valgrind 3.19 (Debian 12) cannot read the DWARF 5 the Swift toolchain emits: profile a copy
-# without debug info (the symbol table stays, so functions keep their names).
-objcopy --strip-debug "$BIN_TOUCHSYNC" "$OUT/touchsync"
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$cg" \
-  "$OUT/touchsync" serve --port "$PORT" --database "$db" --log-level warning >"$OUT/server.log" 2>&1 &
-vpid=$!
-trap 'kill -TERM $vpid 2>/dev/null || true' EXIT
-for _ in $(seq 600); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.2; done
-curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "server did not start under valgrind; see $OUT/server.log" >&2; exit 1; }
+callgrind_serve "$BIN_TOUCHSYNC" "$OUT" "$PORT"
 # One curl process, one keep-alive connection, $TOGGLES requests (a curl config file).
 python3 - "$OUT" "$TOGGLES" "$PORT" >"$OUT/curl.cfg" <<'PY'
 import random, sys
@@ -60,19 +46,9 @@ callgrind_control -i on "$vpid" >/dev/null
 start=$(date +%s.%N)
 curl -s -K "$OUT/curl.cfg" >"$OUT/codes.txt"
 end=$(date +%s.%N)
-callgrind_control -i off "$vpid" >/dev/null
-callgrind_control -d "$vpid" >/dev/null
 ok=$(grep -c '^200$' "$OUT/codes.txt" || true)
-kill -TERM "$vpid"; wait "$vpid" 2>/dev/null || true
-trap - EXIT
-files=$(ls "$cg"* 2>/dev/null)
-total=0
-for f in $files; do
-  n=$(grep -m1 '^totals:' "$f" | awk '{print $2}')
-  total=$((total + ${n:-0}))
-done
-callgrind_annotate --inclusive=yes $files 2>/dev/null | head -80 >"$OUT/annotate.txt" || true
-python3 - "$TOGGLES" "$ok" "$total" "$start" "$end" <<'PY'
+callgrind_finish "$OUT"
+python3 - "$TOGGLES" "$ok" "$cg_total" "$start" "$end" <<'PY'
 import json, sys
 n, ok, total, start, end = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 print("RESULT " + json.dumps({"toggles": n, "ok": ok, "instructions": total, "instructions_per_toggle": round(total / max(n, 1)),

@@ -32,6 +32,8 @@ import pytest
 import requests
 import socketio
 
+from conftest import start_serve
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EIO3_PYTHON = os.path.join(ROOT, ".venv-eio3", "bin", "python")
 EIO3_CLIENT = os.path.join(ROOT, "conformance", "eio3", "lifecycle_eio3.py")
@@ -55,12 +57,11 @@ class LifecycleServer:
 
     def __init__(self, recovery=False, eio3=False, short_heartbeat=True):
         self.tmp = tempfile.mkdtemp(prefix="touchsync-lifecycle-")
-        self.env = dict(os.environ)
-        self.env.update({
+        self.env = {
             "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
             "TOUCHSYNC_JWT_SECRET": "conformance-secret-0123456789abcdef",
             "TOUCHSYNC_LOG_LEVEL": "info",
-        })
+        }
         if short_heartbeat:
             self.env["TOUCHSYNC_REALTIME_PING_INTERVAL_MS"] = str(PING_INTERVAL_MS)
             self.env["TOUCHSYNC_REALTIME_PING_TIMEOUT_MS"] = str(PING_TIMEOUT_MS)
@@ -70,36 +71,26 @@ class LifecycleServer:
             self.env["TOUCHSYNC_REALTIME_ALLOW_E_I_O3"] = "true"
         self.port = 0
         self.proc = None
-        self.lines = []
+        self.runs = []
         self.start()
 
     @property
     def base(self):
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def lines(self):
+        """The output of every process so far (each keeps growing while it runs)."""
+        return [l for run in self.runs for l in run]
+
     def start(self):
-        binary = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
-        self.proc = subprocess.Popen([binary, "serve", "--port", str(self.port), "--database", os.path.join(self.tmp, "db.sqlite")],
-                                     cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        lines = self.lines
-        started = None
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                if self.proc.poll() is not None:
-                    break
-                continue
-            lines.append(line)
-            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
-            if m and "TouchSync" in line:
-                started = int(m.group(1))
-                break
-        assert started, "server did not start:\n" + "".join(lines)
+        proc, base, lines = start_serve(["--database", os.path.join(self.tmp, "db.sqlite")], self.env, port=self.port)
+        self.runs.append(lines)
+        assert base, "server did not start:\n" + "".join(lines)
+        self.proc = proc
+        started = int(base.rsplit(":", 1)[1])
         assert self.port in (0, started), f"restarted on {started}, not {self.port}"
         self.port = started
-        proc = self.proc
-        threading.Thread(target=lambda: [lines.append(l) for l in proc.stdout], daemon=True).start()
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)

@@ -180,15 +180,21 @@ final class EnginePacedWriteTests: XCTestCase {
         var entries: [String] { lock.withLock { log } }
     }
 
+    /// A session of a fresh server whose WebSocket is a `RecordingTransport`.
+    func webSocketSession(_ configuration: EngineIOConfiguration) throws -> (EngineIOServer, EngineIOSession, RecordingTransport) {
+        let engine = try EngineIOServer(configuration: configuration, logger: Logger(label: "test"))
+        let session = engine.makeSession(transport: .websocket, handshake: EngineHandshakeInfo(query: [:], headers: [], remoteAddress: nil))
+        let ws = RecordingTransport()
+        session.startWebSocket(ws)
+        return (engine, session, ws)
+    }
+
     func testWithoutPacingSetUpPacketsAreWrittenAsTheyCome() throws {
         // The default (`touchsync serve`): real clients parse every frame of a read, so nothing
         // waits for the CONNECT reply's write to complete.
         XCTAssertNil(EngineIOConfiguration().setupPacing)
-        let engine = try EngineIOServer(configuration: EngineIOConfiguration(), logger: Logger(label: "test"))
+        let (engine, session, ws) = try webSocketSession(EngineIOConfiguration())
         defer { engine.closeAll() }
-        let session = engine.makeSession(transport: .websocket, handshake: EngineHandshakeInfo(query: [:], headers: [], remoteAddress: nil))
-        let ws = RecordingTransport()
-        session.startWebSocket(ws)
         session.withPacedWrites {
             session.send(text: "0{\"sid\":\"x\"}")
             session.send(text: "2[\"auth\",{}]")
@@ -201,11 +207,8 @@ final class EnginePacedWriteTests: XCTestCase {
     func testTheConnectReplyLeavesAloneAndTheRestTogetherAfterIt() throws {
         var configuration = EngineIOConfiguration()
         configuration.setupPacing = .officialTestSuite
-        let engine = try EngineIOServer(configuration: configuration, logger: Logger(label: "test"))
+        let (engine, session, ws) = try webSocketSession(configuration)
         defer { engine.closeAll() }
-        let session = engine.makeSession(transport: .websocket, handshake: EngineHandshakeInfo(query: [:], headers: [], remoteAddress: nil))
-        let ws = RecordingTransport()
-        session.startWebSocket(ws)
         session.withPacedWrites {
             session.send(text: "0{\"sid\":\"x\"}")
             session.send(text: "2[\"auth\",{}]")

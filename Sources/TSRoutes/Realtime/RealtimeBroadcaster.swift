@@ -114,7 +114,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         hub.emit(emissions)
     }
 
-    /// A global event (it keeps a MyRooms screen's counts live without joining rooms) to every member's sockets, or to every socket: the emission to
+    /// A global event (keeps MyRooms counts live without joining) to every member's sockets, or to every socket: the emission to
     /// send along with the room event (members are read first, so nothing leaves before both
     /// are ready). Each member's channel is recorded as its own emit, as before.
     /// When the members cannot be read, the room event still goes out (and the failure is logged).

@@ -9,7 +9,7 @@ public struct RealtimeConfiguration: Sendable {
 
     /// `realtime.globalEvents`.
     public var globalEvents: GlobalEvents = .members
-    /// `realtime.legacyJoinEvents`: also send one `element:created` per element on `room:join`, for clients written before `elements:batch`.
+    /// `realtime.legacyJoinEvents`: also send one `element:created` per element on `room:join` (clients older than `elements:batch`).
     public var legacyJoinEvents: Bool = false
 
     public init(globalEvents: GlobalEvents = .members, legacyJoinEvents: Bool = false) {

@@ -1,4 +1,4 @@
-"""Transport limits with real clients (issue 9 items 2 and 5, issue 13 item 2): a room of 20,000
+"""Transport limits and shutdown with real clients: a room of 20,000
 elements loads over REST and over `room:join` with python-socketio although every answer is far
 larger than the outbound bounds, while a client that stops reading is still dropped (and the
 access log says so); and SIGINT with clients connected exits 0 at once, closing their transports as the reference does."""

@@ -274,8 +274,9 @@ public final class TouchSyncServer: @unchecked Sendable {
 
     public var port: Int { http.port }
 
-    /// Stops accepting, tells every socket (DISCONNECT, then WebSocket close 1001 / the pending
-    /// poll answered), closes idle connections, lets in-flight requests finish (bounded by
+    /// Stops accepting, closes every socket's transport as the reference server does (a WebSocket
+    /// Close frame / the pending poll answered `1`; no Socket.IO DISCONNECT, so clients
+    /// reconnect), closes idle connections, lets in-flight requests finish (bounded by
     /// `server.shutdownGraceSeconds`), then closes the database.
     public func shutdown() async {
         let hub = self.hub

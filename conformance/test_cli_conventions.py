@@ -131,3 +131,39 @@ def test_the_demo_tour_curl_hearts_the_photo_on_every_start():
         finally:
             proc.terminate()
             proc.wait(timeout=15)
+
+
+def test_the_install_command_builds_only_what_touchsync_needs():
+    """A plain `swift build -c release` also builds the library targets that import XCTest (test
+    support), which a machine without XCTest cannot compile; README's install command names the
+    product, whose targets (read from `swift package describe`) import no XCTest. The release
+    build itself takes too long for the suite; this checks what it would compile."""
+    import shutil
+    if not shutil.which("swift"):
+        import pytest
+        pytest.skip("skipped: no swift on PATH to describe the package")
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    install = readme[readme.index("## Install"):]
+    assert "swift build -c release --static-swift-stdlib --product touchsync" in install
+    assert "`libcurl4`" in install
+    d = json.loads(subprocess.run(["swift", "package", "describe", "--type", "json"], cwd=ROOT, capture_output=True,
+                                  text=True, timeout=300, check=True).stdout)
+    targets = {t["name"]: t for t in d["targets"]}
+
+    def imports_xctest(t):
+        for src in t.get("sources", []):
+            with open(os.path.join(ROOT, t["path"], src), errors="replace") as f:
+                if re.search(r"^import XCTest", f.read(), re.M):
+                    return True
+        return False
+    support = [n for n, t in targets.items() if t["type"] != "test" and imports_xctest(t)]
+    assert support, "no library target imports XCTest: the note in README's install section is stale"
+    product = next(p for p in d["products"] if p["name"] == "touchsync")
+    needed, todo = set(), list(product["targets"])
+    while todo:
+        name = todo.pop()
+        if name not in needed and name in targets:
+            needed.add(name)
+            todo += targets[name].get("target_dependencies", [])
+    assert not needed & set(support), f"the touchsync product depends on XCTest users: {needed & set(support)}"

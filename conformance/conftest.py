@@ -18,7 +18,7 @@ import requests
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-# --- storage backend (issue 12 item 2) ------------------------------------------------------------
+# --- storage backend -----------------------------------------------------------------------------
 # TOUCHSYNC_TEST_DATABASE=postgres runs the servers these fixtures start on a fresh PostgreSQL
 # database (`touchsync serve --database-url`) of the throw-away server in TOUCHSYNC_TEST_POSTGRES_URL
 # (scripts/services.sh), dropped afterwards; without that server the tests skip with the reason.

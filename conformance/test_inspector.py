@@ -59,6 +59,7 @@ class Browser:
         self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
         self.next_id = 0
         self.exceptions = []
+        self.events = []  # every DevTools event read while waiting for an answer (e.g. Fetch.requestPaused)
         self.call("Runtime.enable")
         self.call("Page.enable")
 
@@ -68,6 +69,8 @@ class Browser:
         self.ws.send(json.dumps({"id": my_id, "method": method, "params": params}))
         while True:
             msg = json.loads(self.ws.recv())
+            if "method" in msg:
+                self.events.append(msg)
             if msg.get("method") == "Runtime.exceptionThrown":
                 self.exceptions.append(msg["params"]["exceptionDetails"])
             if msg.get("id") == my_id:

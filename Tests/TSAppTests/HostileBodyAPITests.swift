@@ -89,5 +89,10 @@ final class HostileBodyAPITests: LiveServerTestCase, @unchecked Sendable {  // t
         let deep = try await api.send("POST", "/api/auth/register", rawBody: Data(#"{"username":"deep","password":"password-123","x":[[[1]]]}"#.utf8), headers: headers)
         XCTAssertEqual(deep.status, 400)
         XCTAssertTrue(deep.json["error"]?["message"]?.stringValue?.contains("deeper than 3") == true, "\(deep.json)")
+        // Like every 400 of the API, it names the input it is about: the body as a whole.
+        XCTAssertEqual(deep.json["error"]?["field"]?.stringValue, "body", "\(deep.json)")
+        let broken = try await api.send("POST", "/api/auth/register", rawBody: Data(#"{"username":"#.utf8), headers: headers)
+        XCTAssertEqual(broken.status, 400)
+        XCTAssertEqual(broken.json["error"]?["field"]?.stringValue, "body", "\(broken.json)")
     }
 }

@@ -25,8 +25,7 @@ public struct AppConfiguration: Sendable {
             try config.merge(object: root, prefix: "", source: file)
         }
         for (name, raw) in environment where name.hasPrefix("TOUCHSYNC_") {
-            let path = Setting.environmentAliases[name] ?? Setting.all.first { $0.environmentName == name }?.path
-            guard let path, let setting = Setting.named(path) else { continue }
+            guard let path = Setting.settingPath(forEnvironmentName: name), let setting = Setting.named(path) else { continue }
             try config.set(setting, try Self.parseEnvironment(raw, kind: setting.kind, name: name), source: "env \(name)")
         }
         for (path, value) in overrides {

@@ -12,7 +12,26 @@ public struct Setting: Sendable {
     public let help: String
 
     /// `TOUCHSYNC_` + the path in SCREAMING_SNAKE_CASE: `realtime.globalEvents` → `TOUCHSYNC_REALTIME_GLOBAL_EVENTS`.
+    /// A run of capitals is one word, as people write it: `realtime.allowEIO3` → `TOUCHSYNC_REALTIME_ALLOW_EIO3`.
     public var environmentName: String {
+        var out = "TOUCHSYNC_"
+        var previous: Character = "."
+        for ch in path {
+            if ch == "." {
+                out.append("_")
+            } else if ch.isUppercase && !previous.isUppercase && previous != "." {
+                out.append("_"); out.append(ch)
+            } else {
+                out.append(Character(ch.uppercased()))
+            }
+            previous = ch
+        }
+        return out
+    }
+
+    /// The name an underscore before every capital gives (`TOUCHSYNC_REALTIME_ALLOW_E_I_O3`): still
+    /// accepted, since it is what earlier documentation printed.
+    var spelledOutEnvironmentName: String {
         var out = "TOUCHSYNC_"
         for ch in path {
             if ch == "." { out.append("_") } else if ch.isUppercase { out.append("_"); out.append(ch) } else { out.append(Character(ch.uppercased())) }
@@ -176,7 +195,7 @@ public struct Setting: Sendable {
                 help: "When set, /inspector and /inspector/api/* require it (Authorization: Bearer <token>, or ?token=<token> on the page). Needed for the inspector with TOUCHSYNC_ENV=production."),
         // inspector: the inspector's data browser and request list.
         Setting(path: "inspector.maxPageSize", kind: .int, defaultValue: 200,
-                help: "Most rows one page of the inspector's data browser returns (?limit= above it is a 400)."),
+                help: "Most rows one page of the inspector's data browser returns (a larger ?limit= is cut to it)."),
         Setting(path: "inspector.requestLogCapacity", kind: .int, defaultValue: 100,
                 help: "Request/response pairs the inspector's request list keeps (oldest evicted); 0 turns it off. Never on with TOUCHSYNC_ENV=production."),
         Setting(path: "inspector.requestLogMaxBodyBytes", kind: .int, defaultValue: 16384,

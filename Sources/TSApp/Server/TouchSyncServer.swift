@@ -39,13 +39,27 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let httpsRedirect: HTTPServer?
     /// Cross-node fan-out over Redis (realtime.redisUrl), nil when off (TouchSyncServer+Redis.swift).
     public let redisBridge: RedisEventBridge?
+    /// The migrations this start applied, by their numeric prefix (`0001`), oldest first; empty
+    /// when the database was up to date (`touchsync migrate` reports them).
+    public let appliedMigrations: [String]
+
+    /// What the process does with the server it assembles.
+    public enum Role: Sendable {
+        /// Serves requests and signs tokens with the resolved JWT secret (`serve`, `exec`, tests).
+        case server
+        /// A one-shot command on the database (`migrate`, `token`, `export`, `import`): the
+        /// advice about where the JWT secret comes from, meant for whoever runs a server, is
+        /// logged at debug level instead of as a warning.
+        case tool
+    }
 
     public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
                 clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
-                delivery: (any NotificationDelivery)? = nil) throws {
+                delivery: (any NotificationDelivery)? = nil, role: Role = .server) throws {
         self.configuration = configuration
         let logger = Logger(label: "touchsync")
         self.logger = logger
+        let secretAdvice: Logger.Level = role == .server ? .warning : .debug
         let production = environment["TOUCHSYNC_ENV"] == "production"
         testMode = configuration.bool("testMode")
         if testMode && production {
@@ -72,16 +86,16 @@ public final class TouchSyncServer: @unchecked Sendable {
             }
             db = try Database(url: databaseURL, configuration: dbConfig, logger: Logger(label: "touchsync.storage"))
             if configuration.optionalString("auth.jwtSecret") == nil {
-                logger.warning("database.url is set but auth.jwtSecret is not: this node's generated secret will not be shared; nodes sharing one database need the same TOUCHSYNC_JWT_SECRET")
+                logger.log(level: secretAdvice, "database.url is set but auth.jwtSecret is not: this node's generated secret will not be shared; nodes sharing one database need the same TOUCHSYNC_JWT_SECRET")
             }
         } else {
             db = try Database(path: path, configuration: dbConfig, logger: Logger(label: "touchsync.storage"))
         }
-        try Self.migrate(db, configuration: configuration, logger: logger)
+        appliedMigrations = try Self.migrate(db, configuration: configuration, logger: logger)
 
         // Domain and realtime.
         let secret = try SecretStore.resolve(configured: configuration.optionalString("auth.jwtSecret"), databasePath: path,
-                                             production: production, logger: logger)
+                                             production: production, logger: logger, adviceLevel: secretAdvice)
         var realtime = RealtimeConfiguration()
         guard let global = RealtimeConfiguration.GlobalEvents(rawValue: configuration.string("realtime.globalEvents")) else {
             throw ConfigurationError("realtime.globalEvents must be members or all")
@@ -252,9 +266,10 @@ public final class TouchSyncServer: @unchecked Sendable {
     }
 
     /// Applies pending migrations; a changed, already-applied one stops the start naming the file.
-    static func migrate(_ db: Database, configuration: AppConfiguration, logger: Logger) throws {
+    static func migrate(_ db: Database, configuration: AppConfiguration, logger: Logger) throws -> [String] {
         let applied = try EmbeddedMigrations.migrator(configuration: configuration, logger: logger).migrate(db)
         for m in applied { logger.info("applied migration \(m.fileName)") }
+        return applied.map { String($0.fileName.prefix { $0 != "_" }) }
     }
 
     /// Binds and starts serving; returns the bound port (useful with port 0).

@@ -48,7 +48,7 @@ enum OpenAPIComponents {
             ("field", S.string),
         ], optional: ["field"], description: "Error envelope of /api/mobile/**, the mobile clients' own format.")
         s["ErrorCode"] = S.describe(S.string, "VALIDATION_ERROR, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, METHOD_NOT_ALLOWED, CONFLICT, "
-                                        + "PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, RATE_LIMITED, INTERNAL, SERVICE_UNAVAILABLE, ...")
+                                        + "PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, RATE_LIMITED, INTERNAL, UNAVAILABLE, SERVICE_UNAVAILABLE, ...")
 
         s["EngineIOError"] = S.object([("code", S.integer), ("message", S.string)],
                                       description: "Error of the Engine.IO transport, as the reference server sends it (code 0-5).")

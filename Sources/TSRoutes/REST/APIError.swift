@@ -75,7 +75,7 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
                             retryAfterSeconds: u.retryAfterSeconds)
         }
         if let h = error as? HTTPError, envelope == .mobile {
-            return APIError(status: h.status, code: h.code, message: h.message, envelope: .mobile)
+            return APIError(status: h.status, code: h.code, message: h.message, field: h.field, envelope: .mobile)
         }
         return error
     }

@@ -29,13 +29,17 @@ public struct WriteLimiter: Sendable {
         let user: String
     }
 
+    /// Tokens are counted in millionths, so a bucket refills by exactly `perSecond` per
+    /// microsecond and every comparison is exact integer arithmetic.
     struct Bucket: Sendable {
-        var tokens: Double
+        var microTokens: Int64
         var updated: Int64
         /// When the bucket is full again (for eviction).
         var fullAt: Int64
         var refusing: Bool
     }
+
+    static let oneToken: Int64 = 1_000_000
 
     public let maxKeys: Int
     private var buckets: [Key: Bucket] = [:]
@@ -47,28 +51,30 @@ public struct WriteLimiter: Sendable {
     public mutating func take(kind: UInt8, user: String, rule: Rule, now: Int64) -> Outcome {
         guard rule.perSecond > 0 else { return .allowed }
         let key = Key(kind: kind, user: user)
-        let rate = Double(rule.perSecond) / 1_000_000  // tokens per microsecond
+        let rate = Int64(rule.perSecond)  // micro-tokens per microsecond
+        let capacity = Int64(rule.burst) * Self.oneToken
         var bucket: Bucket
         if let b = buckets[key] {
             bucket = b
-            let elapsed = max(0, now - bucket.updated)
-            bucket.tokens = min(Double(rule.burst), bucket.tokens + Double(elapsed) * rate)
+            // Capped before multiplying: a long idle time only ever fills the bucket.
+            let elapsed = min(max(0, now - bucket.updated), capacity / rate + 1)
+            bucket.microTokens = min(capacity, bucket.microTokens + elapsed * rate)
         } else {
             if buckets.count >= maxKeys { evict(now: now) }
-            bucket = Bucket(tokens: Double(rule.burst), updated: now, fullAt: now, refusing: false)
+            bucket = Bucket(microTokens: capacity, updated: now, fullAt: now, refusing: false)
         }
         bucket.updated = max(bucket.updated, now)
         let outcome: Outcome
-        if bucket.tokens >= 1 {
-            bucket.tokens -= 1
+        if bucket.microTokens >= Self.oneToken {
+            bucket.microTokens -= Self.oneToken
             bucket.refusing = false
             outcome = .allowed
         } else {
-            let wait = Int64(((1 - bucket.tokens) / rate).rounded(.up))
+            let wait = (Self.oneToken - bucket.microTokens + rate - 1) / rate
             outcome = .refused(retryAfterMicroseconds: max(1, wait), firstInRow: !bucket.refusing)
             bucket.refusing = true
         }
-        bucket.fullAt = bucket.updated + Int64(((Double(rule.burst) - bucket.tokens) / rate).rounded(.up))
+        bucket.fullAt = bucket.updated + (capacity - bucket.microTokens + rate - 1) / rate
         buckets[key] = bucket
         return outcome
     }

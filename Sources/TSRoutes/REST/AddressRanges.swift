@@ -26,7 +26,7 @@ public struct AddressRanges: Sendable, Equatable {
                 text = item[..<slash]
             }
             guard let address = IPAddress(text) else { throw AddressRangesError(entry: raw) }
-            let width = address.isIPv4Mapped ? 32 : 128
+            let width = text.contains(":") ? 128 : 32  // an IPv4 prefix counts the last 32 of the mapped 128 bits
             let p = prefix ?? width
             guard (0...width).contains(p) else { throw AddressRangesError(entry: raw) }
             ranges.append(Range(base: address, prefix: p + (128 - width)))

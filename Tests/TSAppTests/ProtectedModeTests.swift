@@ -40,6 +40,9 @@ final class ProtectedModeTests: XCTestCase {
         XCTAssertEqual(local("127.0.0.1:1", trusted: proxies), .local, "the proxy's own request")
         // The right-most untrusted hop is the client; what it claimed left of that is ignored.
         XCTAssertEqual(local("127.0.0.1:1", xff: "127.0.0.1, 198.51.100.4", trusted: proxies), .forwarded("198.51.100.4"))
+        XCTAssertEqual(local("127.0.0.1:1", xff: "198.51.100.4, 127.0.0.1", trusted: proxies), .forwarded("198.51.100.4"))
+        XCTAssertEqual(local("127.0.0.1:1", realIP: "198.51.100.5", trusted: proxies), .forwarded("198.51.100.5"),
+                       "a trusted proxy that sends only X-Real-IP")
     }
 
     func testAnUntrustedLocalProxyCannotMakeEveryVisitorLocal() {

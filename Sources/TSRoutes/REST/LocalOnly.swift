@@ -10,9 +10,10 @@ import TSHTTP
 /// the request's forwarding headers say whose it is:
 /// - the peer is in `server.trustedProxies`: the client is the address `TrustedProxies` attributes
 ///   the request to (right-most untrusted `X-Forwarded-For` entry); local only if that is loopback;
-/// - the peer is not a trusted proxy: any `X-Forwarded-For`, `X-Real-IP` or `Forwarded: for=`
-///   naming a non-loopback address refuses the request. A local client forging one only refuses
-///   itself; an unconfigured local proxy cannot make every visitor look local.
+/// - in any case, an `X-Real-IP` or `Forwarded: for=` naming a non-loopback address refuses the
+///   request (a proxy configured to send only those), and so does any `X-Forwarded-For` entry when
+///   the peer is not a trusted proxy. A local client forging one only refuses itself; an
+///   unconfigured local proxy cannot make every visitor look local.
 public enum LocalOnly {
     public enum Decision: Equatable, Sendable {
         case local
@@ -27,10 +28,11 @@ public enum LocalOnly {
                               trustedProxies: TrustedProxies) -> Decision {
         let host = TrustedProxies.hostOnly(peer)
         guard isLoopback(host) else { return .remotePeer(host) }
-        if trustedProxies.contains(host) {
-            guard let header = forwardedFor else { return .local }
+        var forwardedFor = forwardedFor
+        if trustedProxies.contains(host), let header = forwardedFor {
             let client = trustedProxies.clientAddress(peer: host, forwardedFor: header)
-            return isLoopback(client) ? .local : .forwarded(client)
+            if !isLoopback(client) { return .forwarded(client) }
+            forwardedFor = nil  // what the client claimed left of it is not believed, for or against
         }
         for claimed in claimedClients(forwardedFor: forwardedFor, realIP: realIP, forwarded: forwarded) where !isLoopback(claimed) {
             return .forwarded(claimed)

@@ -13,13 +13,12 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import uuid
 
 import pytest
 import requests
 
-from conftest import start_serve
+from conftest import start_own_server, stop_own_server
 
 IP = shutil.which("ip")
 CURL = shutil.which("curl")
@@ -86,22 +85,8 @@ def netns():
 
 
 def serve(env):
-    tmp = tempfile.mkdtemp(prefix="touchsync-protected-")
-    base_env = {"TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000", "TOUCHSYNC_JWT_SECRET": "protected-mode-secret-0123456789abcdef",
-                "TOUCHSYNC_LOG_LEVEL": "info"}
-    base_env.update(env)
-    proc, base, lines = start_serve(["--host", "0.0.0.0", "--demo", "--database", os.path.join(tmp, "db.sqlite")], base_env)
-    assert base, "server did not start:\n" + "".join(lines)
-    return proc, base, lines
-
-
-def stop(proc):
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    """`serve --host 0.0.0.0 --demo`: every interface, as on the VPS."""
+    return start_own_server(env, args=["--host", "0.0.0.0", "--demo"])
 
 
 OPERATOR_PATHS = ["/inspector", "/inspector/api/browse/users", "/inspector/api/sockets", "/inspector/api/events",
@@ -112,9 +97,9 @@ OPERATOR_PATHS = ["/inspector", "/inspector/api/browse/users", "/inspector/api/s
 def protected(netns):
     """Demo mode, no admin token (the forgotten TOUCHSYNC_ENV=production), a local proxy trusted,
     /metrics with a scraper token."""
-    proc, base, lines = serve({"TOUCHSYNC_SERVER_TRUSTED_PROXIES": "127.0.0.1", "TOUCHSYNC_METRICS_TOKEN": "scrape-token-1234"})
-    yield base, base.replace("127.0.0.1", netns.host_ip), lines
-    stop(proc)
+    server = serve({"TOUCHSYNC_SERVER_TRUSTED_PROXIES": "127.0.0.1", "TOUCHSYNC_METRICS_TOKEN": "scrape-token-1234"})
+    yield server.base, server.base.replace("127.0.0.1", netns.host_ip), server.log_lines
+    stop_own_server(server)
 
 
 def test_another_address_gets_403_naming_the_admin_token(netns, protected):
@@ -167,8 +152,9 @@ def test_metrics_is_refused_to_another_address_unless_it_brings_the_token(netns,
 
 
 def test_with_the_admin_token_and_allow_from_another_address_is_served(netns):
-    proc, base, _ = serve({"TOUCHSYNC_INSPECTOR_ADMIN_TOKEN": "admin-token-abcdef-0123456789",
-                           "TOUCHSYNC_METRICS_ALLOW_FROM": f"{netns.inner_ip}/32, 2001:db8::/32"})
+    server = serve({"TOUCHSYNC_INSPECTOR_ADMIN_TOKEN": "admin-token-abcdef-0123456789",
+                    "TOUCHSYNC_METRICS_ALLOW_FROM": f"{netns.inner_ip}/32, 2001:db8::/32"})
+    base = server.base
     try:
         remote = base.replace("127.0.0.1", netns.host_ip)
         status, body = netns.get(remote + "/inspector/api/browse/users", headers={"Authorization": "Bearer admin-token-abcdef-0123456789"})
@@ -180,4 +166,4 @@ def test_with_the_admin_token_and_allow_from_another_address_is_served(netns):
         # Loopback needs the token too once one is set (as before).
         assert requests.get(base + "/inspector/api/sockets", timeout=10).status_code == 401
     finally:
-        stop(proc)
+        stop_own_server(server)

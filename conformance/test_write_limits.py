@@ -3,38 +3,23 @@ user's burst an event's ack is the error RATE_LIMITED and nothing is written or 
 another user in the same room keeps writing; REST and Socket.IO spend the same budget.
 The REST side (429, Retry-After) is also checked in Tests/TSAppTests/WriteLimitsAPITests.swift.
 """
-import os
-import tempfile
-
 import pytest
 import requests
 import socketio
 
-from conftest import Server, database_args, start_serve
+from conftest import start_own_server, stop_own_server
 
 
 @pytest.fixture(scope="module")
 def limited():
-    tmp = tempfile.mkdtemp(prefix="touchsync-limits-")
-    db_args, drop_db = database_args(tmp)
-    proc, base, lines = start_serve(db_args, {
-        "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
-        "TOUCHSYNC_JWT_SECRET": "write-limits-secret-0123456789abcdef",
-        "TOUCHSYNC_LOG_LEVEL": "info",
+    server = start_own_server({
         "TOUCHSYNC_LIMITS_ELEMENT_WRITES_PER_SECOND": "1",
         "TOUCHSYNC_LIMITS_ELEMENT_WRITES_BURST": "4",
         "TOUCHSYNC_LIMITS_REACTION_TOGGLES_PER_SECOND": "1",
         "TOUCHSYNC_LIMITS_REACTION_TOGGLES_BURST": "2",
     })
-    assert base, "server did not start:\n" + "".join(lines)
-    yield Server(proc, base, lines)
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        drop_db()
+    yield server
+    stop_own_server(server)
 
 
 def connect(server, user):

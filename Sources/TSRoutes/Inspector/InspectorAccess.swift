@@ -56,13 +56,7 @@ public struct InspectorAccess: Sendable {
 
     /// The 403 message of protected mode: why, and exactly how to open the inspector to others.
     static func notLocalMessage(_ decision: LocalOnly.Decision) -> String {
-        let why: String
-        switch decision {
-        case .local: why = "this request"
-        case .remotePeer(let peer): why = "a request from \(peer)"
-        case .forwarded(let client): why = "a request forwarded for \(client)"
-        }
-        return "The inspector has no admin token, so it answers only requests from this machine (loopback), not \(why). "
+        "The inspector has no admin token, so it answers only requests from this machine (loopback), not \(decision.origin). "
             + "To use it from elsewhere, set inspector.adminToken (environment TOUCHSYNC_INSPECTOR_ADMIN_TOKEN) to a long random secret "
             + "and send Authorization: Bearer <token>, or open /inspector?token=<token>."
     }

@@ -42,13 +42,7 @@ public struct MetricsAccess: Sendable {
     }
 
     static func refusedMessage(_ decision: LocalOnly.Decision) -> String {
-        var who = ""
-        switch decision {
-        case .local: who = ""
-        case .remotePeer(let peer): who = " (this request came from \(peer))"
-        case .forwarded(let client): who = " (this request was forwarded for \(client))"
-        }
-        return "/metrics answers only this machine by default\(who). To let a scraper in, list its address or network in "
+        "/metrics answers only this machine by default, not \(decision.origin). To let a scraper in, list its address or network in "
             + "metrics.allowFrom (environment TOUCHSYNC_METRICS_ALLOW_FROM, e.g. [\"10.0.0.5\", \"10.1.0.0/16\"]) or set metrics.token "
             + "(TOUCHSYNC_METRICS_TOKEN) and send Authorization: Bearer <token>."
     }

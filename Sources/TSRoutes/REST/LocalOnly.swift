@@ -21,6 +21,15 @@ public enum LocalOnly {
         case remotePeer(String)
         /// The peer is a local proxy that forwarded the request for this (non-loopback) client.
         case forwarded(String)
+
+        /// Where the request came from, for a refusal's message.
+        public var origin: String {
+            switch self {
+            case .local: return "this machine"
+            case .remotePeer(let peer): return "a request from \(peer)"
+            case .forwarded(let client): return "a request forwarded for \(client)"
+            }
+        }
     }
 
     /// The decision for a request from `peer` (IP, with or without port) carrying these headers.

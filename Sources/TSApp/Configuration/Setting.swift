@@ -68,7 +68,7 @@ public struct Setting: Sendable {
         Setting(path: "tls.handshakeTimeoutSeconds", kind: .int, defaultValue: 10,
                 help: "Total time from accept to a finished TLS handshake (a trickled ClientHello does not extend it); past it the connection is closed with a log line."),
         Setting(path: "tls.maxConcurrentHandshakes", kind: .int, defaultValue: 1024,
-                help: "TLS handshakes past their first ClientHello byte in progress at once across the server (each holds a TLS session and its buffers, tens of KiB, and costs a private-key operation); past it such a connection is closed with a log line. Silent connections are bounded per address by tls.maxHandshakesPerAddress (0 turns the bound off)."),
+                help: "TLS handshakes past their first ClientHello byte in progress at once across the server (each holds a TLS session and its buffers, about 48 KiB, and costs a private-key operation: 1024 is about 48 MiB); past it such a connection is closed with a log line. Silent connections are bounded per address by tls.maxHandshakesPerAddress (0 turns the bound off)."),
         // secure: a silent connection must not hold a handshake slot others need.
         Setting(path: "tls.maxHandshakesPerAddress", kind: .int, defaultValue: 32,
                 help: "TLS handshakes in progress at once from one client IP address, silent connections (no ClientHello yet) included; past it a new connection from that address is closed at once with a log line while other addresses are served (0 turns the bound off)."),

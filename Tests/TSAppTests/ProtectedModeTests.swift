@@ -1,4 +1,5 @@
 import TSHTTP
+import TSJSON
 @testable import TSRoutes
 import XCTest
 
@@ -105,6 +106,16 @@ final class ProtectedModeTests: XCTestCase {
         XCTAssertFalse(r.contains("not-an-address"))
         for bad in ["10.0.0.0/33", "::/129", "2001:db8::1::2", "300.1.1.1", "host.example", "10.0.0.0/x", "1:2:3:4:5:6:7:8:9"] {
             XCTAssertThrowsError(try AddressRanges([bad]), bad)
+        }
+    }
+
+    func testABadMetricsAllowFromEntryStopsTheStartNamingIt() async throws {
+        do {
+            let live = try LiveServer(overrides: ["metrics.allowFrom": ["10.0.0.0/8", "10.0.0.0/40"]])
+            await live.stop()
+            XCTFail("a server started with metrics.allowFrom 10.0.0.0/40")
+        } catch {
+            XCTAssertTrue("\(error)".contains("metrics.allowFrom") && "\(error)".contains("10.0.0.0/40"), "\(error)")
         }
     }
 }

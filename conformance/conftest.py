@@ -18,7 +18,7 @@ import requests
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-# --- storage backend (issue 12 item 2) ------------------------------------------------------------
+# --- storage backend -----------------------------------------------------------------------------
 # TOUCHSYNC_TEST_DATABASE=postgres runs the servers these fixtures start on a fresh PostgreSQL
 # database (`touchsync serve --database-url`) of the throw-away server in TOUCHSYNC_TEST_POSTGRES_URL
 # (scripts/services.sh), dropped afterwards; without that server the tests skip with the reason.
@@ -128,9 +128,9 @@ def server():
         drop_db()
 
 
-# --- servers of their own (secure) ---------------------------------------------------------------
+# --- servers of their own settings ---------------------------------------------------------------
 def start_own_server(env_overrides, args=()):
-    """A `touchsync serve` like the session's (fresh database, cheap hashing, fixed secret) with
+    """A `touchsync serve` like the shared `server` fixture (fresh database, cheap hashing, fixed secret) with
     `env_overrides` on top, for tests that need other settings. Stop it with stop_own_server."""
     tmp = tempfile.mkdtemp(prefix="touchsync-own-")
     db_args, drop_db = database_args(tmp)

@@ -1,4 +1,4 @@
-"""Transport limits with real clients (issue 9 items 2 and 5, issue 13 item 2): a room of 20,000
+"""Transport limits and shutdown with real clients: a room of 20,000
 elements loads over REST and over `room:join` with python-socketio although every answer is far
 larger than the outbound bounds, while a client that stops reading is still dropped (and the
 access log says so); and SIGINT with clients connected exits 0 at once, telling them why."""
@@ -168,7 +168,7 @@ def test_a_client_that_stops_reading_is_still_dropped_and_the_log_says_so(big):
 
 
 def test_sigint_with_connected_clients_exits_0_at_once_and_clients_see_why():
-    """Issue 13 item 2: before, SIGINT took the whole server.shutdownGraceSeconds (10 s) with one
+    """Before, SIGINT took the whole server.shutdownGraceSeconds (10 s) with one
     socket connected, and clients saw `transport close`."""
     tmp = tempfile.mkdtemp(prefix="touchsync-stop-")
     proc, base, lines = serve(os.path.join(tmp, "db.sqlite"))

@@ -8,7 +8,7 @@ import TSJSON
 import TSTestSupport
 import XCTest
 
-/// Issue 9 items 2 and 5, issue 13 item 2, against the real server over real sockets: a room of
+/// Transport limits and shutdown, against the real server over real sockets: a room of
 /// 20,000 elements loads over REST and over `room:join` (WebSocket and polling) although each
 /// answer is far larger than the outbound bounds, a client that stops reading is still dropped,
 /// a trickled long-poll POST gets 408, and a stop with idle clients is immediate and tells them

@@ -6,7 +6,7 @@ import TSTestSupport
 import XCTest
 @testable import TSEngineIO
 
-/// The four deviations from the reference server that made the official suites fail (issue 11),
+/// The four deviations from the reference server that made the official suites fail,
 /// each pinned down deterministically.
 final class EngineDeviationLiveTests: XCTestCase {
     let harness = EngineLiveHarness()

@@ -8,7 +8,7 @@ import TSTestSupport
 import XCTest
 @testable import TSSocketIO
 
-/// Issue 11 (b), over a real socket: the CONNECT reply and the connect handler's first emit
+/// Set-up pacing, over a real socket: the CONNECT reply and the connect handler's first emit
 /// never leave in one write. With a set-up gap long enough to make the check deterministic
 /// (200 ms), the client's first read holds the CONNECT reply frame and nothing else.
 final class SetupPacingLiveTests: XCTestCase {

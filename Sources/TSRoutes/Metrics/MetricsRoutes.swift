@@ -4,8 +4,8 @@ import TSHTTP
 import TSSocketIO
 import TSStorage
 
-/// `GET /metrics` (CONTRACT.md §2 "Operations"): Prometheus text format. Without credentials only
-/// this machine may read it; `MetricsAccess` says who else may (`metrics.allowFrom`, `metrics.token`).
+/// `GET /metrics` (docs/metrics.md): Prometheus text format. Without credentials only this
+/// machine may read it; `MetricsAccess` says who else may (`metrics.allowFrom`, `metrics.token`).
 public struct MetricsRoutes: Sendable {
     let http: HTTPMetrics
     let hub: SocketIOServer

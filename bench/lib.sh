@@ -68,6 +68,7 @@ callgrind_serve() {
   command -v valgrind >/dev/null || { echo "$(basename "$0"): valgrind is not installed" >&2; exit 2; }
   rm -rf "$out"; mkdir -p "$out"
   export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
+  export TOUCHSYNC_LIMITS_ENABLED="${LIMITS_ENABLED:-false}"  # single users at thousands of writes/s
   "$bin" bench-seed --database "$out/bench.sqlite" --out "$out" --log-level warning 2>"$out/seed.log"
   cg="$out/callgrind.out"
   objcopy --strip-debug "$bin" "$out/touchsync"

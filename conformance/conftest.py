@@ -127,3 +127,32 @@ def server():
         if proc.poll() is None:
             proc.kill()
         drop_db()
+
+
+# --- servers of their own settings ---------------------------------------------------------------
+def start_own_server(env_overrides, args=()):
+    """A `touchsync serve` like the shared `server` fixture (fresh database, cheap hashing, fixed secret) with
+    `env_overrides` on top, for tests that need other settings. Stop it with stop_own_server."""
+    tmp = tempfile.mkdtemp(prefix="touchsync-own-")
+    db_args, drop_db = database_args(tmp)
+    env = {"TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000", "TOUCHSYNC_JWT_SECRET": "conformance-secret-0123456789abcdef",
+           "TOUCHSYNC_LOG_LEVEL": "info"}
+    env.update(env_overrides)
+    proc, base, lines = start_serve(list(args) + db_args, env)
+    if not base:
+        proc.kill()
+        drop_db()
+        raise AssertionError("server did not start:\n" + "".join(lines))
+    server = Server(proc, base, lines)
+    server.drop_db = drop_db
+    return server
+
+
+def stop_own_server(server):
+    server.proc.terminate()
+    try:
+        server.proc.wait(timeout=15)
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+        server.drop_db()

@@ -308,7 +308,11 @@ def test_docker_files_build_every_target_and_run_the_server_as_documented():
     assert re.search(rf"^volumes:\s*\n\s+{re.escape(volume.group(1))}:", compose, re.M), "…a named one"
     assert re.search(r"TOUCHSYNC_DATABASE:\s*/data/", compose), "the database lives on the volume"
     assert re.search(r"healthcheck:\s*\n\s+test:.*?/health", compose), "a health check on /health"
-    assert re.search(r"environment:\s*\n(\s+TOUCHSYNC_[A-Z_]+:.*\n)+", compose), "config via TOUCHSYNC_* environment"
+    assert re.search(r"environment:\s*\n(\s+(TOUCHSYNC_[A-Z_]+:.*|#.*)\n)+", compose), "config via TOUCHSYNC_* environment"
+    # Demo data and the inspector are for this machine: published on loopback only, never on
+    # every interface by default (a "3000:3000" mapping would bind 0.0.0.0).
+    published = re.findall(r"^\s+-\s+\"?([0-9.:\[\]]+)\"?\s*$", compose.split("ports:", 1)[1].split("environment:", 1)[0], re.M)
+    assert published == ["127.0.0.1:3000:3000"], f"port mappings {published}: publish on 127.0.0.1 only"
     with open(os.path.join(ROOT, "README.md")) as f:
         assert "docker compose up" in f.read(), "the README shows the one command"
 

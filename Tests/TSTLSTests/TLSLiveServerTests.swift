@@ -111,7 +111,9 @@ final class TLSLiveServerTests: XCTestCase {
         // Wait until the server counts it.
         for _ in 0..<100 where gate.current < 1 { usleep(10_000) }
         XCTAssertEqual(gate.current, 1)
+        // The server-wide bound counts handshakes under way: the next one is refused at its first byte.
         let refused = try RawTCPClient(port: port, timeoutSeconds: 5)
+        refused.write([0x16, 0x03, 0x01])
         XCTAssertTrue(refused.readEOF(), "a handshake past tls.maxConcurrentHandshakes is closed at once")
         XCTAssertTrue(logs.contains("handshakes already in progress"), "\(logs.lines.current)")
         _ = holder

@@ -96,7 +96,7 @@ public struct AppConfiguration: Sendable {
         var root = JSONObject()
         for s in Setting.all {
             var value = values[s.path] ?? .null
-            if maskSecrets && (s.path == "auth.jwtSecret" || s.path == "inspector.adminToken") && !value.isNull { value = "***" }
+            if maskSecrets && (s.path == "auth.jwtSecret" || s.path == "inspector.adminToken" || s.path == "metrics.token") && !value.isNull { value = "***" }
             let parts = s.path.split(separator: ".").map(String.init)
             Self.insert(&root, parts[...], value)
         }

@@ -14,6 +14,7 @@ extension TouchSyncServer {
                 privateKeyFile: configuration.optionalString("tls.privateKeyFile"),
                 handshakeTimeoutNanoseconds: UInt64(max(1, configuration.int("tls.handshakeTimeoutSeconds"))) * 1_000_000_000,
                 maxConcurrentHandshakes: configuration.int("tls.maxConcurrentHandshakes"),
+                maxHandshakesPerAddress: configuration.int("tls.maxHandshakesPerAddress"),
                 logger: Logger(label: "touchsync.tls"))
             if let setup { logger.info("HTTPS on: \(setup.summary)") }
             return setup

@@ -138,7 +138,7 @@ public final class TouchSyncServer: @unchecked Sendable {
             maxFailedLogins: configuration.int("auth.maxFailedLogins"),
             failedLoginWindowSeconds: Int64(configuration.int("auth.failedLoginWindowSeconds")),
             maxFailedLoginEntries: configuration.int("auth.maxFailedLoginEntries"),
-            tokenLeewaySeconds: Int64(configuration.int("auth.tokenLeewaySeconds"))),
+            tokenLeewaySeconds: Int64(configuration.int("auth.tokenLeewaySeconds")), writeLimits: Self.writeLimits(configuration)),
             events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
@@ -170,10 +170,10 @@ public final class TouchSyncServer: @unchecked Sendable {
         let httpBox = LateBound<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
                       tcpConnections: { httpBox.value?.openConnections ?? 0 },
-                      extra: Self.redisMetrics(bridge)).register(into: &router)
+                      extra: Self.redisMetrics(bridge), access: try Self.metricsAccess(configuration, trustedProxies: trustedProxies)).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
-        let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, domain: domain,
+        let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, trustedProxies: trustedProxies, domain: domain,
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
             TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test")).register(into: &router)

@@ -64,6 +64,10 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
             return APIError(status: 429, code: "RATE_LIMITED", message: "Too many failed logins; retry in \(t.retryAfterSeconds) s",
                             envelope: envelope, retryAfterSeconds: t.retryAfterSeconds)
         }
+        if let w = error as? WriteRateLimited {
+            // limits.*: this user's budget for this kind of write is spent; other users are unaffected.
+            return APIError(status: 429, code: "RATE_LIMITED", message: w.message, envelope: envelope, retryAfterSeconds: w.retryAfterSeconds)
+        }
         if error is DatabaseOverloadedError {
             // Every reader is busy and database.maxQueuedReads reads already wait: shed load.
             return APIError(status: 503, code: "UNAVAILABLE", message: "The server is busy; retry shortly", envelope: envelope,

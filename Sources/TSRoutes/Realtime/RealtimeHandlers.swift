@@ -58,30 +58,36 @@ public struct RealtimeHandlers: Sendable {
             socket.leave(RealtimeConfiguration.roomChannel(roomId))
             return .object(["roomId": .string(roomId)])
         }
+        let limits = domain.writeLimits
         on("element:create") { socket, input in
+            try limits.take(.elementWrite, user: socket.userID ?? "")
             let e = try await domain.elements.create(roomId: try input.string("roomId", maxLength: 64), actor: socket.userID ?? "",
                                                      input: input, originSocketId: socket.id)
             return .object(["element": e.json])
         }
         on("element:update") { socket, input in
+            try limits.take(.elementWrite, user: socket.userID ?? "")
             let e = try await domain.elements.update(roomId: try input.string("roomId", maxLength: 64), elementId: try input.string("elementId", maxLength: 64),
                                                      actor: socket.userID ?? "", input: Input(Self.without(input.object, ["roomId", "elementId"])),
                                                      originSocketId: socket.id)
             return .object(["element": e.json])
         }
         on("element:delete") { socket, input in
+            try limits.take(.elementWrite, user: socket.userID ?? "")
             let id = try input.string("elementId", maxLength: 64)
             try await domain.elements.delete(roomId: try input.string("roomId", maxLength: 64), elementId: id, actor: socket.userID ?? "",
                                              originSocketId: socket.id)
             return .object(["elementId": .string(id)])
         }
         on("room:clear") { socket, input in
+            try limits.take(.elementWrite, user: socket.userID ?? "")
             let roomId = try input.string("roomId", maxLength: 64)
             let n = try await domain.elements.clear(roomId: roomId, actor: socket.userID ?? "", originSocketId: socket.id)
             return .object(["roomId": .string(roomId), "deleted": .int(Int64(n))])
         }
         on("element:reaction:toggle") { socket, input in
-            try await domain.reactions.toggle(roomId: try input.string("roomId", maxLength: 64), elementId: try input.string("elementId", maxLength: 64),
+            try limits.take(.reactionToggle, user: socket.userID ?? "")
+            return try await domain.reactions.toggle(roomId: try input.string("roomId", maxLength: 64), elementId: try input.string("elementId", maxLength: 64),
                                               actor: socket.userID ?? "", originSocketId: socket.id).json
         }
     }
@@ -97,6 +103,8 @@ public struct RealtimeHandlers: Sendable {
                 ack?.send([result])
             } catch let e as DomainError {
                 ack?.send([Self.errorPayload(code: e.code, message: e.message)])
+            } catch let e as WriteRateLimited {  // limits.*: this user's budget for this kind of write is spent
+                ack?.send([Self.errorPayload(code: "RATE_LIMITED", message: e.message)])
             } catch is DatabaseOverloadedError {
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The server is busy; retry shortly")])
             } catch is DatabaseUnavailableError {  // PostgreSQL unreachable

@@ -49,6 +49,8 @@ public final class TouchSyncDomain: Sendable {
     public let messages: MessageService
     public let posts: PostService
     public let devices: DeviceService
+    /// Account deletion and export (`DELETE /api/auth/me`, `GET /api/auth/me/export`).
+    public let accounts: AccountService
 
     public init(db: Database, configuration: DomainConfiguration, events: any DomainEventPublisher,
                 delivery: (any NotificationDelivery)? = nil, clock: any WallClock = SystemWallClock(), logger: Logger) {
@@ -68,5 +70,6 @@ public final class TouchSyncDomain: Sendable {
         messages = MessageService(db: db, clock: clock, sequence: sequence, events: events)
         posts = PostService(db: db, clock: clock, sequence: sequence)
         devices = DeviceService(db: db, clock: clock, sequence: sequence)
+        accounts = AccountService(db: db, clock: clock, events: events, auth: auth)
     }
 }

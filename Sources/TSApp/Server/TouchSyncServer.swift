@@ -39,6 +39,10 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let httpsRedirect: HTTPServer?
     /// Cross-node fan-out over Redis (realtime.redisUrl), nil when off (TouchSyncServer+Redis.swift).
     public let redisBridge: RedisEventBridge?
+    /// Backups while serving (backup.directory), nil when off (TouchSyncServer+Backup.swift).
+    public let backups: ScheduledBackups?
+    /// Held while the SQLite database is open, so `touchsync restore` refuses (DatabaseLock).
+    let databaseLock: DatabaseLock?
 
     public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
                 clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
@@ -65,6 +69,7 @@ public final class TouchSyncServer: @unchecked Sendable {
             if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         }
         let dbConfig = try Self.databaseConfiguration(configuration)
+        databaseLock = try Self.lockDatabase(path: path, postgres: databaseURL != nil)  // backup hook
         if let databaseURL {
             guard PostgresURL.isPostgres(databaseURL) else {
                 throw ConfigurationError("database.url (TOUCHSYNC_DATABASE_URL, --database-url) must be postgres://user:pass@host:port/db; "
@@ -151,12 +156,15 @@ public final class TouchSyncServer: @unchecked Sendable {
             for socket in logoutHub.sockets(inRoom: RealtimeConfiguration.userChannel(userId)) { socket.disconnect() }
             bridge?.publishLogout(userId: userId)  // redis hook: and on the other nodes
         }).register(into: &router)
+        backups = try ScheduledBackups.make(configuration: configuration, databasePath: path, postgres: databaseURL != nil,
+                                            logger: Logger(label: "touchsync.backup"))  // backup hook
         OperationsRoutes(domain: domain, version: BuildInfo.version,
-                         components: bridge.map { b in [HealthComponent(name: "redis") { b.health }] } ?? []).register(into: &router)
+                         components: (bridge.map { b in [HealthComponent(name: "redis") { b.health }] } ?? [])
+                             + (backups.map { [$0.health] } ?? [])).register(into: &router)
         let httpBox = LateBound<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
                       tcpConnections: { httpBox.value?.openConnections ?? 0 },
-                      extra: Self.redisMetrics(bridge)).register(into: &router)
+                      extra: Self.extraMetrics(redis: bridge, backups: backups)).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
         let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, domain: domain,
@@ -264,6 +272,7 @@ public final class TouchSyncServer: @unchecked Sendable {
     public func start(handleSIGHUP: Bool = false) throws -> Int {
         let port = try http.start()
         maintenance.start()
+        backups?.start()  // backup hook
         redisBridge?.start()  // redis hook
         startTLSRotation(handleSIGHUP: handleSIGHUP)  // tls hook
         if let httpsRedirect {  // tls hook
@@ -286,6 +295,8 @@ public final class TouchSyncServer: @unchecked Sendable {
         await redisBridge?.stop()  // redis hook
         await domain.notifications.stop()
         await maintenance.stop()
+        await backups?.stop()  // backup hook
         db.close()
+        databaseLock?.release()
     }
 }

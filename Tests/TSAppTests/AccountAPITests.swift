@@ -177,7 +177,7 @@ final class AccountAPITests: XCTestCase {
         XCTAssertEqual(detail.json["data"]?["createdBy"]?.stringValue, bob.id)
         XCTAssertEqual(detail.json["data"]?["elementCount"]?.intValue, 1)
         XCTAssertEqual(detail.json["data"]?["members"]?.arrayValue?.count, 1)
-        XCTAssertEqual(detail.json["data"]?["elements"]?[0]?["reactions"]?["totalReactions"]?.intValue ?? 0, 0)
+        XCTAssertEqual(detail.json["data"]?["elements"]?[0]?["reactions"]?["count"]?.intValue, 0, "Alice's heart left Bob's element")
         let state = try await api.post("/api/mobile/posts/interaction-state", ["postIds": [.string(post)]], token: bob.token)
         XCTAssertEqual(state.status, 200, String(decoding: state.body, as: UTF8.self))
         XCTAssertTrue(String(decoding: state.body, as: UTF8.self).contains("\"likeCount\":0"), String(decoding: state.body, as: UTF8.self))

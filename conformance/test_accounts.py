@@ -3,20 +3,11 @@ wrote): while Alice deletes her account (and her other device keeps creating ele
 client sees her heart leave his element and each of her elements leave the room, and the counts
 he can rebuild from those events are the server's."""
 import threading
-import time
 
 import requests
 
 from test_realtime import Recorder
-
-
-def wait_until(predicate, timeout=10.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
+from test_transport import wait_for as wait_until
 
 
 def test_other_members_follow_a_deletion_with_a_racing_device(server):

@@ -16,13 +16,8 @@ struct Backup: AsyncParsableCommand {
     var file: String
 
     func run() async throws {
-        let config = try common.load(extra: ["log.level": "warning"])
-        if let url = config.optionalString("database.url"), !url.isEmpty {
-            throw Fatal.fail(DatabaseBackup.postgresAdvice(url: url, file: file, restore: false))
-        }
-        do {
-            print(try DatabaseBackup.backup(databasePath: config.string("database.path"), to: file).text)
-        } catch { throw Fatal.fail("backup failed: \(error)") }
+        let (_, path) = try sqliteDatabase(common, file: file, restore: false)
+        do { print(try DatabaseBackup.backup(databasePath: path, to: file).text) } catch { throw Fatal.fail("backup failed: \(error)") }
     }
 }
 
@@ -38,13 +33,20 @@ struct Restore: AsyncParsableCommand {
     var file: String
 
     func run() async throws {
-        let config = try common.load(extra: ["log.level": "warning"])
-        if let url = config.optionalString("database.url"), !url.isEmpty {
-            throw Fatal.fail(DatabaseBackup.postgresAdvice(url: url, file: file, restore: true))
-        }
+        let (config, path) = try sqliteDatabase(common, file: file, restore: true)
         do {
             let migrator = try EmbeddedMigrations.migrator(configuration: config)
-            print(try DatabaseBackup.restore(from: file, databasePath: config.string("database.path"), migrator: migrator).text)
+            print(try DatabaseBackup.restore(from: file, databasePath: path, migrator: migrator).text)
         } catch { throw Fatal.fail("restore refused: \(error)") }
     }
+}
+
+/// The configuration and the SQLite database file the options name; with PostgreSQL, exits 1 with
+/// the `pg_dump` / `pg_restore` command to use instead.
+private func sqliteDatabase(_ common: CommonOptions, file: String, restore: Bool) throws -> (AppConfiguration, String) {
+    let config = try common.load(extra: ["log.level": "warning"])
+    if let url = config.optionalString("database.url"), !url.isEmpty {
+        throw Fatal.fail(DatabaseBackup.postgresAdvice(url: url, file: file, restore: restore))
+    }
+    return (config, config.string("database.path"))
 }

@@ -19,16 +19,7 @@ extension APIClient.Response {
     }
 }
 
-final class AccountAPITests: XCTestCase {
-    var live: LiveServer!
-    var api: APIClient!
-
-    override func setUp() async throws {
-        live = try LiveServer()
-        api = APIClient(base: live.base)
-    }
-
-    override func tearDown() async throws { await live.stop() }
+final class AccountAPITests: LiveServerTestCase, @unchecked Sendable {
 
     func deleteAccount(_ token: String, password: JSONValue = "password-123") async throws -> APIClient.Response {
         try await api.send("DELETE", "/api/auth/me", json: .object(["password": password]), token: token)

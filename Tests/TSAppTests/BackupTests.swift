@@ -231,7 +231,10 @@ final class BackupTests: XCTestCase {
         XCTAssertTrue(metrics.contains("touchsync_backups_total{outcome=\"ok\"}"), metrics)
         await live.stop()
     }
+}
 
+/// What `touchsync backup` / `restore` print for a PostgreSQL database (runs on either backend).
+final class BackupPostgresAdviceTests: XCTestCase {
     func testPostgresDatabasesAreSentToPgDumpAndPgRestore() {
         let url = "postgres://ts:secret@db.example:5433/touchsync?sslmode=require"
         let dump = DatabaseBackup.postgresAdvice(url: url, file: "/backups/ts.dump", restore: false)

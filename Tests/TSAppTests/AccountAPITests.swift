@@ -20,6 +20,8 @@ extension APIClient.Response {
 }
 
 final class AccountAPITests: LiveServerTestCase, @unchecked Sendable {
+    /// Two wrong passwords, then 429: the deletion's password check shares the login throttle.
+    override var serverOverrides: [String: JSONValue] { ["auth.maxFailedLogins": 2] }
 
     func deleteAccount(_ token: String, password: JSONValue = "password-123") async throws -> APIClient.Response {
         try await api.send("DELETE", "/api/auth/me", json: .object(["password": password]), token: token)
@@ -82,6 +84,13 @@ final class AccountAPITests: LiveServerTestCase, @unchecked Sendable {
             XCTAssertEqual(bad.status, 400, "\(body): \(String(decoding: bad.body, as: UTF8.self))")
             XCTAssertEqual(bad.json["error"]?["field"]?.stringValue, "password", "\(body)")
         }
+        let again = try await deleteAccount(alice.token, password: "still-not-hers")
+        XCTAssertEqual(again.status, 401)
+        let throttled = try await deleteAccount(alice.token)
+        XCTAssertEqual(throttled.status, 429, "wrong passwords count against the login throttle, even before a right one")
+        XCTAssertNotNil(throttled.header("Retry-After"))
+        let login = try await api.post("/api/auth/login", ["username": "alice", "password": "password-123"])
+        XCTAssertEqual(login.status, 429, "the same throttle as login")
         let noBody = try await api.send("DELETE", "/api/auth/me", token: alice.token)
         XCTAssertTrue([400, 415].contains(noBody.status), "no body: \(noBody.status)")
         let anonymous = try await api.send("DELETE", "/api/auth/me", json: ["password": "password-123"])

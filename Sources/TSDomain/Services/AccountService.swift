@@ -49,13 +49,19 @@ public struct AccountService: Sendable {
     }
 
     /// Deletes `userId` and its personal data after checking `password` (`{"password": …}`): 401
-    /// on a wrong one, 400 naming the field when it is missing or not a string.
-    public func delete(userId: String, input: Input) async throws -> Deletion {
+    /// on a wrong one, 400 naming the field when it is missing or not a string. Wrong passwords
+    /// count against the login throttle of (username, `clientAddress`), so a stolen token cannot
+    /// be used to guess the password faster than a login could (429 with Retry-After).
+    public func delete(userId: String, input: Input, clientAddress: String = "") async throws -> Deletion {
         let password = try input.string("password", maxLength: 1024)
-        guard let hash = try await db.read({ c in
-            try c.scalarString("SELECT password_hash FROM users WHERE id = ?", [.text(userId)])
+        guard let (username, hash) = try await db.read({ c in
+            try c.first("SELECT username, password_hash FROM users WHERE id = ?", [.text(userId)]) { ($0.string(0), $0.string(1)) }
         }) else { throw DomainError.unauthorized("Invalid or expired token") }
+        let key = LoginThrottle.pair(username: username, address: clientAddress)
+        let started = clock.nowSeconds()
+        if let wait = auth.throttle.withLock({ $0.retryAfter(key, now: started) }) { throw AuthService.Throttled(retryAfterSeconds: wait) }
         guard await auth.verifyPassword(password, encoded: hash) else {
+            auth.throttle.withLock { $0.recordFailure(key, now: started) }
             throw DomainError.unauthorized("Wrong password: the account was not deleted")
         }
         let now = clock.nowSeconds()

@@ -47,7 +47,8 @@ public enum OpenAPICatalog {
                + "notifications and memberships are deleted, rooms the caller alone belonged to are deleted, shared rooms stay (one the caller created "
                + "passes to its earliest remaining member). Other members get element:reaction:removed (with the new stats) for each heart and "
                + "element:deleted / element:deleted:global for each element. Every token of the caller is refused with 401 from then on and the caller's "
-               + "sockets get a Socket.IO DISCONNECT. A wrong password is 401 and deletes nothing.",
+               + "sockets get a Socket.IO DISCONNECT. A wrong password is 401 and deletes nothing; wrong passwords count against the login throttle "
+               + "(auth.maxFailedLogins per username and client address: 429 with Retry-After past it).",
            request: S.ref("DeleteAccountRequest"), responses: [data(200, "Deleted", S.ref("AccountDeleted"))], errors: [400, 401, 415]),
         Op(.GET, "/api/auth/me/export", tag: "Auth", summary: "Everything stored about the caller, as JSON",
            description: "The profile (never the password hash), rooms, memberships, elements, reactions, messages, posts, likes, saves, devices and "

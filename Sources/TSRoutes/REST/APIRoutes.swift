@@ -46,7 +46,7 @@ public struct APIRoutes: Sendable {
         })
         // The account and its personal data (AccountService); its sockets are then kicked as on logout.
         router.delete("/api/auth/me", a.wrap { ctx in
-            let deletion = try await d.accounts.delete(userId: ctx.user.id, input: ctx.input())
+            let deletion = try await d.accounts.delete(userId: ctx.user.id, input: ctx.input(), clientAddress: proxies.clientAddress(of: ctx.request))
             loggedOut(ctx.user.id)
             return Reply.data(deletion.json)
         })

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import TSApp
 import TSJSON
 import TSStorage
@@ -230,6 +231,27 @@ final class BackupTests: XCTestCase {
         XCTAssertTrue(metrics.contains("touchsync_backup_last_ok 1"), metrics)
         XCTAssertTrue(metrics.contains("touchsync_backups_total{outcome=\"ok\"}"), metrics)
         await live.stop()
+    }
+}
+
+extension BackupTests {
+    /// The first scheduled backup is due an interval after the newest one already there: at once
+    /// with none or an old one, later with a recent one (a server restarted often still backs up).
+    func testTheFirstScheduledBackupFollowsTheNewestOneInTheDirectory() throws {
+        let backups = dir + "/scheduled"
+        try FileManager.default.createDirectory(atPath: backups, withIntermediateDirectories: true)
+        let scheduler = ScheduledBackups(databasePath: databasePath, configuration: .init(directory: backups, interval: .seconds(3600), keep: 2),
+                                         logger: Logger(label: "test"))
+        let now = Date()
+        XCTAssertEqual(scheduler.firstDelay(now: now), .zero, "no backup yet: one at start")
+        let file = backups + "/touchsync-20261126T100000.000Z.sqlite"
+        XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: Data()))
+        try FileManager.default.setAttributes([.modificationDate: now.addingTimeInterval(-600)], ofItemAtPath: file)
+        let delay = scheduler.firstDelay(now: now)
+        XCTAssertGreaterThan(delay, .seconds(2990))
+        XCTAssertLessThanOrEqual(delay, .seconds(3001), "ten minutes old: due in fifty")
+        try FileManager.default.setAttributes([.modificationDate: now.addingTimeInterval(-7200)], ofItemAtPath: file)
+        XCTAssertEqual(scheduler.firstDelay(now: now), .zero, "older than the interval: at once")
     }
 }
 

@@ -19,6 +19,12 @@ public final class ScheduledBackups: Sendable {
         public var interval: Duration
         /// Newest backups kept; 0 keeps every one.
         public var keep: Int
+
+        public init(directory: String, interval: Duration, keep: Int) {
+            self.directory = directory
+            self.interval = interval
+            self.keep = keep
+        }
     }
 
     /// One backup's outcome.
@@ -66,18 +72,40 @@ public final class ScheduledBackups: Sendable {
                                 logger: logger)
     }
 
-    /// Starts the timer (idempotent): the first backup one interval after the start.
+    /// Starts the timer (idempotent). The first backup is due one interval after the newest one
+    /// already in the directory (at once when there is none, or it is older): a server restarted
+    /// more often than `backup.interval` still backs up.
     public func start() {
         task.withLock { t in
             guard t == nil else { return }
             let interval = configuration.interval
+            let first = firstDelay()
             t = Task.detached(priority: .background) { [self] in
+                var delay = first
                 while !Task.isCancelled {
-                    do { try await Task.sleep(for: interval) } catch { return }
+                    do { try await Task.sleep(for: delay) } catch { return }
                     _ = await runOnce()
+                    delay = interval
                 }
             }
         }
+    }
+
+    /// The time until the first backup: the interval minus the age of the newest backup there.
+    public func firstDelay(now: Date = Date()) -> Duration {
+        let newest = backupFiles().last.flatMap { name in
+            try? FileManager.default.attributesOfItem(atPath: (configuration.directory as NSString).appendingPathComponent(name))[.modificationDate] as? Date
+        }
+        guard let newest else { return .zero }
+        let remaining = configuration.interval - .milliseconds(Int64(max(0, now.timeIntervalSince(newest)) * 1000))
+        return remaining > .zero ? remaining : .zero
+    }
+
+    /// The scheduled backups in the directory, oldest first (their names sort in time order).
+    private func backupFiles() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: configuration.directory)) ?? [])
+            .filter { $0.hasPrefix("touchsync-") && $0.hasSuffix(".sqlite") }
+            .sorted()
     }
 
     /// Stops the timer and waits for a backup under way (before the database closes).
@@ -121,9 +149,7 @@ public final class ScheduledBackups: Sendable {
     /// Deletes the oldest backups beyond `keep`; returns their names.
     private func rotate() -> [String] {
         guard configuration.keep > 0 else { return [] }
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: configuration.directory)) ?? [])
-            .filter { $0.hasPrefix("touchsync-") && $0.hasSuffix(".sqlite") }
-            .sorted()
+        let names = backupFiles()
         guard names.count > configuration.keep else { return [] }
         let old = names.prefix(names.count - configuration.keep)
         for name in old { unlink((configuration.directory as NSString).appendingPathComponent(name)) }

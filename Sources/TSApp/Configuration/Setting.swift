@@ -120,7 +120,7 @@ public struct Setting: Sendable {
         Setting(path: "backup.directory", kind: .optionalString, defaultValue: nil,
                 help: "Directory for scheduled backups of the SQLite database (touchsync-YYYYMMDDTHHMMSS.mmmZ.sqlite, each checked with integrity_check); null turns them off."),
         Setting(path: "backup.interval", kind: .duration, defaultValue: "6h",
-                help: "Time between scheduled backups (the first one an interval after the start)."),
+                help: "Time between scheduled backups; the first is due an interval after the newest backup already in backup.directory (at start when there is none)."),
         Setting(path: "backup.keep", kind: .int, defaultValue: 7,
                 help: "Newest scheduled backups kept in backup.directory; older ones are deleted after each backup (0 = keep all)."),
         Setting(path: "auth.jwtSecret", kind: .optionalString, defaultValue: nil,

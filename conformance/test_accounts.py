@@ -71,6 +71,16 @@ def test_other_members_follow_a_deletion_with_a_racing_device(server):
         assert wait_until(lambda: start + len(from_events()[0]) - len(from_events()[1]) == server_count)
         created, deleted = from_events()
         assert set(mine) <= deleted and created <= deleted, (created - deleted)
+        # Replayed in the order Bob got them, the events leave him exactly the server's elements.
+        with watcher.lock:
+            ordered = [(e, p) for (e, p) in watcher.events if e in ("element:created", "element:deleted")]
+        present = set()
+        for name, payload in ordered:
+            if name == "element:created":
+                present.add(payload["element"]["id"])
+            else:
+                present.discard(payload["elementId"])
+        assert present == set(), ordered
         assert {p["elementId"] for p in watcher.of("element:deleted:global")} == deleted
         assert all(p["deletedBy"] == alice["id"] for p in watcher.of("element:deleted:global"))
 

@@ -221,6 +221,7 @@ final class AccountAPITests: LiveServerTestCase, @unchecked Sendable {
         }
         let deleted = try await deleteAccount(alice.token)
         XCTAssertEqual(deleted.status, 200, String(decoding: deleted.body, as: UTF8.self))
+        let deletedCount = Int(try deleted.dataInt("elementsDeleted"))
         let statuses = try await writer.value
         XCTAssertTrue([401, 403, 404].contains(statuses.last ?? 0), "the racing writes end refused: \(statuses.suffix(3))")
 
@@ -228,21 +229,31 @@ final class AccountAPITests: LiveServerTestCase, @unchecked Sendable {
         let server = try await api.get("/api/rooms/\(room)", token: bob.token).dataInt("elementCount")
         XCTAssertEqual(server, 1, "only Bob's element is left")
 
-        // Bob's count from events: what he started with, + created, − deleted, each id once.
+        // Bob replays the element events in the order he got them, from the one element he saw
+        // before: he must end where the server is (an element:created after its element:deleted
+        // would leave him one too many).
         var created = Set<String>()
         var removed = Set<String>()
+        var ordered: [(String, String)] = []
         var packets = joined
         let until = Date().addingTimeInterval(10)
         while Date() < until {
             for (name, payload) in events(packets) {
-                if name == "element:created", let id = payload["element"]?["id"]?.stringValue { created.insert(id) }
-                if name == "element:deleted", let id = payload["elementId"]?.stringValue { removed.insert(id) }
+                if name == "element:created", let id = payload["element"]?["id"]?.stringValue { created.insert(id); ordered.append((name, id)) }
+                if name == "element:deleted", let id = payload["elementId"]?.stringValue { removed.insert(id); ordered.append((name, id)) }
             }
-            if start + Int64(created.count) - Int64(removed.count) == server && created == removed { break }
+            if removed.count >= deletedCount && created.count >= deletedCount { break }
             packets = try await bobSocket.receive()
         }
+        XCTAssertGreaterThanOrEqual(deletedCount, 3, "the racing writes landed before the deletion")
+        XCTAssertEqual(removed.count, deletedCount, "one element:deleted per element of hers")
         XCTAssertEqual(created, removed, "every element Bob saw created he saw deleted")
-        XCTAssertEqual(start + Int64(created.count) - Int64(removed.count), server)
+        var bobSees = start
+        for (name, _) in ordered { bobSees += name == "element:created" ? 1 : -1 }
+        XCTAssertEqual(bobSees, server, "Bob's count from events")
+        var present = Set<String>()
+        for (name, id) in ordered { if name == "element:created" { present.insert(id) } else { present.remove(id) } }
+        XCTAssertEqual(present, [], "no element of hers is left in Bob's view: \(ordered)")
     }
 
     func testExportHoldsEverythingStoredAboutTheCallerButThePasswordHash() async throws {

@@ -9,7 +9,7 @@ URL="${URL:-http://127.0.0.1:$BENCH_PORT}"
 SCRATCH="${SCRATCH:-.build-bench}"          # release build directory (swift build --scratch-path)
 SERVER_CPU="${SERVER_CPU:-0}"               # the server is pinned here ...
 LOAD_CPU="${LOAD_CPU:-1}"                   # ... and every load generator here
-RUNS="${RUNS:-5}"                           # issue 14 item 6: 5 runs, median and spread
+RUNS="${RUNS:-5}"                           # 5 runs, median and spread
 BIN="$SCRATCH/release"
 
 # What a result was measured on: date, commit (and whether Sources had uncommitted changes), machine.

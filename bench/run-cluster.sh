@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run-cluster.sh latency|throughput|toggle|all   — the cluster numbers of issue 12 (bench/README.md, "Cluster")
+# bench/run-cluster.sh latency|throughput|toggle|all   — the cluster numbers (bench/README.md, "Cluster")
 #
 #   latency     creation→delivery latency of element:created, same-node against cross-node: two
 #               nodes sharing PostgreSQL + Redis, REST on node A, 100 sockets on node A (same node)

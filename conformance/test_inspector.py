@@ -185,7 +185,7 @@ def test_inspector_api_answers_json_and_hides_tokens_outside_demo_mode(server):
     assert r.status_code == 403
 
 
-# --- the data browser and the request list (issue 13 item 4) -----------------------------------
+# --- the data browser and the request list ---------------------------------------------------
 # A server of its own in test mode (the data browser may change data only in test or demo mode),
 # with the example fixtures loaded before each test.
 

@@ -7,7 +7,7 @@ public protocol HTTPResponseConvertibleError: Error {
 }
 
 /// An error with a status, a contract error code and a message, rendered as
-/// `{"error":{"code":…,"message":…}}` (CONTRACT §0).
+/// `{"error":{"code":…,"message":…}}` (the error envelope of docs/api.md, "Conventions").
 public struct HTTPError: Error, Sendable, HTTPResponseConvertibleError, CustomStringConvertible {
     public var status: Int
     public var code: String

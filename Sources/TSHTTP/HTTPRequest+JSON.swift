@@ -1,7 +1,7 @@
 import TSJSON
 
 extension HTTPRequest {
-    /// The body as JSON (CONTRACT §0): a Content-Type other than `application/json` (parameters such
+    /// The body as JSON (docs/api.md, "Conventions"): a Content-Type other than `application/json` (parameters such
     /// as charset allowed) → 415; an empty body → 400; invalid JSON, or nesting deeper than
     /// `maxJSONDepth` → 400 `VALIDATION_ERROR`.
     public func jsonBody() throws -> JSONValue {

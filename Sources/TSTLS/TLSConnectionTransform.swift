@@ -4,7 +4,7 @@ import TSSockets
 
 /// TLS for one `Connection` (the `ConnectionTransform` seam): runs a `TLSConnectionEngine` and
 /// carries out its actions on the connection — ciphertext out, plaintext up to the handler.
-/// Enforces issue 15's limits: a total handshake deadline (a trickled ClientHello is cut off:
+/// Enforces the TLS limits (docs/tls.md): a total handshake deadline (a trickled ClientHello is cut off:
 /// the deadline is set at accept and no byte extends it), the server-wide bound on concurrent
 /// handshakes, and a plain-HTTP request to the TLS port closed with a log line.
 // @unchecked Sendable: loop-confined like its connection — every method runs on the connection's

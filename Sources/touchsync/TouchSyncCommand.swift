@@ -75,7 +75,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tls-key"), help: "PEM private key of --tls-cert (setting tls.privateKeyFile).")
     var tlsKey: String?
 
-    // redis (issue 12): cross-node fan-out.
+    // Redis: cross-node fan-out.
     @Option(name: .customLong("redis-url"), help: "redis://[[user]:password@]host[:port]: share events with the other nodes of a cluster over Redis pub/sub (setting realtime.redisUrl, env TOUCHSYNC_REDIS_URL).")
     var redisUrl: String?
 

@@ -3,7 +3,7 @@ import TSJSON
 import TSTestSupport
 import XCTest
 
-/// Issue 9 item 1 over real sockets: a 1 MiB body of 100,000 keys is parsed in linear time, so a
+/// Hostile JSON bodies over real sockets: a 1 MiB body of 100,000 keys is parsed in linear time, so a
 /// `/health` that lands on the same event loop is not held up; nesting past `server.maxJsonDepth`
 /// is a 400 with a JSON error naming the setting.
 final class HostileBodyAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's

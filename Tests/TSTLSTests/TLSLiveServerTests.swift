@@ -117,7 +117,7 @@ final class TLSLiveServerTests: XCTestCase {
         _ = holder
     }
 
-    /// Issue 15 §5: the connection caps count TLS connections like any other (the listener
+    /// The connection caps count TLS connections like any other (the listener
     /// admits first, then attaches the transform); a refused one is closed without the plain 503.
     func testPerAddressCapCountsTLSConnections() throws {
         try assertCapCountsTLSConnections { $0.maxConnectionsPerAddress = 2 }

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import TSCrypto
 
-/// Resolves the JWT secret (CONTRACT.md §0; config `auth.jwtSecret`, env `TOUCHSYNC_JWT_SECRET`).
+/// Resolves the HS256 signing secret of the bearer tokens (config `auth.jwtSecret`, env `TOUCHSYNC_JWT_SECRET`).
 /// Without one the server generates a secret, keeps it in `<database>.jwtsecret` (mode 0600) so
 /// tokens survive restarts, and warns; with `TOUCHSYNC_ENV=production` it refuses to start.
 enum SecretStore {

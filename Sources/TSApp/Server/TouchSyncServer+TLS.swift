@@ -3,7 +3,7 @@ import TSHTTP
 import TSSockets
 import TSTLS
 
-/// HTTPS/WSS (issue 15): the TLS set-up from the `tls.*` settings, and its rotation.
+/// HTTPS/WSS (docs/tls.md): the TLS set-up from the `tls.*` settings, and its rotation.
 extension TouchSyncServer {
     /// nil when `tls.certificateFile`/`tls.privateKeyFile` are unset (plain HTTP). Throws a
     /// `ConfigurationError` when only one is set, the pair is broken, or the build has no TLS.

@@ -182,7 +182,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         let loops = configuration.int("server.eventLoops")
         if loops > 0 { http.eventLoops = loops }
         http.poller = poller
-        http.ioUring = try Self.ioUring(configuration)  // uring (issue 14 item 3)
+        http.ioUring = try Self.ioUring(configuration)  // io_uring sends where the kernel has them
         http.maxConnections = configuration.int("server.maxConnections")
         http.maxRequestLineBytes = configuration.int("server.maxRequestLineBytes")
         http.maxHeaderBytes = configuration.int("server.maxHeaderBytes")
@@ -198,7 +198,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.minOutboundBytesPerSecond = max(0, configuration.int("server.minOutboundBytesPerSecond"))
         http.maxConnectionsPerAddress = max(0, configuration.int("server.maxConnectionsPerAddress"))
         http.clock = clock
-        // Every documented route checks its request against its OpenAPI schema (issue 9 item 10).
+        // Every documented route checks its request against its OpenAPI schema: one source of truth.
         RequestValidation.install(into: &router, authenticator: Authenticator(auth: domain.auth))
         tls = try Self.makeTLS(configuration: configuration, logger: logger)  // tls hook
         http.connectionTransform = tls?.transformFactory
@@ -227,10 +227,10 @@ public final class TouchSyncServer: @unchecked Sendable {
         dbConfig.maxQueuedReads = max(1, configuration.int("database.maxQueuedReads"))
         dbConfig.journalSizeLimitBytes = configuration.int("database.journalSizeLimitBytes")
         dbConfig.walAutocheckpointPages = max(0, configuration.int("database.walAutocheckpointPages"))
-        // toggle (issue 14 item 1): reads through a memory map, the writer's page cache.
+        // toggle: reads through a memory map, the writer's page cache.
         dbConfig.mmapSizeBytes = max(0, configuration.int("database.mmapSizeBytes"))
         dbConfig.writerCacheKiB = max(0, configuration.int("database.writerCacheBytes")) / 1024
-        // pgcore (issue 12): PostgreSQL connection settings.
+        // PostgreSQL connection settings.
         dbConfig.postgresConnectTimeout = configuration.duration("database.connectTimeout")
         dbConfig.postgresStatementTimeout = configuration.duration("database.statementTimeout")
         dbConfig.reconnectInitialBackoff = configuration.duration("database.reconnectInitialBackoff")
@@ -283,8 +283,9 @@ public final class TouchSyncServer: @unchecked Sendable {
 
     public var port: Int { http.port }
 
-    /// Stops accepting, tells every socket (DISCONNECT, then WebSocket close 1001 / the pending
-    /// poll answered), closes idle connections, lets in-flight requests finish (bounded by
+    /// Stops accepting, closes every socket's transport as the reference server does (a WebSocket
+    /// Close frame / the pending poll answered `1`; no Socket.IO DISCONNECT, so clients
+    /// reconnect), closes idle connections, lets in-flight requests finish (bounded by
     /// `server.shutdownGraceSeconds`), then closes the database.
     public func shutdown() async {
         let hub = self.hub

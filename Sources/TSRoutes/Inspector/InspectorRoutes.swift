@@ -6,7 +6,7 @@ import TSJSON
 import TSSocketIO
 import TSStorage
 
-/// The live inspector (issue 5 item 5): `GET /inspector` serves one static HTML page with plain
+/// The live inspector: `GET /inspector` serves one static HTML page with plain
 /// JavaScript (`InspectorPage`), which polls small JSON endpoints under `/inspector/api/`:
 ///
 /// | route | what |

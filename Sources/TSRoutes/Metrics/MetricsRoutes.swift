@@ -4,7 +4,7 @@ import TSHTTP
 import TSSocketIO
 import TSStorage
 
-/// `GET /metrics` (CONTRACT.md §2 "Operations"): Prometheus text format, no auth (a local
+/// `GET /metrics` (docs/metrics.md): Prometheus text format, no auth (a local
 /// development backend; put it behind your own proxy if the server is reachable by others).
 public struct MetricsRoutes: Sendable {
     let http: HTTPMetrics

@@ -1,7 +1,7 @@
 import TSHTTP
 import TSJSON
 
-/// Every route the server can register, documented (CONTRACT.md §2). A route registered in
+/// Every route the server can register, documented (docs/api.md is generated from it). A route registered in
 /// the router but missing here, or documented here but registered nowhere, fails
 /// `OpenAPITests` — add the entry next to the route.
 public enum OpenAPICatalog {
@@ -106,7 +106,7 @@ public enum OpenAPICatalog {
         Op(.POST, "/api/rooms/:roomId/messages/read", tag: "Messages", summary: "Reset the caller's badges.messages",
            responses: [data(200, "The room as the caller now sees it", S.ref("Room"))], errors: [401, 403, 404]),
 
-        // Posts (seed 002, mobile envelope)
+        // Posts (mobile envelope)
         Op(.POST, "/api/mobile/posts", tag: "Posts", summary: "Create a post", envelope: .mobile, request: S.ref("CreatePostRequest"),
            responses: [mobile(201, "Post created", S.ref("Post"))], errors: [400, 401, 415]),
         Op(.POST, "/api/mobile/posts/:postId/like", tag: "Posts", summary: "Like a post (idempotent)", envelope: .mobile,
@@ -117,7 +117,7 @@ public enum OpenAPICatalog {
            responses: [mobile(200, "Post saved", S.ref("PostInteractionState"))], errors: [401, 404]),
         Op(.DELETE, "/api/mobile/posts/:postId/save", tag: "Posts", summary: "Unsave a post (idempotent)", envelope: .mobile,
            responses: [mobile(200, "Post unsaved", S.ref("PostInteractionState"))], errors: [401, 404]),
-        Op(.POST, "/api/mobile/posts/interaction-state", tag: "Posts", summary: "Like/save state of up to 50 posts (seed 002)",
+        Op(.POST, "/api/mobile/posts/interaction-state", tag: "Posts", summary: "Like/save state of up to 50 posts",
            description: "Answered from one SQL query. Duplicate ids are answered once; unknown ids are left out.",
            envelope: .mobile, request: S.ref("InteractionStateRequest"),
            responses: [Body(200, "Interaction states retrieved successfully", schema: S.ref("InteractionStateResponse"))], errors: [400, 401, 415]),

@@ -39,7 +39,7 @@ public enum OpenAPIDocument {
             "openapi": "3.1.0",
             "info": .object([
                 "title": "TouchSync API", "version": .string(version),
-                "description": "REST API of the TouchSync server (CONTRACT.md §2). Realtime events: docs/realtime.md. Test-target mode: docs/test-mode.md.",
+                "description": "REST API of the TouchSync server: auth, rooms, canvas elements, reactions, messages, posts, push notifications and operations. Realtime events: docs/realtime.md. Test-target mode: docs/test-mode.md.",
                 "license": ["name": "See the repository"],
             ]),
             "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",

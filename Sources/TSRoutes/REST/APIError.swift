@@ -3,7 +3,7 @@ import TSHTTP
 import TSJSON
 import TSStorage
 
-/// The two error envelopes of CONTRACT.md §0: `{"error": {code, message}}` for `/api/**`, and
+/// The two error envelopes (docs/api.md, "Conventions"): `{"error": {code, message}}` for `/api/**`, and
 /// `{"success": false, message, error, code}` for the mobile routes under `/api/mobile/**`.
 public enum Envelope: Sendable {
     case standard
@@ -70,7 +70,7 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
                             retryAfterSeconds: 1)
         }
         if let u = error as? DatabaseUnavailableError {
-            // pgcore (issue 12): PostgreSQL unreachable; refused at once, reconnecting in the background.
+            // PostgreSQL unreachable; refused at once, reconnecting in the background.
             return APIError(status: 503, code: "UNAVAILABLE", message: "The database is unreachable; retry shortly", envelope: envelope,
                             retryAfterSeconds: u.retryAfterSeconds)
         }

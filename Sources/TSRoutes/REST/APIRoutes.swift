@@ -2,7 +2,7 @@ import TSDomain
 import TSHTTP
 import TSJSON
 
-/// Every REST route of CONTRACT.md §2 (the Operations routes live in `OperationsRoutes`).
+/// Every REST route of docs/api.md (the Operations routes live in `OperationsRoutes`).
 public struct APIRoutes: Sendable {
     let domain: TouchSyncDomain
     let authenticator: Authenticator
@@ -103,7 +103,7 @@ public struct APIRoutes: Sendable {
 
         // Reactions
         // The token's user is read inside the toggle's own write (one trip to the writer thread;
-        // issue 14 item 1, bench/RESULTS.md "Toggle under load, round 3").
+        // bench/RESULTS.md "Toggle under load, round 3").
         router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle", a.wrapRead { token, request in
             let result = try await d.reactions.toggle(roomId: request.parameters["roomId"] ?? "", elementId: request.parameters["elementId"] ?? "",
                                                       token: token, originSocketId: RouteContext.originSocketId(of: request))
@@ -127,7 +127,7 @@ public struct APIRoutes: Sendable {
             Reply.data(try await d.rooms.markMessagesRead(roomId: ctx.param("roomId"), actor: ctx.user.id).json)
         })
 
-        // Posts (mobile envelope, seed 002)
+        // Posts (mobile envelope)
         router.post("/api/mobile/posts", a.wrap { ctx in
             Reply.mobile("Post created", try await d.posts.create(actor: ctx.user.id, input: ctx.input()).json, status: 201)
         })

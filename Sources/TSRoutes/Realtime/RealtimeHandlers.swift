@@ -4,7 +4,7 @@ import TSJSON
 import TSSocketIO
 import TSStorage
 
-/// Client → server events of CONTRACT.md §3, served by the same domain services as REST.
+/// Client → server events (docs/realtime.md), served by the same domain services as REST.
 /// Every handler answers its ack with the result or `{"error": {code, message}}`; a bad payload
 /// never kills the socket.
 public struct RealtimeHandlers: Sendable {
@@ -38,7 +38,7 @@ public struct RealtimeHandlers: Sendable {
             do { user = try await domain.auth.authenticate(token: token) } catch is DatabaseOverloadedError {
                 return .reject(message: "server busy, retry shortly")  // database.maxQueuedReads reads already waiting
             } catch is DatabaseUnavailableError {
-                return .reject(message: "database unreachable, retry shortly")  // pgcore hook (issue 12)
+                return .reject(message: "database unreachable, retry shortly")  // PostgreSQL unreachable
             } catch {
                 return .reject(message: "unauthorized")
             }
@@ -99,7 +99,7 @@ public struct RealtimeHandlers: Sendable {
                 ack?.send([Self.errorPayload(code: e.code, message: e.message)])
             } catch is DatabaseOverloadedError {
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The server is busy; retry shortly")])
-            } catch is DatabaseUnavailableError {  // pgcore hook (issue 12)
+            } catch is DatabaseUnavailableError {  // PostgreSQL unreachable
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The database is unreachable; retry shortly")])
             } catch {
                 logger.error("socket event \(event) from sid=\(socket.id) failed: \(error)")

@@ -27,12 +27,22 @@ public enum SQLiteBackup {
 
     /// Copies the database at `source` to `destination` (replaced atomically: the copy is written
     /// to a temporary file beside it, synced, then renamed), in rollback-journal mode so the copy is
-    /// one self-contained file. Does not check the copy: call `integrityProblems` on it.
-    public static func copy(from source: String, to destination: String) throws -> Copy {
+    /// one self-contained file. The file gets `mode` (by default readable by its owner only: a
+    /// backup holds password hashes). Does not check the copy: call `integrityProblems` on it.
+    public static func copy(from source: String, to destination: String, mode: mode_t = 0o600) throws -> Copy {
         guard FileManager.default.fileExists(atPath: source) else { throw Failure("no database at \(source)") }
         let partial = destination + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
         unlink(partial)
-        let src = try openDatabase(source, flags: SQLITE_OPEN_READONLY)
+        // Created here with its mode; SQLite then opens the existing (empty) file and keeps it.
+        let created = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard created >= 0 else { throw Failure("cannot create \(partial): \(String(cString: strerror(errno)))") }
+        _ = fchmod(created, mode)  // whatever the umask
+        close(created)
+        let src: OpaquePointer
+        do { src = try openDatabase(source, flags: SQLITE_OPEN_READONLY) } catch {
+            unlink(partial)
+            throw error
+        }
         defer { sqlite3_close_v2(src) }
         let dst = try openDatabase(partial, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         var pages: Int64 = 0

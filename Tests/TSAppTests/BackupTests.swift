@@ -76,6 +76,8 @@ final class BackupTests: XCTestCase {
         XCTAssertTrue(before.isSubset(of: copied), "\(before.subtracting(copied).count) acknowledged writes missing from the backup")
         XCTAssertGreaterThan(after, before.count, "writes went on while the backup ran")
         XCTAssertFalse(FileManager.default.fileExists(atPath: target + "-wal"), "the backup is one file")
+        let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? NSNumber).intValue
+        XCTAssertEqual(mode & 0o077, 0, "a backup holds password hashes: its owner alone reads it (mode \(String(mode, radix: 8)))")
     }
 
     /// Backup, one more write, restore: the previous database is kept beside the restored one, and
@@ -100,6 +102,8 @@ final class BackupTests: XCTestCase {
         XCTAssertTrue(previous.hasPrefix(databasePath + ".before-restore-"), previous)
         XCTAssertTrue(try elementIds(in: previous).contains(lost), "the replaced database is kept whole, its WAL folded in")
         XCTAssertFalse(try elementIds(in: databasePath).contains(lost))
+        let modes = try [previous, databasePath].map { try XCTUnwrap(FileManager.default.attributesOfItem(atPath: $0)[.posixPermissions] as? NSNumber).intValue }
+        XCTAssertEqual(modes[1], modes[0], "the restored database keeps the mode of the one it replaced")
 
         live = try startServer()
         api = APIClient(base: live.base)

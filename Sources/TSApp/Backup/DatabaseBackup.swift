@@ -72,8 +72,18 @@ public enum DatabaseBackup {
 
         // The backup goes to a staging file beside the database (same file system: the swap is
         // a rename), copied with the backup API so a backup in WAL mode arrives whole.
+        // The restored file gets the current database's owner and mode, so the server that opened
+        // the old one (often another user than the one restoring) opens the new one.
         let staging = databasePath + ".restoring"
-        do { _ = try SQLiteBackup.copy(from: source, to: staging) } catch { throw Failure("\(error)") }
+        let old = try? FileManager.default.attributesOfItem(atPath: databasePath)
+        let mode = (old?[.posixPermissions] as? NSNumber).map { mode_t($0.uint16Value & 0o777) } ?? 0o600
+        do { _ = try SQLiteBackup.copy(from: source, to: staging, mode: mode) } catch { throw Failure("\(error)") }
+        if let uid = (old?[.ownerAccountID] as? NSNumber)?.uint32Value, let gid = (old?[.groupOwnerAccountID] as? NSNumber)?.uint32Value,
+           chown(staging, uid_t(uid), gid_t(gid)) != 0, geteuid() == 0 {
+            let reason = String(cString: strerror(errno))
+            unlink(staging)
+            throw Failure("cannot give the restored database the owner of \(databasePath): \(reason)")
+        }
         var previous: String?
         let fm = FileManager.default
         if fm.fileExists(atPath: databasePath) {

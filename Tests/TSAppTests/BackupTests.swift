@@ -202,6 +202,9 @@ final class BackupTests: XCTestCase {
     /// rotate to backup.keep, and the last one is in /health and /metrics.
     func testScheduledBackupsAppearAndRotate() async throws {
         let backups = dir + "/backups"
+        try FileManager.default.createDirectory(atPath: backups, withIntermediateDirectories: true)
+        let unfinished = backups + "/touchsync-20261126T000000.000Z.sqlite.partial-999999"
+        XCTAssertTrue(FileManager.default.createFile(atPath: unfinished, contents: Data("half".utf8)))
         let live = try startServer(["backup.directory": .string(backups), "backup.interval": "150ms", "backup.keep": 2])
         let api = APIClient(base: live.base)
         _ = try await api.register("alice")
@@ -220,6 +223,7 @@ final class BackupTests: XCTestCase {
         XCTAssertTrue(last.ok, last.error ?? "")
         let now = files()
         XCTAssertLessThanOrEqual(now.count, 2, "rotated to backup.keep: \(now)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: unfinished), "a copy left by a backup that did not finish is removed at start")
         XCTAssertTrue(now.allSatisfy { $0.hasPrefix("touchsync-") }, "\(now)")
         let newest = try XCTUnwrap(now.last)
         XCTAssertEqual(try SQLiteBackup.integrityProblems(at: backups + "/" + newest), [])

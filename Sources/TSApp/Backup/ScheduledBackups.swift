@@ -79,6 +79,7 @@ public final class ScheduledBackups: Sendable {
         task.withLock { t in
             guard t == nil else { return }
             let interval = configuration.interval
+            removeUnfinished()
             let first = firstDelay()
             t = Task.detached(priority: .background) { [self] in
                 var delay = first
@@ -99,6 +100,15 @@ public final class ScheduledBackups: Sendable {
         guard let newest else { return .zero }
         let remaining = configuration.interval - .milliseconds(Int64(max(0, now.timeIntervalSince(newest)) * 1000))
         return remaining > .zero ? remaining : .zero
+    }
+
+    /// Deletes copies a process that stopped mid-backup left behind (`touchsync-….sqlite.partial-<pid>`).
+    private func removeUnfinished() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: configuration.directory)) ?? []
+        where name.hasPrefix("touchsync-") && name.contains(".sqlite.partial-") {
+            unlink((configuration.directory as NSString).appendingPathComponent(name))
+            logger.info("backup: removed \(name), left by a backup that did not finish")
+        }
     }
 
     /// The scheduled backups in the directory, oldest first (their names sort in time order).

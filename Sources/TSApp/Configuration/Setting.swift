@@ -140,6 +140,8 @@ public struct Setting: Sendable {
                 help: "Emitted realtime events kept in memory for GET /api/test/events (test mode) and the inspector; older ones are evicted."),
         Setting(path: "realtime.eventLogMaxBytes", kind: .int, defaultValue: 16_777_216,
                 help: "Approximate payload bytes the event log keeps at most (oldest evicted; one payload over a quarter of it is stored truncated)."),
+        Setting(path: "realtime.faultMaxBufferedBytes", kind: .int, defaultValue: 1_048_576,
+                help: "Test mode: bytes of Socket.IO packets one socket may have held or delayed by POST /api/test/faults (hold, delay); past it the socket is dropped as a slow consumer (docs/test-mode.md)."),
         // socketio helper: EIO3 and connection state recovery (issue 11).
         Setting(path: "realtime.allowEIO3", kind: .bool, defaultValue: false,
                 help: "Also accept Engine.IO v3 / Socket.IO v4 protocol clients (EIO=3: socket.io 2.x, Socket.IO-Client-Swift 15 and earlier, python-socketio 4.x); off as in the reference server."),

@@ -16,11 +16,16 @@ extension SocketIOServer {
 
     /// A server-side disconnect of the whole connection: every socket on `session` gets a
     /// Socket.IO DISCONNECT (so the client does not reconnect: Socket.IO v5, "Disconnection
-    /// from a namespace"), then the Engine.IO session closes. Injected faults are removed first
-    /// (what they held is discarded), so the DISCONNECT is not held or delayed behind them.
+    /// from a namespace"). The client then closes the connection itself, as python-socketio and
+    /// socket.io-client do once no namespace is left; closing it here at once would race that
+    /// packet (a client that reads the end of the stream first reports a transport error and
+    /// reconnects). A client that keeps it open has it closed after `pingTimeout`. Injected
+    /// faults are removed first (what they held is discarded), so the DISCONNECT is not held or
+    /// delayed behind them.
     public func kick(_ session: EngineIOSession) {
         session.discardFaults()
         for socket in sockets(onEngineSession: session.id) { socket.disconnect() }
-        session.close(reason: EngineCloseReason.forcedClose)
+        let grace = UInt64(max(1, engine.configuration.pingTimeout)) * 1_000_000
+        engine.timerLoop.scheduleTask(in: grace) { session.close(reason: EngineCloseReason.forcedClose) }
     }
 }

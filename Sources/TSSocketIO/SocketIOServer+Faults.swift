@@ -24,7 +24,9 @@ extension SocketIOServer {
     /// delayed behind them.
     public func kick(_ session: EngineIOSession) {
         session.discardFaults()
-        for socket in sockets(onEngineSession: session.id) { socket.disconnect() }
+        let sockets = sockets(onEngineSession: session.id)
+        logger.info("server disconnect of Engine.IO session \(session.id): DISCONNECT to \(sockets.count) socket(s) \(sockets.map(\.id))")
+        for socket in sockets { socket.disconnect() }
         let grace = UInt64(max(1, engine.configuration.pingTimeout)) * 1_000_000
         engine.timerLoop.scheduleTask(in: grace) { session.close(reason: EngineCloseReason.forcedClose) }
     }

@@ -241,6 +241,8 @@ final class OpenAPITests: XCTestCase {
         check(try await api.send("DELETE", "/inspector/api/rows/elements/\(noteId)", headers: action), "DELETE", "/inspector/api/rows/:kind/:key")  // 404
         check(try await api.send("POST", "/inspector/api/fixtures", json: try TestModeTests.exampleFixtures(), headers: action),
               "POST", "/inspector/api/fixtures")  // 409: alice exists
+        check(try await api.send("POST", "/inspector/api/sockets/no-such-socket/disconnect", headers: action),
+              "POST", "/inspector/api/sockets/:socketId/disconnect")  // 404
         check(try await api.send("POST", "/inspector/api/reset", headers: action), "POST", "/inspector/api/reset")
 
         // Parameterless GET routes added by other features (the inspector): their live answer too.

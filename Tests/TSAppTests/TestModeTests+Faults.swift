@@ -85,6 +85,23 @@ extension TestModeTests {
         XCTAssertEqual(list.json["data"]?["faults"], [], "a reset disconnects every socket, and their faults with them")
     }
 
+    func testTheInspectorsDisconnectButtonSendsASocketIODisconnect() async throws {
+        let fx = try await loadFixtures(try Self.exampleFixtures())
+        let bob = try XCTUnwrap(fx["users"]?["bob"]?["token"]?.stringValue)
+        let socket = try await PollingSocket.connect(base: live.base, token: bob)
+        let socketId = try XCTUnwrap(live.server.hub.sockets(onEngineSession: socket.engineSid).first?.id)
+        // Held packets do not hold the DISCONNECT back: a kick discards them.
+        _ = try await api.post("/api/test/faults", ["sid": .string(socket.engineSid), "action": "hold"])
+
+        let r = try await api.send("POST", "/inspector/api/sockets/\(socketId)/disconnect", headers: ["X-Inspector-Action": "1"])
+        XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(r.json["sid"], .string(socket.engineSid))
+        let packets = try await socket.receive(until: { $0 == "41" })
+        XCTAssertTrue(packets.contains("41"), "the client got a Socket.IO DISCONNECT: \(packets)")
+        let list = try await api.get("/api/test/faults")
+        XCTAssertEqual(list.json["data"]?["faults"], [], "the kick removed the hold")
+    }
+
     func testFaultRoutesAre404WhenTestModeIsOff() async throws {
         let plain = try LiveServer()
         let client = APIClient(base: plain.base)

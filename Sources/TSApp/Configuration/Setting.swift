@@ -204,7 +204,7 @@ public struct Setting: Sendable {
         Setting(path: "log.format", kind: .string, defaultValue: "text", help: "text (one line per event) or json."),
         Setting(path: "demo", kind: .bool, defaultValue: false, help: "Seed demo users, rooms, elements, messages and posts on start (if the database is empty)."),
         Setting(path: "testMode", kind: .bool, defaultValue: false,
-                help: "Test-target mode: unauthenticated /api/test/reset, /api/test/fixtures and /api/test/events (docs/test-mode.md). Refused with TOUCHSYNC_ENV=production."),
+                help: "Test-target mode: unauthenticated /api/test/reset, /api/test/fixtures, /api/test/events and /api/test/faults (docs/test-mode.md). Refused with TOUCHSYNC_ENV=production."),
     ]
 
     public static func named(_ path: String) -> Setting? { all.first { $0.path == path } }

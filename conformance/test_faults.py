@@ -17,7 +17,7 @@ import pytest
 import requests
 import socketio
 
-from conftest import Server, database_args, start_serve
+from conftest import Server, database_args, start_serve, stop_serve
 
 PING_INTERVAL_MS = 1000
 PING_TIMEOUT_MS = 1000
@@ -39,13 +39,7 @@ def server():
     })
     assert base, "server did not start:\n" + "".join(lines)
     yield Server(proc, base, lines)
-    proc.terminate()
-    try:
-        assert proc.wait(timeout=15) == 0, "SIGTERM must end the server with exit 0"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        drop_db()
+    stop_serve(proc, drop_db)
 
 
 class LogLines(logging.Handler):
@@ -66,7 +60,7 @@ class Client:
     """A python-socketio client over WebSocket that records events, connects and disconnects
     (with the reason python-socketio passes), and the Engine.IO client's log."""
 
-    def __init__(self, server, user, reconnection=True):
+    def __init__(self, server, user, reconnection=True, transports=("websocket",)):
         self.log = LogLines()
         eio_logger = logging.getLogger("faults-eio-" + user["id"])
         eio_logger.setLevel(logging.DEBUG)
@@ -92,7 +86,7 @@ class Client:
             with self.lock:
                 self.disconnects.append((time.monotonic(), reason))
 
-        self.sio.connect(server.base, auth={"token": user["token"]}, transports=["websocket"], wait_timeout=10)
+        self.sio.connect(server.base, auth={"token": user["token"]}, transports=list(transports), wait_timeout=10)
 
     def join(self, room):
         assert self.sio.call("room:join", {"roomId": room}, timeout=5) is not None
@@ -136,10 +130,10 @@ def fault(server, body, status=200):
     return r.json()
 
 
-def setup(server, made, reconnection=True):
+def setup(server, made, reconnection=True, transports=("websocket",)):
     user = server.register("faults")
     room = server.room(user)
-    c = Client(server, user, reconnection=reconnection)
+    c = Client(server, user, reconnection=reconnection, transports=transports)
     made.append(c)
     c.join(room)
     return user, room, c
@@ -172,6 +166,15 @@ def test_transport_error_is_a_reset_and_the_client_reconnects(server, made):
     assert c.disconnects[0][1] == "transport error"
     assert c.log.has("Connection reset by peer"), c.log.lines
     assert c.wait(lambda: len(c.connects) == 2), "the client did not reconnect after a reset"
+
+
+def test_transport_close_over_long_polling_fails_the_waiting_get_and_the_client_reconnects(server, made):
+    user, _, c = setup(server, made, transports=("polling",))
+    fault(server, {"userId": user["id"], "action": "disconnect", "reason": "transport close"})
+    assert c.wait(lambda: c.disconnects), "the client saw no disconnect"
+    assert c.disconnects[0][1] == "transport error"
+    assert c.log.has("Unexpected status code 400 in server response"), c.log.lines
+    assert c.wait(lambda: len(c.connects) == 2), "the client did not reconnect"
 
 
 def test_ping_timeout_comes_from_the_clients_own_timer_then_it_reconnects(server, made):
@@ -246,8 +249,9 @@ def test_drop_loses_the_next_n_matching_events_and_logs_them_dropped(server, mad
     assert all(f["userId"] != user["id"] for f in requests.get(server.url("/api/test/faults")).json()["data"]["faults"])
 
 
-def test_hold_queues_events_and_release_delivers_them_in_order(server, made):
-    user, room, c = setup(server, made)
+@pytest.mark.parametrize("transport", ["websocket", "polling"])
+def test_hold_queues_events_and_release_delivers_them_in_order(server, made, transport):
+    user, room, c = setup(server, made, transports=(transport,))
     fault(server, {"userId": user["id"], "action": "hold"})
     made_ids = [server.element(user, room)["id"] for _ in range(4)]
     # Held for longer than pingInterval + pingTimeout: the heartbeat is not held, the socket lives.

@@ -225,7 +225,7 @@ def test_delay_makes_events_arrive_that_late_in_order_and_pings_keep_flowing(ser
     assert [p["element"]["id"] for (_, p) in got] == ids, "delayed events must keep their order"
     for (arrived, _), s in zip(got, sent):
         assert arrived - s >= 1.45, (arrived - s, undelayed)
-        assert arrived - s < 1.5 + undelayed + 1.0
+        assert arrived - s < 1.5 + undelayed + 2.0  # generous: a loaded CI machine
     # 1.5 s of delay is more than the 1 s pingInterval: the heartbeat is not delayed, so the
     # connection survived it.
     assert not c.disconnects

@@ -185,8 +185,9 @@ public final class TouchSyncServer: @unchecked Sendable {
         let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, trustedProxies: trustedProxies, domain: domain,
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
-            TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test")).register(into: &router)
-            logger.warning("test mode is on: /api/test/reset, /api/test/fixtures and /api/test/events need no token")
+            TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
+                       faultMaxBufferedBytes: configuration.int("realtime.faultMaxBufferedBytes")).register(into: &router)
+            logger.warning("test mode is on: /api/test/reset, /api/test/fixtures, /api/test/events and /api/test/faults need no token")
         }
         let hub = self.hub
         hub.mount(on: &router)

@@ -50,7 +50,7 @@ final class SettingsRegistryTests: XCTestCase {
         let registry = sources.appendingPathComponent("TSApp/Configuration").path + "/"
         let lookup = try NSRegularExpression(pattern: #"\.(values|sources)\[\s*""#
             + #"|\b(config|configuration|reader|settings)\.(int|string|optionalString|bool|duration|stringList|double|stringArray)\(\s*""#
-            + #"|\.(int|string|optionalString|bool|duration|stringList)\(\s*"(server|tls|database|notifications|auth|limits|realtime|inspector|metrics|apns|log)\."#)
+            + #"|\.(int|string|optionalString|bool|duration|stringList)\(\s*"[a-z]+\.[a-zA-Z]"#)
         var offenders: [String] = []
         var scanned = 0
         let files = FileManager.default.enumerator(atPath: sources.path)

@@ -185,6 +185,13 @@ extension SettingKeys {
             help: "Time between background pruning rounds of notifications (0s = off).")
     public static let notificationsPruneBatchSize = SettingKey<Int>("notifications.pruneBatchSize", 500,
             help: "Rows deleted per write while pruning, so the writer is never held long.")
+    // Backups while serving (docs/backup.md): SQLite only; PostgreSQL uses pg_dump.
+    public static let backupDirectory = SettingKey<String?>("backup.directory", nil,
+            help: "Directory for scheduled backups of the SQLite database (touchsync-YYYYMMDDTHHMMSS.mmmZ.sqlite, each checked with integrity_check); null turns them off.")
+    public static let backupInterval = SettingKey<Duration>("backup.interval", "6h",
+            help: "Time between scheduled backups; the first is due an interval after the newest backup already in backup.directory (at start when there is none).")
+    public static let backupKeep = SettingKey<Int>("backup.keep", 7,
+            help: "Newest scheduled backups kept in backup.directory; older ones are deleted after each backup (0 = keep all).")
     public static let authJwtSecret = SettingKey<String?>("auth.jwtSecret", nil,
             help: "HS256 secret. When null a random one is generated and stored beside the database (refused with TOUCHSYNC_ENV=production).")
     public static let authPasswordIterations = SettingKey<Int>("auth.passwordIterations", 210_000, help: "PBKDF2-HMAC-SHA256 iterations for password hashes.")
@@ -230,6 +237,8 @@ extension SettingKeys {
             help: "Emitted realtime events kept in memory for GET /api/test/events (test mode) and the inspector; older ones are evicted.")
     public static let realtimeEventLogMaxBytes = SettingKey<Int>("realtime.eventLogMaxBytes", 16_777_216,
             help: "Approximate payload bytes the event log keeps at most (oldest evicted; one payload over a quarter of it is stored truncated).")
+    public static let realtimeFaultMaxBufferedBytes = SettingKey<Int>("realtime.faultMaxBufferedBytes", 1_048_576,
+            help: "Test mode: bytes of Socket.IO packets one socket may have held or delayed by POST /api/test/faults (hold, delay); past it the socket is dropped as a slow consumer (docs/test-mode.md).")
     // Socket.IO compatibility: EIO3 and connection state recovery.
     public static let realtimeAllowEIO3 = SettingKey<Bool>("realtime.allowEIO3", false,
             help: "Also accept Engine.IO v3 / Socket.IO v4 protocol clients (EIO=3: socket.io 2.x, Socket.IO-Client-Swift 15 and earlier, python-socketio 4.x); off as in the reference server.")
@@ -299,7 +308,7 @@ extension SettingKeys {
     public static let logFormat = SettingKey<String>("log.format", "text", help: "text (one line per event) or json.")
     public static let demo = SettingKey<Bool>("demo", false, help: "Seed demo users, rooms, elements, messages and posts on start (if the database is empty).")
     public static let testMode = SettingKey<Bool>("testMode", false,
-            help: "Test-target mode: unauthenticated /api/test/reset, /api/test/fixtures and /api/test/events (docs/test-mode.md). Refused with TOUCHSYNC_ENV=production.")
+            help: "Test-target mode: unauthenticated /api/test/reset, /api/test/fixtures, /api/test/events and /api/test/faults (docs/test-mode.md). Refused with TOUCHSYNC_ENV=production.")
 
     /// Every key, in documentation order (`Setting.all`); `SettingsRegistryTests` checks none is left out.
     static let registry: [SettingKeys] = [
@@ -313,13 +322,13 @@ extension SettingKeys {
         .databaseReconnectInitialBackoff, .databaseReconnectMaxBackoff, .databaseStartupWait, .databaseMaxWriteRetries,
         .databaseMaxQueuedReads, .databaseJournalSizeLimitBytes, .databaseWalAutocheckpointPages, .databaseCheckpointInterval,
         .databaseMmapSizeBytes, .databaseWriterCacheBytes, .notificationsRetention, .notificationsMaxPerUser, .notificationsPruneInterval,
-        .notificationsPruneBatchSize, .authJwtSecret, .authPasswordIterations, .authTokenLifetime, .authMaxFailedLogins,
+        .notificationsPruneBatchSize, .backupDirectory, .backupInterval, .backupKeep, .authJwtSecret, .authPasswordIterations, .authTokenLifetime, .authMaxFailedLogins,
         .authFailedLoginWindow, .authMaxFailedLoginEntries, .limitsEnabled, .limitsElementWritesPerSecond, .limitsElementWritesBurst,
         .limitsMessagesPerSecond, .limitsMessagesBurst, .limitsReactionTogglesPerSecond, .limitsReactionTogglesBurst,
         .limitsRoomCreatesPerSecond, .limitsRoomCreatesBurst, .limitsMembershipChangesPerSecond, .limitsMembershipChangesBurst,
         .limitsMaxTrackedUsers, .authTokenLeeway, .realtimeGlobalEvents, .realtimeLegacyJoinEvents, .realtimePingInterval,
         .realtimePingTimeout, .realtimeMaxPayload, .realtimeMaxOutboundBytesPerSocket, .realtimeCorsAllowedOrigins, .realtimeAllowedOrigins,
-        .realtimeEventLogCapacity, .realtimeEventLogMaxBytes, .realtimeAllowEIO3, .realtimeConnectionStateRecoveryMaxDisconnectionDuration,
+        .realtimeEventLogCapacity, .realtimeEventLogMaxBytes, .realtimeFaultMaxBufferedBytes, .realtimeAllowEIO3, .realtimeConnectionStateRecoveryMaxDisconnectionDuration,
         .realtimeConnectionStateRecoveryMaxBufferedPackets, .realtimeConnectionStateRecoveryMaxBufferedBytes, .realtimeRedisUrl,
         .realtimeRedisChannelPrefix, .realtimeRedisReconnectMinDelay, .realtimeRedisReconnectMaxDelay, .realtimeRedisConnectTimeout,
         .realtimeRedisPingInterval, .realtimeRedisMaxPendingPublishes, .realtimeRedisMaxPendingBytes, .realtimeRedisMaxMessageBytes,

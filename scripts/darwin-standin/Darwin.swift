@@ -27,3 +27,7 @@ public var CLOCK_REALTIME: clockid_t { _CLOCK_REALTIME }
 public var CLOCK_MONOTONIC: clockid_t { _CLOCK_MONOTONIC }
 public var CLOCK_MONOTONIC_RAW: clockid_t { _CLOCK_MONOTONIC_RAW }
 public var CLOCK_UPTIME_RAW: clockid_t { _CLOCK_UPTIME_RAW }
+
+/// xnu bsd/sys/signal.h: `#define SIG_IGN (void (*)(int))1`; the real overlay defines it in Swift
+/// (swift/stdlib/public/Platform/Platform.swift) as the function pointer with address 1.
+public var SIG_IGN: sig_t { unsafeBitCast(1, to: sig_t.self) }

@@ -111,6 +111,10 @@ char *darwin_getenv(const char *) DARWIN_SWIFT_NAME(getenv(_:));
 
 #define SIGPIPE 13
 #define SIGKILL 9
+typedef void (*darwin_sig_t)(int) DARWIN_SWIFT_NAME(sig_t);   /* type of signal function */
+/// Libc include/signal.h: `void (*signal(int, void (*)(int)))(int);`
+darwin_sig_t _Nullable darwin_signal(int, darwin_sig_t _Nullable) DARWIN_SWIFT_NAME(signal(_:_:));
+// SIG_IGN is `(void (*)(int))1`, a cast Swift cannot import; Darwin.swift defines it as the overlay does.
 
 // MARK: sockets — xnu bsd/sys/socket.h
 
@@ -159,6 +163,8 @@ int darwin_socket(int, int, int) DARWIN_SWIFT_NAME(socket(_:_:_:));
 
 #define IPPROTO_TCP     6
 #define TCP_NODELAY     0x01
+#define INET_ADDRSTRLEN         16
+#define INET6_ADDRSTRLEN        46
 
 struct darwin_in_addr {
     in_addr_t s_addr;
@@ -262,19 +268,22 @@ int darwin_pthread_attr_init(darwin_pthread_attr_t *) DARWIN_SWIFT_NAME(pthread_
 int darwin_pthread_attr_destroy(darwin_pthread_attr_t *) DARWIN_SWIFT_NAME(pthread_attr_destroy(_:));
 int darwin_pthread_attr_setstacksize(darwin_pthread_attr_t *, size_t) DARWIN_SWIFT_NAME(pthread_attr_setstacksize(_:_:));
 
-/// pthread.h declares the start routine in one of two shapes, chosen by
-/// _PTHREAD_SWIFT_IMPORTER_NULLABILITY_COMPAT() (which depends on the SDK overlay's epoch): its
-/// argument is `void * _Nullable` (Optional in Swift) or, in the compatibility shape, a
-/// non-optional pointer. The checker type-checks against both (DARWIN_STANDIN_PTHREAD_COMPAT).
-#if DARWIN_STANDIN_PTHREAD_COMPAT
-int darwin_pthread_create(darwin_pthread_t * __restrict,
-        const darwin_pthread_attr_t * _Nullable __restrict,
-        void *(* _Nonnull)(void *), void * _Nullable __restrict) DARWIN_SWIFT_NAME(pthread_create(_:_:_:_:));
-#else
+/// pthread.h declares pthread_create in one of two shapes, chosen by this macro (copied from it):
+/// the compatibility shape (non-optional thread pointer, argument and result) only for Swift
+/// importers older than the pthread overlay's epoch 1. swiftc defines SWIFT_SDK_OVERLAY_PTHREAD_EPOCH=1
+/// for the headers it imports (it is in the compiler's own list of -D flags), so Swift 6 sees the
+/// current shape: an Optional start-routine argument and result.
+#define _PTHREAD_SWIFT_IMPORTER_NULLABILITY_COMPAT() \
+        defined(SWIFT_CLASS_EXTRA) && (!defined(SWIFT_SDK_OVERLAY_PTHREAD_EPOCH) || (SWIFT_SDK_OVERLAY_PTHREAD_EPOCH < 1))
+#if !_PTHREAD_SWIFT_IMPORTER_NULLABILITY_COMPAT()
 int darwin_pthread_create(darwin_pthread_t _Nullable * _Nonnull __restrict,
         const darwin_pthread_attr_t * _Nullable __restrict,
         void * _Nullable (* _Nonnull)(void * _Nullable),
         void * _Nullable __restrict) DARWIN_SWIFT_NAME(pthread_create(_:_:_:_:));
+#else
+int darwin_pthread_create(darwin_pthread_t * __restrict,
+        const darwin_pthread_attr_t * _Nullable __restrict,
+        void *(* _Nonnull)(void *), void * _Nullable __restrict) DARWIN_SWIFT_NAME(pthread_create(_:_:_:_:));
 #endif
 int darwin_pthread_detach(darwin_pthread_t) DARWIN_SWIFT_NAME(pthread_detach(_:));
 int darwin_pthread_join(darwin_pthread_t, void * _Nullable * _Nullable) DARWIN_SWIFT_NAME(pthread_join(_:_:));

@@ -82,6 +82,13 @@ typedef enum {
     _CLOCK_PROCESS_CPUTIME_ID = 12,
     _CLOCK_THREAD_CPUTIME_ID = 16
 } darwin_clockid_t DARWIN_SWIFT_NAME(clockid_t);
+/// xnu bsd/sys/_types/_timeval.h; tv_usec is __darwin_suseconds_t, an __int32_t (bsd/sys/_types.h;
+/// glibc: long).
+struct darwin_timeval {
+    __darwin_time_t tv_sec;
+    __int32_t tv_usec;
+} DARWIN_SWIFT_NAME(timeval);
+
 // CLOCK_REALTIME, CLOCK_MONOTONIC, ...: macros naming these enumerators; see Darwin.swift.
 int darwin_clock_gettime(darwin_clockid_t __clock_id, struct darwin_timespec *__tp) DARWIN_SWIFT_NAME(clock_gettime(_:_:));
 
@@ -137,6 +144,8 @@ struct darwin_sockaddr_storage {
 #define SOL_SOCKET      0xffff
 #define SO_REUSEADDR    0x0004
 #define SO_REUSEPORT    0x0200
+#define SO_RCVBUF       0x1002
+#define SO_RCVTIMEO     0x1006
 #define SO_ERROR        0x1007
 #define SO_NOSIGPIPE    0x1022   // APPLE: no SIGPIPE on EPIPE (glibc has no such option)
 #define AF_INET         2
@@ -197,6 +206,7 @@ struct darwin_sockaddr_in6 {
 
 const char *darwin_inet_ntop(int, const void *, char *, socklen_t __size) DARWIN_SWIFT_NAME(inet_ntop(_:_:_:_:));
 int darwin_inet_pton(int, const char *, void *) DARWIN_SWIFT_NAME(inet_pton(_:_:_:));
+in_addr_t darwin_inet_addr(const char *) DARWIN_SWIFT_NAME(inet_addr(_:));
 
 // MARK: poll — xnu bsd/sys/poll.h
 

@@ -29,14 +29,14 @@ let package = Package(
         // C shims over system libraries (GRDB-style [system] module maps).
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
-        // tls (issue 15): libssl, Linux only (the macOS SDK has no OpenSSL: there TSTLS builds without TLS).
+        // TLS: libssl, Linux only (the macOS SDK has no OpenSSL: there TSTLS builds without TLS).
         .systemLibrary(name: "CTLS", path: "Sources/CTLS", providers: [.apt(["libssl-dev"])]),
         // The OS layer's C half: the real <sys/epoll.h>, <sys/eventfd.h>, <sys/event.h>, <poll.h>,
         // socket headers, and wrappers for glibc's _GNU_SOURCE-only accept4/sched_getaffinity.
         .target(name: "CSystem", path: "Sources/CSystem"),
         // libcurl with nghttp2 (HTTP/2) for the APNs provider; the macOS SDK ships it.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        // pgcore (issue 12): libpq for the PostgreSQL backend, Linux only (a Mac build needs no libpq;
+        // libpq for the PostgreSQL backend, Linux only (a Mac build needs no libpq;
         // there TSStorage builds SQLite-only and a postgres:// URL is refused at start-up).
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
@@ -50,13 +50,13 @@ let package = Package(
 
         // Transport stack.
         .target(name: "TSSockets", dependencies: ["TSSync", "CSystem", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        // tls (issue 15): TLS engine over memory BIOs + the TSSockets ConnectionTransform seam.
+        // TLS engine over memory BIOs + the TSSockets ConnectionTransform seam.
         .target(name: "TSTLS", dependencies: [.target(name: "CTLS", condition: .when(platforms: [.linux])), "TSSockets", "TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSHTTP", dependencies: ["TSSockets", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSWebSocket", dependencies: ["TSSockets", "TSHTTP", "TSCrypto"], swiftSettings: strict),
         .target(name: "TSEngineIO", dependencies: ["TSSockets", "TSHTTP", "TSWebSocket", "TSJSON", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSSocketIO", dependencies: ["TSEngineIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        // redis (issue 12 item 3): our own RESP2 client (pub/sub) on a TSSockets event loop.
+        // Redis: our own RESP2 client (pub/sub) on a TSSockets event loop.
         .target(name: "TSRedis", dependencies: ["TSSockets", "TSSync", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
 
         // TouchSync itself.
@@ -67,13 +67,13 @@ let package = Package(
         .target(name: "TSApp", dependencies: ["TSRedis", "TSTLS", "TSSync", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync", dependencies: ["TSApp", "TSRoutes", "TSTLS", "TSSockets", "TSSync", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync-bench", dependencies: ["TSSockets", "TSJSON", "TSCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "bench/touchsync-bench", swiftSettings: strict),
-        // pgcore (issue 12): Database throughput on SQLite vs PostgreSQL (bench/RESULTS.md).
+        // Database throughput on SQLite vs PostgreSQL (bench/RESULTS.md).
         .executableTarget(name: "storage-bench", dependencies: ["TSStorage"], path: "bench/storage-bench", swiftSettings: strict),
         .executableTarget(name: "conformance-server", dependencies: ["TSTLS", "TSSocketIO", "TSEngineIO", "TSWebSocket", "TSHTTP", "TSJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], path: "Sources/conformance-server", swiftSettings: strict),
 
         // Tests, one target per layer, and the raw TCP/HTTP/WebSocket clients the live tests share.
         .target(name: "TSTestSupport", path: "Tests/TSTestSupport", swiftSettings: strict),
-        // pgcore (issue 12): a fresh PostgreSQL database (or SQLite file) per test, for every test target that needs storage.
+        // A fresh PostgreSQL database (or SQLite file) per test, for every test target that needs storage.
         .target(name: "TSStorageTestSupport", dependencies: ["TSStorage"], path: "Tests/TSStorageTestSupport", swiftSettings: strict),
         .testTarget(name: "TSJSONTests", dependencies: ["TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSCryptoTests", dependencies: ["TSCrypto"], swiftSettings: strict),
@@ -91,7 +91,7 @@ let package = Package(
     ]
 )
 
-// parsers (issue 9 item 11): libFuzzer targets, one per parser/codec (fuzz/README.md). Their entry point is
+// libFuzzer targets, one per parser/codec (fuzz/README.md). Their entry point is
 // `LLVMFuzzerTestOneInput` with no `main` (libFuzzer's), so they exist only in fuzz builds:
 // fuzz/run.sh sets TOUCHSYNC_FUZZ=1 and builds them with `--sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address` into .build-fuzz.
 if Context.environment["TOUCHSYNC_FUZZ"] == "1" {
@@ -101,7 +101,7 @@ if Context.environment["TOUCHSYNC_FUZZ"] == "1" {
         ("fuzz-websocket", ["TSWebSocket"]),
         ("fuzz-engineio", ["TSEngineIO"]),
         ("fuzz-socketio", ["TSSocketIO", "TSJSON"]),
-        ("fuzz-redis", ["TSRedis"]),  // redis (issue 12): the RESP2 reply decoder
+        ("fuzz-redis", ["TSRedis"]),  // the RESP2 reply decoder
     ]
     for (name, dependencies) in fuzzTargets {
         let dir = String(name.dropFirst("fuzz-".count))

@@ -1,4 +1,4 @@
-"""Paired cross-node latency probe (bench/run-cluster.sh latency; issue 12 item 6).
+"""Paired cross-node latency probe (bench/run-cluster.sh latency).
 
 One raw Engine.IO/Socket.IO WebSocket on node A and one on node B join the same room; elements are
 created one at a time over REST on node A. For every element both arrival times are recorded, so

@@ -9,7 +9,7 @@ URL="${URL:-http://127.0.0.1:$BENCH_PORT}"
 SCRATCH="${SCRATCH:-.build-bench}"          # release build directory (swift build --scratch-path)
 SERVER_CPU="${SERVER_CPU:-0}"               # the server is pinned here ...
 LOAD_CPU="${LOAD_CPU:-1}"                   # ... and every load generator here
-RUNS="${RUNS:-5}"                           # issue 14 item 6: 5 runs, median and spread
+RUNS="${RUNS:-5}"                           # 5 runs, median and spread
 BIN="$SCRATCH/release"
 
 # What a result was measured on: date, commit (and whether Sources had uncommitted changes), machine.
@@ -68,6 +68,7 @@ callgrind_serve() {
   command -v valgrind >/dev/null || { echo "$(basename "$0"): valgrind is not installed" >&2; exit 2; }
   rm -rf "$out"; mkdir -p "$out"
   export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
+  export TOUCHSYNC_LIMITS_ENABLED="${LIMITS_ENABLED:-false}"  # single users at thousands of writes/s
   "$bin" bench-seed --database "$out/bench.sqlite" --out "$out" --log-level warning 2>"$out/seed.log"
   cg="$out/callgrind.out"
   objcopy --strip-debug "$bin" "$out/touchsync"

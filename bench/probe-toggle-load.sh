@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/probe-toggle-load.sh — what bounds the durable toggle UNDER LOAD (issue 14 item 1).
+# bench/probe-toggle-load.sh — what bounds the durable toggle UNDER LOAD.
 # Against a running bench server (bench/server.sh start), one wrk toggle run (-t2 -c64, $DURATION)
 # while it samples: group-commit batch sizes and commit time (/metrics deltas), the server's CPU
 # (user/system) and context switches per toggle (/proc/PID/task/*/status), fsync/fdatasync count

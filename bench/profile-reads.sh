@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/profile-reads.sh SCENARIO — instructions per my-rooms or interaction-state request, end to
-# end (issue 14 item 2), the way bench/profile-toggle.sh counts a toggle.
+# end, the way bench/profile-toggle.sh counts a toggle.
 #
 # Seeds a fresh database (`touchsync bench-seed`), runs `touchsync serve` under valgrind's
 # callgrind with instrumentation OFF, warms up, turns it on, sends $REQUESTS requests over one

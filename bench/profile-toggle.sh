@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/profile-toggle.sh — instructions per REST reaction toggle, end to end (issue 14 item 1).
+# bench/profile-toggle.sh — instructions per REST reaction toggle, end to end.
 #
 # Seeds a fresh database (`touchsync bench-seed`, natively), then runs `touchsync serve` under
 # valgrind's callgrind with instrumentation OFF; turns it on (`callgrind_control -i on`), sends

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/redis-latency.py — the extra latency of a cross-node delivery (issue 12 item 6, redis helper's mode).
+"""bench/redis-latency.py — the extra latency of a cross-node delivery over Redis.
 
 Two `touchsync serve --redis-url` nodes (release build) share one SQLite file and one Redis. One
 raw Socket.IO client (websocket-client, WebSocket transport) listens on node A and one on node B,

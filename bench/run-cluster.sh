@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run-cluster.sh latency|throughput|toggle|all   — the cluster numbers of issue 12 (bench/README.md, "Cluster")
+# bench/run-cluster.sh latency|throughput|toggle|all   — the cluster numbers (bench/README.md, "Cluster")
 #
 #   latency     creation→delivery latency of element:created, same-node against cross-node: two
 #               nodes sharing PostgreSQL + Redis, REST on node A, 100 sockets on node A (same node)
@@ -27,6 +27,7 @@ PORT_A="${PORT_A:-$(free_port)}"; PORT_B="${PORT_B:-$(free_port)}"; PORT_C="${PO
 export BENCH_DATA="$CLUSTER_DATA"   # bench/lib.sh's median_of keeps its summary there
 export TOUCHSYNC_JWT_SECRET="${TOUCHSYNC_JWT_SECRET:-bench-cluster-secret-0123456789abcdef0123}"
 export TOUCHSYNC_SERVER_MAX_CONNECTIONS=20000 TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0
+export TOUCHSYNC_LIMITS_ENABLED="${LIMITS_ENABLED:-false}"  # per-user write limits off: one writer at thousands/s
 export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 

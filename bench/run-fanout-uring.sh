@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run-fanout-uring.sh — issue 14 item 3: the fan-out of REST creations to N sockets
+# bench/run-fanout-uring.sh — the fan-out of REST creations to N sockets
 # (`touchsync-bench fanout`, bench/README.md) with the event loops' io_uring write path
 # (`server.ioUring = auto`) against one send(2) per socket (`off`), in INTERLEAVED rounds: each
 # round runs every variant once per socket count, each on a freshly seeded server pinned to

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run-json.sh — TSJSON parse rate in MB/s (issue 9 item 1): `touchsync-bench json` on a 1 MiB
+# bench/run-json.sh — TSJSON parse rate in MB/s: `touchsync-bench json` on a 1 MiB
 # body of 100,000 keys, an array of 4,000 element-like objects and a string of escapes; pure CPU,
 # no server. Pinned to CPU $LOAD_CPU; RUNS=5 for recorded numbers (median of each field).
 # NO_BUILD=1 skips the release build.

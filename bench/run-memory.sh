@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run-memory.sh [BUILD_DIR...]   — memory per idle joined socket (issue 14 item 4)
+# bench/run-memory.sh [BUILD_DIR...]   — memory per idle joined socket
 #   For each round, each socket count in $SOCKETS and each build directory (a --scratch-path
 #   holding release/touchsync and release/touchsync-bench; default $SCRATCH, built unless
 #   NO_BUILD=1), starts a FRESH server (bench/server.sh, pinned to $SERVER_CPU), connects N

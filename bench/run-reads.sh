@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run-reads.sh — issue 14 items 2, 5, 6: my-rooms (user in 50 rooms) and interaction-state
+# bench/run-reads.sh — my-rooms (user in 50 rooms) and interaction-state
 # (50 ids) for several builds, in INTERLEAVED rounds (each round: every build on a freshly seeded
 # server, then the aiohttp + sqlite3 peer for interaction-state), RUNS (default 5) rounds; prints
 # per build and scenario the median, spread (min–max), load average and server CPU per request

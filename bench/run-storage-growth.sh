@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/run-storage-growth.sh [after|before]   — the database's size over a long toggle run
-# (issue 9 item 13). Starts a fresh seeded server (bench/server.sh), then runs ROUNDS rounds of the
+# (notification pruning, WAL bound). Starts a fresh seeded server (bench/server.sh), then runs ROUNDS rounds of the
 # toggle scenario (wrk, DURATION each, pinned like bench/run-http.sh) and after each round prints a
 # RESULT line with the toggles so far, the database and WAL file sizes and the rows of notifications,
 # room_notifications and reactions (the live hearts: at most users × elements, about half of them set).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run-tls.sh — the cost of TouchSync's own TLS (issue 15 §7), in one run on one machine:
+# bench/run-tls.sh — the cost of TouchSync's own TLS, in one run on one machine:
 #   1. GET /health with keep-alive over plain HTTP and over HTTPS (wrk, the health scenario);
 #   2. new TLS connections per second: wrk with `Connection: close` (64 concurrent clients, each
 #      request on a new connection with a full handshake: wrk resumes no session; plain HTTP the

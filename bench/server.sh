@@ -34,6 +34,8 @@ export TOUCHSYNC_SERVER_MAX_CONNECTIONS="${MAX_CONNECTIONS:-20000}"
 # Every benchmark socket comes from 127.0.0.1: lift the per-address cap (default 256).
 export TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS="${MAX_CONNECTIONS_PER_ADDRESS:-0}"
 export TOUCHSYNC_SERVER_EVENT_LOOPS="${EVENT_LOOPS:-0}"
+# One token stands for thousands of writes per second here: lift the per-user write limits (limits.*).
+export TOUCHSYNC_LIMITS_ENABLED="${LIMITS_ENABLED:-false}"
 "$BIN/touchsync" bench-seed --database "$db" --out "$BENCH_DATA" --log-level warning 2>"$BENCH_DATA/seed.log"
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 log="$BENCH_DATA/server.log"

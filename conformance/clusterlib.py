@@ -1,4 +1,4 @@
-"""A local TouchSync cluster for conformance/test_cluster.py (issue 12 item 5): PostgreSQL (a fresh
+"""A local TouchSync cluster for conformance/test_cluster.py: PostgreSQL (a fresh
 database on the throw-away server scripts/services.sh started), our own Redis on a free port (so a
 test may kill and restart it), three `touchsync serve` nodes and nginx running deploy/nginx/touchsync.conf,
 all in one temporary directory that is removed afterwards.

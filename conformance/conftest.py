@@ -18,7 +18,7 @@ import requests
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-# --- storage backend (issue 12 item 2) ------------------------------------------------------------
+# --- storage backend -----------------------------------------------------------------------------
 # TOUCHSYNC_TEST_DATABASE=postgres runs the servers these fixtures start on a fresh PostgreSQL
 # database (`touchsync serve --database-url`) of the throw-away server in TOUCHSYNC_TEST_POSTGRES_URL
 # (scripts/services.sh), dropped afterwards; without that server the tests skip with the reason.
@@ -76,15 +76,16 @@ class Server:
         return r.json()["data"]
 
 
-def start_serve(args, env_overrides, scheme="http"):
-    """Starts `touchsync serve --port 0 ARGS` (TOUCHSYNC_BIN, or the debug build) with the process
-    environment plus `env_overrides`, and waits up to 60 s for its "TouchSync … listening on" line.
+def start_serve(args, env_overrides, scheme="http", port=0):
+    """Starts `touchsync serve --port PORT ARGS` (TOUCHSYNC_BIN, or the debug build; port 0 picks a
+    free one) with the process environment plus `env_overrides`, and waits up to 60 s for its
+    "TouchSync … listening on" line.
     Returns (proc, base URL or None if it did not start, its output lines). Once started, a thread
     keeps appending the output to `lines`, so tests can wait for log lines."""
     binary = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
     env = dict(os.environ)
     env.update(env_overrides)
-    proc = subprocess.Popen([binary, "serve", "--port", "0"] + list(args),
+    proc = subprocess.Popen([binary, "serve", "--port", str(port)] + list(args),
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines, base = [], None
     deadline = time.time() + 60
@@ -126,3 +127,32 @@ def server():
         if proc.poll() is None:
             proc.kill()
         drop_db()
+
+
+# --- servers of their own settings ---------------------------------------------------------------
+def start_own_server(env_overrides, args=()):
+    """A `touchsync serve` like the shared `server` fixture (fresh database, cheap hashing, fixed secret) with
+    `env_overrides` on top, for tests that need other settings. Stop it with stop_own_server."""
+    tmp = tempfile.mkdtemp(prefix="touchsync-own-")
+    db_args, drop_db = database_args(tmp)
+    env = {"TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000", "TOUCHSYNC_JWT_SECRET": "conformance-secret-0123456789abcdef",
+           "TOUCHSYNC_LOG_LEVEL": "info"}
+    env.update(env_overrides)
+    proc, base, lines = start_serve(list(args) + db_args, env)
+    if not base:
+        proc.kill()
+        drop_db()
+        raise AssertionError("server did not start:\n" + "".join(lines))
+    server = Server(proc, base, lines)
+    server.drop_db = drop_db
+    return server
+
+
+def stop_own_server(server):
+    server.proc.terminate()
+    try:
+        server.proc.wait(timeout=15)
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+        server.drop_db()

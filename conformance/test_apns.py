@@ -1,4 +1,4 @@
-"""Push delivery to APNs (issue 13 item 5, docs/apns.md) against a local HTTP/2 server playing
+"""Push delivery to APNs (docs/apns.md) against a local HTTP/2 server playing
 APNs: the python `h2` library (pinned in requirements.txt) over cleartext HTTP/2 with prior
 knowledge (`apns.endpoint: http://…`, accepted for local tests only; Apple's hosts are https).
 

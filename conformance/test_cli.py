@@ -188,7 +188,7 @@ def start_collecting(args, env=None, until=None, timeout=60):
 
 
 def test_demo_start_prints_what_a_person_needs_and_the_tokens_work():
-    """Issue 2 item 5 / issue 5 item 1: `serve --demo` prints the URL, the Socket.IO URL and the
+    """`serve --demo` prints the URL, the Socket.IO URL and the
     database path, and for each demo user a ready Authorization line and a curl example whose token
     works; `touchsync token USERNAME` works against the same database."""
     tmp = tempfile.mkdtemp()
@@ -235,7 +235,7 @@ def test_demo_start_prints_what_a_person_needs_and_the_tokens_work():
 
 
 def test_log_format_json_writes_one_json_object_per_line():
-    """Issue 5 item 7: `--log-format json` for machines; the request line is one of them."""
+    """`--log-format json` for machines; the request line is one of them."""
     import json
     tmp = tempfile.mkdtemp()
     proc, base, lines = start_collecting(["--log-format", "json", "--database", os.path.join(tmp, "db.sqlite")],
@@ -262,7 +262,7 @@ def test_log_format_json_writes_one_json_object_per_line():
 
 
 def test_sigint_and_sigterm_exit_0_after_closing_the_database():
-    """Issue 2 item 2: SIGTERM/SIGINT stop accepting, finish in-flight requests, close the database,
+    """SIGTERM/SIGINT stop accepting, finish in-flight requests, close the database,
     exit 0. A cleanly closed SQLite database in WAL mode has checkpointed and removed its -wal file."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         tmp = tempfile.mkdtemp()
@@ -283,7 +283,7 @@ def test_sigint_and_sigterm_exit_0_after_closing_the_database():
 
 
 def test_docker_files_build_every_target_and_run_the_server_as_documented():
-    """Issue 2 item 8 / issue 5 item 6 (no Docker engine here, so checked statically): the build
+    """The Docker files (no Docker engine here, so checked statically): the build
     stage copies every directory Package.swift names (SwiftPM refuses a package with a missing
     target path, even to build one product), and docker-compose.yml runs the server with its
     database on a named volume, a health check on /health and its config via environment."""
@@ -308,13 +308,17 @@ def test_docker_files_build_every_target_and_run_the_server_as_documented():
     assert re.search(rf"^volumes:\s*\n\s+{re.escape(volume.group(1))}:", compose, re.M), "…a named one"
     assert re.search(r"TOUCHSYNC_DATABASE:\s*/data/", compose), "the database lives on the volume"
     assert re.search(r"healthcheck:\s*\n\s+test:.*?/health", compose), "a health check on /health"
-    assert re.search(r"environment:\s*\n(\s+TOUCHSYNC_[A-Z_]+:.*\n)+", compose), "config via TOUCHSYNC_* environment"
+    assert re.search(r"environment:\s*\n(\s+(TOUCHSYNC_[A-Z_]+:.*|#.*)\n)+", compose), "config via TOUCHSYNC_* environment"
+    # Demo data and the inspector are for this machine: published on loopback only, never on
+    # every interface by default (a "3000:3000" mapping would bind 0.0.0.0).
+    published = re.findall(r"^\s+-\s+\"?([0-9.:\[\]]+)\"?\s*$", compose.split("ports:", 1)[1].split("environment:", 1)[0], re.M)
+    assert published == ["127.0.0.1:3000:3000"], f"port mappings {published}: publish on 127.0.0.1 only"
     with open(os.path.join(ROOT, "README.md")) as f:
         assert "docker compose up" in f.read(), "the README shows the one command"
 
 
 def test_config_precedence_through_the_binary():
-    """Issue 2 item 4: defaults < --config file < TOUCHSYNC_* environment < command-line flags,
+    """Defaults < --config file < TOUCHSYNC_* environment < command-line flags,
     through the real `touchsync serve` (ConfigurationTests covers the loader itself)."""
     import json
     tmp = tempfile.mkdtemp()
@@ -346,7 +350,7 @@ def test_config_precedence_through_the_binary():
 
 
 def test_missing_secret_is_generated_stored_beside_the_database_and_warned_about():
-    """Issue 2 item 4: without auth.jwtSecret the server generates one, stores it beside the
+    """Without auth.jwtSecret the server generates one, stores it beside the
     database and warns (ConfigurationTests checks the file and its reuse)."""
     tmp = tempfile.mkdtemp()
     db = os.path.join(tmp, "db.sqlite")
@@ -362,7 +366,7 @@ def test_missing_secret_is_generated_stored_beside_the_database_and_warned_about
     assert warnings and any(secret_files[0] in l or tmp in l for l in warnings), "".join(lines)
 
 
-# ---- issue 10: one self-contained binary; start-up errors a newcomer can act on ----------------
+# ---- one self-contained binary; start-up errors a newcomer can act on --------------------------
 
 def _serve_elsewhere(binary, cwd, args, env=None, timeout=60):
     """Starts `binary serve --port 0 …args` in `cwd` (not the project root), without any
@@ -389,7 +393,7 @@ def _serve_elsewhere(binary, cwd, args, env=None, timeout=60):
 
 
 def test_serve_demo_runs_from_any_directory_and_as_a_lone_copied_binary():
-    """Issue 10 item 5: the migrations are embedded, so `touchsync serve --demo` works from a
+    """The migrations are embedded, so `touchsync serve --demo` works from a
     directory with no Migrations/ in it, and the binary works after being copied alone elsewhere."""
     tmp = tempfile.mkdtemp()
     lone_dir = os.path.join(tmp, "lone")
@@ -432,7 +436,7 @@ def test_migrations_dir_override_still_applies_and_a_missing_one_is_named():
 
 
 def test_busy_port_is_named_before_the_database_is_touched():
-    """Issue 10 item 8: a busy port stops the start before migrating or seeding, names the port and
+    """A busy port stops the start before migrating or seeding, names the port and
     suggests --port 0 or the setting."""
     import socket
     tmp = tempfile.mkdtemp()
@@ -454,7 +458,7 @@ def test_busy_port_is_named_before_the_database_is_touched():
 
 
 def test_demo_tour_prints_a_python_command_that_works_in_a_venv():
-    """Issue 10 item 8: Debian 12 refuses a system-wide pip install (PEP 668), so the tour creates a
+    """Debian 12 refuses a system-wide pip install (PEP 668), so the tour creates a
     virtualenv; its python-socketio line, run with a Python that has the pinned client (this test's
     own .venv), receives the reaction the curl line causes."""
     import sys
@@ -520,7 +524,7 @@ def _manifest_for(package_dir, toolchain):
 
 
 def test_dockerfile_swift_is_new_enough_for_every_manifest():
-    """Issue 10 item 6: the build image's Swift must be at least the swift-tools-version of the
+    """The build image's Swift must be at least the swift-tools-version of the
     package and of every resolved dependency (as checked out by the last `swift build`)."""
     import glob
     with open(os.path.join(ROOT, "Dockerfile")) as f:
@@ -542,7 +546,7 @@ def test_dockerfile_swift_is_new_enough_for_every_manifest():
 
 
 def test_dockerfile_runtime_is_slim_non_root_with_a_volume():
-    """Issue 10 item 6: multi-stage, slim runtime with only the runtime libraries, a non-root user,
+    """Multi-stage, slim runtime with only the runtime libraries, a non-root user,
     a volume for the database, a health check; the migrations are in the binary (no copy)."""
     with open(os.path.join(ROOT, "Dockerfile")) as f:
         dockerfile = f.read()
@@ -560,8 +564,8 @@ def test_dockerfile_runtime_is_slim_non_root_with_a_volume():
     assert "TOUCHSYNC_DATABASE=/data/" in runtime
     assert "Migrations" not in runtime and "TOUCHSYNC_MIGRATIONS_DIR" not in runtime, "migrations are embedded"
     assert re.search(r"^HEALTHCHECK .*?/health", runtime, re.M)
-# ---- end issue 10 ------------------------------------------------------------------------------
-# --- touchsync exec (issue 13 item 3, docs/exec.md) -------------------------------------------
+# ---- end of the self-contained binary ----------------------------------------------------------
+# --- touchsync exec (docs/exec.md) -----------------------------------------------------------
 # The command is a small python script (this interpreter, so `requests` is importable) that checks
 # what it was given and writes a report; the test then checks the exit status and that the server
 # is gone afterwards.
@@ -698,7 +702,7 @@ def test_exec_forwards_sigterm_to_the_command():
             proc.kill()
 
 
-# --- touchsync export / import (issue 13 item 4) ------------------------------------------------
+# --- touchsync export / import ----------------------------------------------------------------
 
 def normalize_export(doc):
     """Replaces every id-valued ref by its position, so two exports of the same data compare equal."""
@@ -792,7 +796,7 @@ def test_exec_forwards_sigint_and_reports_128_plus_the_signal():
 
 
 def test_repository_needs_nothing_outside_itself():
-    """Issue 10 item 7: no tracked file of the product, its tests, scripts or docs points at a path
+    """No tracked file of the product, its tests, scripts or docs points at a path
     outside the repository (the old links and tools in the shared folder beside the clone)."""
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
     if tracked.returncode != 0:
@@ -814,7 +818,7 @@ def test_repository_needs_nothing_outside_itself():
 
 
 def test_poller_is_selectable_and_an_unavailable_one_is_refused_clearly():
-    """Issue 10 item 1: server.poller / TOUCHSYNC_SERVER_POLLER and conformance-server --poller.
+    """server.poller / TOUCHSYNC_SERVER_POLLER and conformance-server --poller.
     On Linux kqueue is not available: both refuse it, naming what is."""
     import platform
     import socket

@@ -1,4 +1,4 @@
-"""Three TouchSync nodes behind nginx, sharing PostgreSQL and Redis (issue 12 item 5), driven by
+"""Three TouchSync nodes behind nginx, sharing PostgreSQL and Redis (docs/realtime-cluster.md), driven by
 python-socketio clients with default settings (long-polling, then the upgrade to WebSocket)
 through nginx running deploy/nginx/touchsync.conf.
 

@@ -59,6 +59,7 @@ class Browser:
         self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
         self.next_id = 0
         self.exceptions = []
+        self.events = []  # every DevTools event read while waiting for an answer (e.g. Fetch.requestPaused)
         self.call("Runtime.enable")
         self.call("Page.enable")
 
@@ -68,6 +69,8 @@ class Browser:
         self.ws.send(json.dumps({"id": my_id, "method": method, "params": params}))
         while True:
             msg = json.loads(self.ws.recv())
+            if "method" in msg:
+                self.events.append(msg)
             if msg.get("method") == "Runtime.exceptionThrown":
                 self.exceptions.append(msg["params"]["exceptionDetails"])
             if msg.get("id") == my_id:
@@ -185,7 +188,7 @@ def test_inspector_api_answers_json_and_hides_tokens_outside_demo_mode(server):
     assert r.status_code == 403
 
 
-# --- the data browser and the request list (issue 13 item 4) -----------------------------------
+# --- the data browser and the request list ---------------------------------------------------
 # A server of its own in test mode (the data browser may change data only in test or demo mode),
 # with the example fixtures loaded before each test.
 

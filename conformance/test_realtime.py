@@ -1,6 +1,6 @@
 """Realtime conformance with real clients nobody here wrote: python-socketio (default
 settings: HTTP long-polling, then the upgrade to WebSocket) and websocket-client
-(raw Engine.IO/Socket.IO frames). CONTRACT.md §3."""
+(raw Engine.IO/Socket.IO frames). The events are those of docs/realtime.md."""
 import json
 import re
 import socket
@@ -299,7 +299,7 @@ def test_slow_consumer_is_dropped_while_others_keep_receiving(server, clients):
     assert closed, f"the slow consumer's connection was closed (it read {received}/{n} events)"
     assert received < n, f"the slow consumer was dropped before receiving all events ({received}/{n})"
     assert any("slow" in l.lower() for l in server.log_lines), "the drop is logged"
-    # Issue 5 item 4: /metrics counts the slow consumer it disconnected.
+    # /metrics counts the slow consumer it disconnected.
     metrics = requests.get(server.url("/metrics")).text
     m = re.search(r"^touchsync_realtime_slow_consumers_disconnected_total (\S+)$", metrics, re.M)
     assert m and float(m.group(1)) >= 1, "slow consumers disconnected are counted in /metrics"
@@ -308,7 +308,7 @@ def test_slow_consumer_is_dropped_while_others_keep_receiving(server, clients):
 
 
 def test_every_socket_element_carries_reactions_for_its_recipient(server, clients):
-    """Issue 3: every element carries `reactions` for the caller (null while it has none), in
+    """Every element carries `reactions` for the caller (null while it has none), in
     socket payloads too: the join batch, element:created/updated and the element:update ack."""
     a = server.register("alice")
     b = server.register("bob")
@@ -366,7 +366,7 @@ def _lines_after(server, start, predicate, timeout=5.0):
 
 
 def test_log_has_one_line_per_request_and_socket_connect_disconnect_with_reason(server, clients):
-    """Issue 5 item 7: one line per request (method, path with ids, status, duration, request id,
+    """One line per request (method, path with ids, status, duration, request id,
     user id); one per socket connect and disconnect, with the reason."""
     a = server.register("logger")
     room = server.room(a)
@@ -414,7 +414,7 @@ def test_log_has_one_line_per_request_and_socket_connect_disconnect_with_reason(
 
 
 def test_docs_realtime_md_documents_every_event_the_server_knows():
-    """Issue 5 item 3: docs/realtime.md lists every Socket.IO event (direction, payload, ack); it
+    """docs/realtime.md lists every Socket.IO event (direction, payload, ack); it
     cannot drift from the event names in the server's sources."""
     import glob
     import os

@@ -1,4 +1,4 @@
-"""Cross-node fan-out over Redis (issue 12 item 3) with the real python-socketio client: two
+"""Cross-node fan-out over Redis (docs/realtime-cluster.md) with the real python-socketio client: two
 `touchsync serve --redis-url …` processes sharing one SQLite file and one Redis. An element
 created through node A's REST reaches python-socketio clients on node B, each with its own
 `hasReacted`; the originating socket (X-Socket-Id) is skipped across nodes.

@@ -1,6 +1,6 @@
 """Schemathesis (pinned in requirements.txt) against a seeded test-mode server: every check of
-the schema-driven fuzzer, on every documented REST operation, must find 0 failures (issue 9
-item 10: the OpenAPI document tells the truth, and every bad input gets a clear JSON error).
+the schema-driven fuzzer, on every documented REST operation, must find 0 failures (the
+OpenAPI document tells the truth, and every bad input gets a clear JSON error).
 
 Bounded: a fixed seed and a few examples per operation keep the run well under 2 minutes.
 Left out, each for a reason:

@@ -1,4 +1,4 @@
-"""HTTPS and WSS served by touchsync itself (issue 15), against real clients that verify the
+"""HTTPS and WSS served by touchsync itself (docs/tls.md), against real clients that verify the
 server's certificate against a CA the test generates with the `openssl` CLI (no insecure flags):
 curl, python-socketio (polling then upgrade, and websocket-only), Python's ssl module for the
 raw cases (trickled ClientHello, plain HTTP to the TLS port, certificate rotation on SIGHUP).
@@ -214,8 +214,8 @@ def test_python_socketio_over_https_and_wss(tls_server, transports):
     # python-engineio 4.15's threaded client reads and writes one SSL socket from two threads at
     # once (its read loop and write loop start before the Socket.IO CONNECT is sent), which Python's
     # ssl module does not allow: now and then the client drops its own fresh WSS connection, the
-    # server seeing only the peer close (upstream: miguelgrinberg/python-engineio issue 461 and pull
-    # request 436; reproduced here, about 1 connect in 15 with websocket-only). A client-side abort
+    # server seeing only the peer close (upstream: https://github.com/miguelgrinberg/python-engineio/issues/461 and
+    # /pull/436; reproduced here, about 1 connect in 15 with websocket-only). A client-side abort
     # is retried, at most twice; a refusal by the server is not.
     for attempt in range(3):
         client = socketio.Client(reconnection=False, http_session=tls_server.session())

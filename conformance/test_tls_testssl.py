@@ -1,4 +1,4 @@
-"""testssl.sh against `touchsync serve --tls-cert … --tls-key …` (issue 15 §6): no protocol below
+"""testssl.sh against `touchsync serve --tls-cert … --tls-key …` (docs/tls-testssl.md): no protocol below
 TLS 1.2, no weak cipher, no known vulnerability flagged. testssl's JSON output (--jsonfile) is
 parsed finding by finding. Loopback only: an IP address (no DNS), no "phone out" checks.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates Sources/TSApp/Server/EmbeddedMigrations+Generated.swift from Migrations/*.sql (SQLite)
 # and Migrations/postgres/*.sql (PostgreSQL, its own numbering), so the
-# touchsync binary carries its schema and runs from any directory (issue 10 item 5).
+# touchsync binary carries its schema and runs from any directory.
 # Run it after adding or changing a migration, and commit the result; the test
 # EmbeddedMigrationsTests.testEmbeddedMigrationsMatchTheMigrationsDirectory fails while it is stale.
 #

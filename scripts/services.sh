@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Throw-away PostgreSQL and Redis servers for the test suite (issue 12), on free loopback ports in a
+# Throw-away PostgreSQL and Redis servers for the test suite, on free loopback ports in a
 # temporary directory, removed afterwards.
 #
 #   scripts/services.sh start DIR   starts what is installed; writes DIR/env (shell `export` lines):

@@ -1,7 +1,7 @@
 import TSJSON
 
 /// JSON Web Tokens (RFC 7519) in JWS compact serialization (RFC 7515 §7.1), HS256 only
-/// (RFC 7518 §3.2). CONTRACT §0: any other `alg`, including `none`, is rejected.
+/// (RFC 7518 §3.2). Any other `alg`, including `none`, is rejected: the header must not choose the check.
 public enum JWT {
     /// Tokens longer than this are rejected before any decoding (they are a few hundred bytes).
     public static let maximumTokenLength = 8192

@@ -1,4 +1,4 @@
-/// Server-generated identifiers (CONTRACT §0: lowercase UUID strings).
+/// Server-generated identifiers: lowercase UUID strings, so clients can compare ids as plain strings.
 public enum UUIDGenerator {
     /// A random (version 4, RFC 9562 §5.4) UUID from the secure RNG, lowercase,
     /// e.g. `"0f8fad5b-d9cb-469f-a165-70867728950e"`.

@@ -19,10 +19,12 @@ public struct DomainConfiguration: Sendable {
     public var maxFailedLoginEntries: Int
     /// Clock-skew leeway for a token's `exp`, `nbf` and `iat` (config `auth.tokenLeewaySeconds`).
     public var tokenLeewaySeconds: Int64
+    /// Per-user write limits (config `limits.*`), checked by the route layer.
+    public var writeLimits: WriteLimits.Configuration
 
     public init(jwtSecret: [UInt8], passwordIterations: Int = 210_000, tokenLifetimeSeconds: Int64 = 30 * 24 * 3600,
                 maxFailedLogins: Int = 10, failedLoginWindowSeconds: Int64 = 300, maxFailedLoginEntries: Int = 50_000,
-                tokenLeewaySeconds: Int64 = 60) {
+                tokenLeewaySeconds: Int64 = 60, writeLimits: WriteLimits.Configuration = WriteLimits.Configuration()) {
         self.jwtSecret = jwtSecret
         self.passwordIterations = passwordIterations
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
@@ -30,6 +32,7 @@ public struct DomainConfiguration: Sendable {
         self.failedLoginWindowSeconds = failedLoginWindowSeconds
         self.maxFailedLoginEntries = maxFailedLoginEntries
         self.tokenLeewaySeconds = tokenLeewaySeconds
+        self.writeLimits = writeLimits
     }
 }
 
@@ -49,6 +52,8 @@ public final class TouchSyncDomain: Sendable {
     public let messages: MessageService
     public let posts: PostService
     public let devices: DeviceService
+    /// Per-user write budgets, taken by the REST routes and Socket.IO handlers before a write.
+    public let writeLimits: WriteLimits
 
     public init(db: Database, configuration: DomainConfiguration, events: any DomainEventPublisher,
                 delivery: (any NotificationDelivery)? = nil, clock: any WallClock = SystemWallClock(), logger: Logger) {
@@ -68,5 +73,6 @@ public final class TouchSyncDomain: Sendable {
         messages = MessageService(db: db, clock: clock, sequence: sequence, events: events)
         posts = PostService(db: db, clock: clock, sequence: sequence)
         devices = DeviceService(db: db, clock: clock, sequence: sequence)
+        writeLimits = WriteLimits(configuration: configuration.writeLimits, clock: clock, logger: logger)
     }
 }

@@ -7,7 +7,7 @@ import TSWebSocket
 ///
 /// Used for one change that produces more than one event (e.g. `element:created` to the room
 /// and `element:created:global` to the members' channels): a socket that receives both gets
-/// them in one segment where before it could get two writes (CONTRACT.md §3).
+/// them in one segment where before it could get two writes (docs/realtime.md).
 ///
 /// Polling recipients get each part's segments appended to their queue as the part is added,
 /// exactly as separate broadcasts did (Engine.IO v4 payload semantics unchanged). Sessions that

@@ -36,11 +36,9 @@ public struct EngineIOConfiguration: Sendable {
     /// python-engineio 3.x). Off by default, as in the reference server (`allowEIO3`); when
     /// off, `EIO=3` is answered 400 "Unsupported protocol version".
     public var allowEIO3: Bool = false
-    /// Connection set-up pacing over WebSocket: after the Socket.IO CONNECT reply has been
-    /// written, what the connect handler emitted waits this long (µs) past the flush before it
-    /// is written, so a client that handles one read per tick (the official test suite's `ws`
-    /// client) finds the reply alone in its read. Only packets queued during set-up wait.
-    public var setupWriteGapMicroseconds: Int = 10_000
+    /// Connection set-up pacing over WebSocket (`EngineSetupPacing`), for test suites whose
+    /// client handles one read per tick; nil (the default) writes set-up packets as they come.
+    public var setupPacing: EngineSetupPacing? = nil
 
     public init() {}
 

@@ -1,48 +1,37 @@
 import TSWebSocket
 
 extension EngineIOServer {
-    /// Server shutdown: closes every session so its client learns it at once. `farewell` gives
-    /// the packets the layer above sends each session last (Socket.IO's DISCONNECT); then a
-    /// WebSocket gets a Close frame 1001 Going Away (RFC 6455 §7.4.1) and its TCP connection is
-    /// closed without waiting for the peer's Close, and a pending long-poll GET is answered with
-    /// the queued packets, the farewell and a `1` close packet (Engine.IO v4, "HTTP
-    /// long-polling"). The delegate sees `reason`.
-    public func shutdown(reason: String = EngineCloseReason.serverShutdown,
-                         farewell: (EngineIOSession) -> [EnginePreEncodedPacket] = { _ in [] }) {
-        for s in allSessions { s.closeForShutdown(reason: reason, farewell: farewell(s)) }
+    /// Server shutdown: closes every session at once so its client learns it, as the reference
+    /// server's `close()` does (engine.io `packages/engine.io/lib/server.ts` → `Socket.close(true)`,
+    /// which closes the transport without waiting for the write buffer to drain):
+    /// - a WebSocket gets a Close frame with no status code (engine.io's websocket transport
+    ///   calls `ws.close()` with no arguments) and its TCP connection is closed without waiting
+    ///   for the peer's Close (`WebSocketConnection.goAway`);
+    /// - a pending long-poll GET is answered with a `1` close packet alone (engine.io's polling
+    ///   transport, `doClose` when writable; a parked GET never has packets waiting behind it,
+    ///   they would have answered it).
+    /// Nothing is sent at the layers above. The delegate sees `reason`.
+    public func shutdown(reason: String = EngineCloseReason.serverShutdown) {
+        for s in allSessions { s.closeForShutdown(reason: reason) }
     }
 }
 
 extension EngineIOSession {
-    /// See `EngineIOServer.shutdown(reason:farewell:)`.
-    func closeForShutdown(reason: String, farewell: [EnginePreEncodedPacket]) {
+    /// See `EngineIOServer.shutdown(reason:)`.
+    func closeForShutdown(reason: String) {
         var actions = Deferred()
         var transports: [any EngineWebSocketTransport] = []
-        var frames: [UInt8] = []
         lock.withLock {
             guard !state.closed else { return }
-            if state.transport == .websocket, state.ws != nil {
-                for p in farewell { frames += p.frame }
-            } else {
-                var segments = state.queue.drainSegments()
-                segments += farewell.map(\.segment)
-                var close: [UInt8] = []
-                EnginePacketCodec.encodeText(EnginePacket(.close), into: &close)
-                segments.append(close)
-                if let cont = state.pendingPoll {
-                    state.pendingPoll = nil
-                    actions.resume = (cont, .payload(EnginePacketCodec.joinPayload(segments)))
-                }
-            }
-            // The WebSockets go away here (1001, no wait) instead of `closeLocked`'s 1000.
+            // A pending GET gets `1` from `closeLocked`, in the session's protocol revision.
+            // The WebSockets close here (no status code, no wait) instead of `closeLocked`'s 1000.
             if let ws = state.ws { transports.append(ws) }
             if let p = state.probe { transports.append(p) }
             state.ws = nil
             state.probe = nil
             closeLocked(reason: reason, pollReply: EnginePacket(.close), into: &actions)
         }
-        for (i, ws) in transports.enumerated() {
-            if i == 0 && !frames.isEmpty { ws.engineSend(frame: frames) }
+        for ws in transports {
             if let ws = ws as? WebSocketConnection {
                 ws.goAway(reason: "server shutting down")
             } else {
@@ -51,4 +40,9 @@ extension EngineIOSession {
         }
         actions.run(self)
     }
+}
+
+extension EngineIOSession {
+    /// Whether a long-poll GET is parked waiting for packets (the one a shutdown answers `1`).
+    var hasParkedPoll: Bool { lock.withLock { state.pendingPoll != nil } }
 }

@@ -120,7 +120,7 @@ public final class EngineIOSession: @unchecked Sendable {
         /// Set-up pacing (Socket.IO CONNECT reply and the connect handler's emits): while
         /// `pacing`, or while a paced write is in flight, websocket frames queue in `pacedQueue`.
         /// The first is written alone; once that write has left (flushed, plus
-        /// `setupWriteGapMicroseconds`), everything queued meanwhile goes in one write — as the
+        /// `EngineSetupPacing.gap`), everything queued meanwhile goes in one write — as the
         /// reference writes only after the previous write completed, then flushes its buffer.
         var pacing = false
         var pacedInFlight = false
@@ -248,7 +248,9 @@ public final class EngineIOSession: @unchecked Sendable {
     /// it while they drain) leaves in its own write, after the previous one has been flushed.
     /// Used for the Socket.IO CONNECT reply and the connect handler's first emits, which the
     /// reference server never coalesces into one TCP segment. Other writes are not affected.
+    /// Without `configuration.setupPacing` it only runs `body`.
     public func withPacedWrites<T>(_ body: () throws -> T) rethrows -> T {
+        guard configuration.setupPacing != nil else { return try body() }
         lock.withLock { state.pacing = true }
         defer { lock.withLock { state.pacing = false } }
         return try body()
@@ -328,7 +330,7 @@ public final class EngineIOSession: @unchecked Sendable {
         func run(_ s: EngineIOSession) {
             for (ws, f) in frames { ws.engineSend(frame: f) }
             if let (ws, f) = pacedFrame {
-                let gap = UInt64(max(0, s.configuration.setupWriteGapMicroseconds)) * 1000
+                let gap = s.configuration.setupPacing?.gapNanoseconds ?? 0
                 ws.engineSend(frame: f, thenAfter: gap) { s.pacedWriteCompleted() }
             }
             for (ws, t) in texts { ws.engineSend(text: t) }

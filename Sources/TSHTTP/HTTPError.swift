@@ -7,19 +7,22 @@ public protocol HTTPResponseConvertibleError: Error {
 }
 
 /// An error with a status, a contract error code and a message, rendered as
-/// `{"error":{"code":…,"message":…}}` (CONTRACT §0).
+/// `{"error":{"code":…,"message":…}}` (the error envelope of docs/api.md, "Conventions").
 public struct HTTPError: Error, Sendable, HTTPResponseConvertibleError, CustomStringConvertible {
     public var status: Int
     public var code: String
     public var message: String
     /// Extra response headers (e.g. `Allow`, `Retry-After`).
     public var headers: HTTPHeaders
+    /// The input a 400 is about (`body` for the body as a whole), as every validation error names one.
+    public var field: String?
 
-    public init(status: Int, code: String, message: String, headers: HTTPHeaders = HTTPHeaders()) {
+    public init(status: Int, code: String, message: String, headers: HTTPHeaders = HTTPHeaders(), field: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.headers = headers
+        self.field = field
     }
 
     /// Uses the default code for `status` (see `HTTPStatus.errorCode`).
@@ -29,7 +32,9 @@ public struct HTTPError: Error, Sendable, HTTPResponseConvertibleError, CustomSt
 
     public var description: String { "HTTPError(\(status) \(code): \(message))" }
 
-    public static func validation(_ message: String) -> HTTPError { HTTPError(status: 400, code: "VALIDATION_ERROR", message: message) }
+    public static func validation(_ message: String, field: String? = nil) -> HTTPError {
+        HTTPError(status: 400, code: "VALIDATION_ERROR", message: message, field: field)
+    }
     public static func badRequest(_ message: String) -> HTTPError { HTTPError(status: 400, code: "BAD_REQUEST", message: message) }
     public static func unauthorized(_ message: String = "Unauthorized") -> HTTPError { HTTPError(status: 401, code: "UNAUTHORIZED", message: message) }
     public static func forbidden(_ message: String = "Forbidden") -> HTTPError { HTTPError(status: 403, code: "FORBIDDEN", message: message) }
@@ -52,7 +57,9 @@ public struct HTTPError: Error, Sendable, HTTPResponseConvertibleError, CustomSt
 
     /// The contract error body.
     public var jsonBody: JSONValue {
-        .object(["error": .object(["code": .string(code), "message": .string(message)])])
+        var error: JSONObject = ["code": .string(code), "message": .string(message)]
+        if let field { error["field"] = .string(field) }
+        return .object(["error": .object(error)])
     }
 
     public func response(for request: HTTPRequest?) -> HTTPResponse {

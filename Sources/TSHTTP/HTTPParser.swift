@@ -265,7 +265,7 @@ public struct HTTPParser: Sendable {
             let codings = headers.tokens(for: "Transfer-Encoding")
             if codings.isEmpty { return .fail(.bad("empty Transfer-Encoding")) }
             if codings.contains(where: { $0 != "chunked" }) {
-                // RFC 9112 §6.1 permits 501 here; we answer 400 and close (issue 2): without a coding
+                // RFC 9112 §6.1 permits 501 here; we answer 400 and close (docs/decisions.md): without a coding
                 // we can decode, the body cannot be framed, so the rest of the stream is unusable.
                 return .fail(.bad("unsupported transfer coding"))
             }

@@ -93,8 +93,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Graceful shutdown (SIGTERM), quick when nothing is in flight:
     /// 1. stop accepting; idle keep-alive connections close at once; a request that arrives on a
     ///    kept-alive connection gets 503 + close; in-flight responses carry `Connection: close`;
-    /// 2. `notify` runs — the place to tell long-lived clients (the Socket.IO hub sends each
-    ///    socket its DISCONNECT and closes WebSockets with 1001, answering pending polls);
+    /// 2. `notify` runs — the place to tell long-lived clients (the Socket.IO hub closes each
+    ///    WebSocket with a Close frame and answers pending polls with an Engine.IO close);
     /// 3. waits until every connection has sent its last byte (closed, or flushed and
     ///    half-closed), at most `shutdownGracePeriod` — no polling, a continuation;
     /// 4. closes whatever is left and stops the event loops (when owned).

@@ -57,7 +57,7 @@ public struct Router: HTTPResponder, Sendable {
     }
 
     /// The path split at every `/` (empty segments kept). One scan over the UTF-8 bytes for an
-    /// ASCII path (issue 14 item 1: `split` over `Character`s cost ~47k instructions per request,
+    /// ASCII path (`split` over `Character`s cost ~47k instructions per request,
     /// bench/RESULTS.md "Toggle under load, round 3"); a non-ASCII path goes through
     /// `characterSegments`, since a `/` followed by a combining mark is not a `Character` of its own.
     static func segments(_ path: String) -> [Substring] {

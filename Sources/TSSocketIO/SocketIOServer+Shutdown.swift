@@ -1,18 +1,14 @@
 import TSEngineIO
 
 extension SocketIOServer {
-    /// Server shutdown (Socket.IO v5, "Disconnection"): every socket gets a DISCONNECT packet
-    /// for its namespace (clients report a server disconnect and do not reconnect), as the
-    /// last packets of its Engine.IO session, which then closes — WebSocket Close 1001, a
-    /// pending poll answered with the DISCONNECT and a close packet (`EngineIOServer.shutdown`).
-    /// `onDisconnect` gets `reason`.
+    /// Server shutdown, as the reference server's `Server.close()` (socket.io
+    /// `packages/socket.io/lib/index.ts`): every socket is closed on the server side with
+    /// `reason` and is sent nothing at the Socket.IO level, then the Engine.IO sessions close
+    /// (`EngineIOServer.shutdown`). No DISCONNECT packet: clients read that as a kick and stay
+    /// away (Socket.IO v5, "Disconnection"); a closed transport they read as `transport close`
+    /// and reconnect with their backoff, which is what a restart needs. `onDisconnect` gets
+    /// `reason`. A kick (`SocketIOSocket.disconnect`, used on logout) still sends DISCONNECT.
     public func shutdown(reason: String = EngineCloseReason.serverShutdown) {
-        var bySession: [ObjectIdentifier: [SocketIOSocket]] = [:]
-        for socket in connectedSockets { bySession[ObjectIdentifier(socket.session), default: []].append(socket) }
-        engine.shutdown(reason: reason) { session in
-            (bySession[ObjectIdentifier(session)] ?? []).flatMap { socket in
-                Self.preEncode(SocketIOPacket(type: .disconnect, namespace: socket.namespace))
-            }
-        }
+        engine.shutdown(reason: reason)
     }
 }

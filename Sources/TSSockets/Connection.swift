@@ -250,7 +250,7 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
-    // MARK: batched sends (io_uring, issue 14 item 3; the loop's `SendBatcher` drives these)
+    // MARK: batched sends (io_uring; the loop's `SendBatcher` drives these)
 
     /// What `stageBatchedSend` did with this connection's scheduled flush.
     enum BatchStaging {

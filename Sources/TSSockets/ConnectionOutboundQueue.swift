@@ -167,7 +167,7 @@ public struct ConnectionOutboundQueue {
         }
         if head == messages.count {
             // Drained: the payloads and the message table are released, so an idle connection
-            // holds no queue storage (issue 14: memory per idle socket).
+            // holds no queue storage (memory per idle socket).
             messages = []
             head = 0
             lastProgress = nil

@@ -81,7 +81,7 @@ public enum Platform {
     }
     static var errno: Int32 { Glibc.errno }
 
-    // MARK: batched sends (io_uring, issue 14 item 3)
+    // MARK: batched sends (io_uring)
 
     /// io_uring_setup(2) of a ring with `entries` send slots (CSystem's `ts_uring_create`), and
     /// the check that a MSG_DONTWAIT send to a full socket completes at once with EAGAIN. Returns

@@ -1,6 +1,6 @@
 import Logging
 
-/// The io_uring path of an event loop's end-of-iteration flush (issue 14 item 3).
+/// The io_uring path of an event loop's end-of-iteration flush.
 ///
 /// When one iteration wrote to several connections — a broadcast's hop writes one frame buffer
 /// to every socket of the room on this loop — their pending bytes are copied into a staging

@@ -70,7 +70,7 @@ public struct DatabaseConfiguration: Sendable {
     /// Default 32 MiB.
     public var writerCacheKiB: Int = 32 << 10
 
-    // PostgreSQL (database.url), issue 12; docs/storage-postgres.md.
+    // PostgreSQL (database.url); docs/storage-postgres.md.
     /// libpq `connect_timeout`: the longest one connection attempt may take. Default 5 s.
     public var postgresConnectTimeout: Duration = .seconds(5)
     /// `statement_timeout` of every session: a statement running longer is cancelled by the server. Default 30 s.

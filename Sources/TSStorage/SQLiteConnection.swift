@@ -51,7 +51,7 @@ public final class SQLiteConnection {
                 // The WAL's bound: checkpoint every N pages, and shrink the file after a reset.
                 try executeScript("PRAGMA journal_size_limit = \(configuration.journalSizeLimitBytes)")
                 try executeScript("PRAGMA wal_autocheckpoint = \(max(0, configuration.walAutocheckpointPages))")
-                // Issue 14 item 1 (bench/RESULTS.md "Toggle under load, round 3"): the pages a
+                // Toggle under load (bench/RESULTS.md "Toggle under load, round 3"): the pages a
                 // group commit touches stay in the writer's cache, and each job's SAVEPOINT keeps
                 // its statement journal in memory (a batch's journal spilled to a temp file that
                 // was created, written and unlinked on every commit). The journal holds at most

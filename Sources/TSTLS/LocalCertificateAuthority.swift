@@ -3,7 +3,7 @@ import CTLS
 #endif
 import Foundation
 
-/// `touchsync cert` (issue 15 §4): a local CA and a server certificate signed by it, for
+/// `touchsync cert` (docs/tls.md): a local CA and a server certificate signed by it, for
 /// development against real devices. Made in-process with libcrypto's X509 API (not by shelling
 /// out to the `openssl` CLI): the binary then needs nothing installed beyond the libssl it
 /// already links, and the key never crosses a process boundary or a command line.

@@ -4,16 +4,22 @@ import TSSockets
 
 /// TLS for one `Connection` (the `ConnectionTransform` seam): runs a `TLSConnectionEngine` and
 /// carries out its actions on the connection — ciphertext out, plaintext up to the handler.
-/// Enforces issue 15's limits: a total handshake deadline (a trickled ClientHello is cut off:
-/// the deadline is set at accept and no byte extends it), the server-wide bound on concurrent
-/// handshakes, and a plain-HTTP request to the TLS port closed with a log line.
+/// Enforces the TLS limits (docs/tls.md): a total handshake deadline (a trickled ClientHello is cut off:
+/// the deadline is set at accept and no byte extends it), the bounds of `TLSHandshakeGate` (per
+/// address from accept, server-wide from the first byte), and a plain-HTTP request to the TLS
+/// port closed with a log line.
 // @unchecked Sendable: loop-confined like its connection — every method runs on the connection's
 // loop (seam calls, `whenClosed`, and the deadline task scheduled on that same loop); the
 // @Sendable closures only carry it to that loop.
 public final class TLSConnectionTransform: ConnectionTransform, @unchecked Sendable {
-    private let engine: TLSConnectionEngine
+    /// Made at the first byte received: until then a silent connection holds no TLS session.
+    private var engine: TLSConnectionEngine?
+    private let store: TLSContextStore
     private let gate: TLSHandshakeGate
+    private let address: String
     private var holdsGateSlot = true
+    /// A server-wide slot is held (the first byte arrived).
+    private var started = false
     private var deadline: ScheduledTaskHandle?
 
     /// The HTTP answer to a plain-HTTP request on the TLS port, sent before closing.
@@ -23,31 +29,24 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
                       + "Connection: close\r\n\r\n" + body).utf8)
     }()
 
-    private init(engine: TLSConnectionEngine, gate: TLSHandshakeGate) {
-        self.engine = engine
+    private init(store: TLSContextStore, gate: TLSHandshakeGate, address: String) {
+        self.store = store
         self.gate = gate
+        self.address = address
     }
 
     /// The factory for `TCPListener.makeTransform` / `HTTPServerConfiguration.connectionTransform`.
     /// `handshakeTimeout`: nanoseconds from accept to a finished handshake (0: none).
     public static func factory(store: TLSContextStore, gate: TLSHandshakeGate, handshakeTimeout: UInt64) -> ConnectionTransformFactory {
         return { connection in
-            guard gate.tryAcquire() else {
-                connection.logger.notice("TLS connection refused: \(gate.maxConcurrent) handshakes already in progress (tls.maxConcurrentHandshakes)",
+            let address = ConnectionAddressCap.host(of: connection.remoteAddress)
+            guard gate.tryAdmit(address: address) else {
+                connection.logger.notice("TLS connection refused: \(gate.maxPerAddress) handshakes from \(address) already in progress (tls.maxHandshakesPerAddress)",
                                          metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
-                connection.close(.local("too many TLS handshakes in progress"))
+                connection.close(.local("too many TLS handshakes in progress from this address"))
                 return nil
             }
-            let engine: TLSConnectionEngine
-            do {
-                engine = try TLSConnectionEngine(context: store.current)
-            } catch {
-                gate.release()
-                connection.logger.error("TLS connection refused: \(error)", metadata: ["connection": .stringConvertible(connection.id)])
-                connection.close(.local("TLS set-up failed"))
-                return nil
-            }
-            let transform = TLSConnectionTransform(engine: engine, gate: gate)
+            let transform = TLSConnectionTransform(store: store, gate: gate, address: address)
             if handshakeTimeout > 0 {
                 // Strong capture: cancelled when the handshake finishes or the connection closes.
                 transform.deadline = connection.loop.scheduleTask(in: handshakeTimeout) {
@@ -59,13 +58,37 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
         }
     }
 
+    /// At the first bytes: the server-wide slot and the TLS session. False when refused (closed).
+    private func startHandshake(_ connection: Connection) -> Bool {
+        guard gate.tryStart() else {
+            connection.logger.notice("TLS connection refused: \(gate.maxConcurrent) handshakes already in progress (tls.maxConcurrentHandshakes)",
+                                     metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+            connection.close(.local("too many TLS handshakes in progress"))
+            return false
+        }
+        started = true
+        do {
+            engine = try TLSConnectionEngine(context: store.current)
+            return true
+        } catch {
+            connection.logger.error("TLS connection refused: \(error)", metadata: ["connection": .stringConvertible(connection.id)])
+            connection.close(.local("TLS set-up failed"))
+            return false
+        }
+    }
+
     // MARK: ConnectionTransform
 
     public func connectionDidReceive(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
+        if engine == nil {
+            guard !started, startHandshake(connection) else { return }
+        }
+        guard let engine else { return }
         perform(engine.receive(bytes), on: connection)
     }
 
     public func transformOutbound(_ connection: Connection, _ first: [UInt8], _ second: [UInt8]) -> [UInt8] {
+        guard let engine else { return [] }  // nothing to say before the client has spoken
         var out: [UInt8] = []
         for action in engine.encrypt(first, second) {
             switch action {
@@ -81,6 +104,7 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
     }
 
     public func connectionWillCloseGracefully(_ connection: Connection) -> [UInt8] {
+        guard let engine else { return [] }
         var out: [UInt8] = []
         for case .send(let bytes) in engine.shutdown() { out += bytes }
         return out
@@ -116,7 +140,7 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
 
     private func deadlinePassed(_ connection: Connection, timeout: UInt64) {
         deadline = nil
-        guard !engine.isHandshakeComplete, connection.isOpen else { return }
+        guard engine?.isHandshakeComplete != true, connection.isOpen else { return }
         connection.logger.notice("TLS handshake not finished within \(timeout / 1_000_000) ms of accept (tls.handshakeTimeoutSeconds): closing",
                                  metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
         connection.close(.timeout)
@@ -128,7 +152,7 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
         deadline = nil
         if holdsGateSlot {
             holdsGateSlot = false
-            gate.release()
+            gate.finish(address: address, started: started)
         }
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// A server TLS configuration: one certificate chain and private key (PEM), the protocol and
 /// cipher policy, ALPN and session resumption. Immutable once made; connections share it.
 ///
-/// Policy (issue 15, Mozilla "intermediate" profile v5.7):
+/// Policy (docs/tls.md, Mozilla "intermediate" profile v5.7):
 /// - TLS 1.2 (RFC 5246) and TLS 1.3 (RFC 8446) only;
 /// - TLS 1.3 suites: OpenSSL's defaults (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305);
 ///   TLS 1.2 suites: ECDHE/DHE with AES-GCM or ChaCha20-Poly1305 only (`intermediateCiphers12`);

@@ -3,7 +3,7 @@ import Logging
 import TSSync
 import Foundation
 
-/// The server's current `TLSContext`, replaceable without a restart (issue 15 §2): `reload()`
+/// The server's current `TLSContext`, replaceable without a restart (docs/tls.md): `reload()`
 /// (on SIGHUP) or `reloadIfChanged()` (a periodic check of the files) loads the pair again; new
 /// connections get the new context, open ones keep the one they started with (each SSL holds a
 /// reference to its SSL_CTX). A pair that fails to load — missing, unparsable, key not matching

@@ -24,7 +24,7 @@ public final class TLSServerSetup: @unchecked Sendable {
     /// nil when neither file is set. Throws a clear error when only one is, when this build has no
     /// TLS (`TLSSupport.unavailableMessage`), or when the pair cannot be used.
     public static func make(certificateFile: String?, privateKeyFile: String?, handshakeTimeoutNanoseconds: UInt64,
-                            maxConcurrentHandshakes: Int, logger: Logger) throws -> TLSServerSetup? {
+                            maxConcurrentHandshakes: Int, maxHandshakesPerAddress: Int = 0, logger: Logger) throws -> TLSServerSetup? {
         let cert = certificateFile.flatMap { $0.isEmpty ? nil : $0 }
         let key = privateKeyFile.flatMap { $0.isEmpty ? nil : $0 }
         if cert == nil && key == nil { return nil }
@@ -40,7 +40,7 @@ public final class TLSServerSetup: @unchecked Sendable {
         } catch {
             throw TLSError("cannot serve HTTPS: \(error)")
         }
-        let gate = TLSHandshakeGate(maxConcurrent: max(0, maxConcurrentHandshakes))
+        let gate = TLSHandshakeGate(maxConcurrent: max(0, maxConcurrentHandshakes), maxPerAddress: max(0, maxHandshakesPerAddress))
         return TLSServerSetup(transformFactory: TLSConnectionTransform.factory(store: store, gate: gate, handshakeTimeout: handshakeTimeoutNanoseconds),
                               summary: "certificate \(store.current.leafSummary) from \(cert)",
                               reloadNow: { store.reload(reason: $0) }, reloadIfChangedNow: { store.reloadIfChanged() }, logger: logger)

@@ -102,14 +102,16 @@ public final class WebSocketConnection: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    /// Server shutdown: sends Close(1001 Going Away, `reason`) after what is already queued,
-    /// then closes TCP gracefully at once instead of waiting for the peer's Close (RFC 6455
-    /// §7.1.1 lets the server close first; the peer reads the Close, then end of stream).
-    /// The delegate is told now. Idempotent, thread-safe.
+    /// Server shutdown: sends a Close frame with no status code after what is already queued
+    /// (what the reference server's `ws` library sends for `close()` with no arguments,
+    /// RFC 6455 §5.5.1: the body is optional), then closes TCP gracefully at once instead of
+    /// waiting for the peer's Close (§7.1.1 lets the server close first; the peer reads the
+    /// Close, then end of stream). The delegate is told now, with 1005 (§7.4.1: no status code
+    /// was present) and `reason`, which stays local. Idempotent, thread-safe.
     public func goAway(reason: String = "") {
         loop.executeOrRun { [self] in
-            if case .sendClose(let code, let reason) = inbound.machine.close(code: WebSocketCloseCode.goingAway, reason: reason) {
-                connection.write(WebSocketFrameEncoder.encodeClose(code: code, reason: reason))
+            if case .sendClose = inbound.machine.close(code: WebSocketCloseCode.noStatusReceived, reason: reason) {
+                connection.write(WebSocketFrameEncoder.encodeClose(code: nil))
             }
             closeTimer?.cancel()
             closeTimer = nil

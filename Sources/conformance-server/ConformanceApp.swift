@@ -23,6 +23,9 @@ final class ConformanceApp: Sendable {
 
         var sioEngine = EngineIOConfiguration(pingInterval: pingInterval, pingTimeout: pingTimeout, maxPayload: 1_000_000)
         sioEngine.path = "/socket.io/"
+        // The official Socket.IO suite's client reads one frame per tick: the CONNECT reply
+        // must arrive alone (off in `touchsync serve`, where real clients parse whole reads).
+        sioEngine.setupPacing = .officialTestSuite
         socketIO = try SocketIOServer(configuration: SocketIOConfiguration(engine: sioEngine, namespaces: ["/", "/custom"]),
                                       clock: SystemClock(), logger: logger, timerLoop: engineEcho.timerLoop)
         socketIO.onConnect { socket in

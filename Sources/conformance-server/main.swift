@@ -61,11 +61,11 @@ struct ConformanceServer: ParsableCommand {
         // Autobahn's 9.x cases echo messages of up to 16 MiB: allow that much to be queued.
         http.maxOutboundBytesPerConnection = 64 << 20
         // TLS exactly as TouchSyncServer+TLS.swift sets it up (the tls.* defaults: 10 s handshake
-        // deadline, 256 concurrent handshakes); nil without --tls-cert/--tls-key.
+        // deadline, 1024 handshakes under way, 32 pending per address); nil without --tls-cert/--tls-key.
         // A broken pair, or a build without TLS (macOS), stops the start with TLSError's message.
         let tls = try TLSServerSetup.make(certificateFile: tlsCert, privateKeyFile: tlsKey,
-                                          handshakeTimeoutNanoseconds: 10_000_000_000, maxConcurrentHandshakes: 256,
-                                          logger: Logger(label: "conformance-server.tls"))
+                                          handshakeTimeoutNanoseconds: 10_000_000_000, maxConcurrentHandshakes: 1024,
+                                          maxHandshakesPerAddress: 32, logger: Logger(label: "conformance-server.tls"))
         http.connectionTransform = tls?.transformFactory
         let server = HTTPServer(configuration: http, responder: router.freeze(logger: logger), logger: logger)
         let bound = try server.start()

@@ -30,7 +30,7 @@ struct BenchSeed: AsyncParsableCommand {
 
     func run() async throws {
         let config = try common.load(extra: ["log.level": "warning"])
-        let server = try TouchSyncServer(configuration: config)
+        let server = try TouchSyncServer(configuration: config, role: .tool)
         do {
             try await seed(server)
         } catch {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import TSTLS
 
-/// `touchsync cert` (issue 15 §4): a local CA and a server certificate for this machine, for
+/// `touchsync cert`: a local CA and a server certificate for this machine, for
 /// HTTPS to real devices and simulators during development. See docs/tls.md.
 struct Cert: ParsableCommand {
     static let configuration = CommandConfiguration(

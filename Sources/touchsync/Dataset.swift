@@ -19,7 +19,7 @@ struct Export: AsyncParsableCommand {
     func run() async throws {
         let config = try common.load(extra: ["log.level": .string(common.logLevel ?? "warning")])
         let server: TouchSyncServer
-        do { server = try TouchSyncServer(configuration: config) } catch { throw Fatal.fail("\(error)") }
+        do { server = try TouchSyncServer(configuration: config, role: .tool) } catch { throw Fatal.fail("\(error)") }
         defer { server.db.close() }
         let doc = try await DatasetExporter.export(server.db)
         var bytes = doc.serialized()
@@ -62,7 +62,7 @@ struct Import: AsyncParsableCommand {
         do { doc = try JSONValue.parse([UInt8](data)) } catch { throw Fatal.fail("\(file) is not JSON: \(error)") }
         let config = try common.load(extra: ["log.level": .string(common.logLevel ?? "warning")])
         let server: TouchSyncServer
-        do { server = try TouchSyncServer(configuration: config) } catch { throw Fatal.fail("\(error)") }
+        do { server = try TouchSyncServer(configuration: config, role: .tool) } catch { throw Fatal.fail("\(error)") }
         defer { server.db.close() }
         do {
             if replace {

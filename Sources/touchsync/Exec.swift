@@ -40,7 +40,9 @@ struct Exec: AsyncParsableCommand {
     @Option(help: "A fixture document (docs/test-mode.md) to load before the command runs.")
     var fixtures: String?
 
-    @Argument(parsing: .captureForPassthrough, help: "The command and its arguments, after --.")
+    // Only what follows `--` is the command: before it, `--help` and the options are exec's own
+    // (`touchsync exec --help` prints this help instead of running a command named `--help`).
+    @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.")
     var command: [String] = []
 
     mutating func validate() throws {

@@ -10,6 +10,7 @@ struct TouchSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "touchsync",
         abstract: "TouchSync server: the REST API and Socket.IO realtime backend of the TouchSync iOS app.",
+        version: "touchsync \(BuildInfo.version)",
         subcommands: [Serve.self, Migrate.self, Token.self, Exec.self, Export.self, Import.self, Version.self, BenchSeed.self, Cert.self],
         defaultSubcommand: Serve.self)
 }
@@ -45,6 +46,9 @@ struct CommonOptions: ParsableArguments {
             throw ValidationError("log.format must be text or json")
         }
         TouchSyncLogHandler.bootstrap(level: level, format: format)
+        if let unknown = Setting.unknownEnvironmentWarning(ProcessInfo.processInfo.environment) {
+            Logger(label: "touchsync.config").warning("\(unknown)")
+        }
         return config
     }
 }
@@ -75,7 +79,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tls-key"), help: "PEM private key of --tls-cert (setting tls.privateKeyFile).")
     var tlsKey: String?
 
-    // redis (issue 12): cross-node fan-out.
+    // Redis: cross-node fan-out.
     @Option(name: .customLong("redis-url"), help: "redis://[[user]:password@]host[:port]: share events with the other nodes of a cluster over Redis pub/sub (setting realtime.redisUrl, env TOUCHSYNC_REDIS_URL).")
     var redisUrl: String?
 
@@ -154,10 +158,17 @@ struct Migrate: AsyncParsableCommand {
     func run() async throws {
         let config = try common.load()
         do {
-            let server = try TouchSyncServer(configuration: config)
-            print("database \(server.databasePath) is up to date")
+            let server = try TouchSyncServer(configuration: config, role: .tool)
+            print(Self.summary(applied: server.appliedMigrations, database: server.databasePath))
             server.db.close()
         } catch { throw Fatal.fail("\(error)") }
+    }
+
+    /// `applied 5 migrations (0001…0005) to PATH`, or `database PATH is up to date` when none was pending.
+    static func summary(applied: [String], database: String) -> String {
+        guard let first = applied.first, let last = applied.last else { return "database \(database) is up to date" }
+        let range = applied.count == 1 ? first : "\(first)…\(last)"
+        return "applied \(applied.count) migration\(applied.count == 1 ? "" : "s") (\(range)) to \(database)"
     }
 }
 
@@ -175,7 +186,7 @@ struct Token: AsyncParsableCommand {
     func run() async throws {
         guard let lifetime = Self.parseDuration(expires) else { throw ValidationError("--expires must look like 30d, 12h, 15m or 3600s") }
         let config = try common.load(extra: ["log.level": "warning"])
-        let server = try TouchSyncServer(configuration: config)
+        let server = try TouchSyncServer(configuration: config, role: .tool)
         defer { server.db.close() }
         guard let userId = try await server.domain.auth.userId(forUsername: username) else {
             throw Fatal.fail("no user named \(username) in \(server.databasePath)")

@@ -4,7 +4,7 @@ import TSJSON
 @testable import TSRoutes
 import XCTest
 
-/// Issue 10 item 7: docs/api.md, the app developer's reference, is checked against the server:
+/// docs/api.md, the app developer's reference, is checked against the server:
 /// its REST part is generated from the catalog and schemas that build /openapi.json and that
 /// validate requests (stale = failure), every registered route is in it, and so is every
 /// Socket.IO event the server handles or emits.

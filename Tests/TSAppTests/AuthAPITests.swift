@@ -4,7 +4,7 @@ import TSJSON
 import TSTestSupport
 import XCTest
 
-/// Register, login, me and token rejection over real HTTP (CONTRACT.md §0 Auth, §2).
+/// Register, login, me and token rejection over real HTTP (docs/api.md, "Conventions" and "Auth").
 final class AuthAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     func testRegisterLoginMe() async throws {
         let r = try await api.post("/api/auth/register", ["username": "john.doe", "password": "correct horse", "firstName": "John"])

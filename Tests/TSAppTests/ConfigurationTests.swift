@@ -3,7 +3,7 @@ import TSApp
 import TSJSON
 import XCTest
 
-/// Settings precedence and documentation (issue 2 item 4).
+/// Settings precedence and documentation.
 final class ConfigurationTests: XCTestCase {
     var root: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
 
@@ -88,8 +88,8 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(authenticated.id, user.id)
     }
 
-    /// Issue 2 item 2's default limits, as the HTTP server actually receives them from the settings.
-    func testDefaultHTTPLimitsAreTheIssuesValues() throws {
+    /// The documented default limits (README settings table), as the HTTP server actually receives them from the settings.
+    func testDefaultHTTPLimitsAreTheDocumentedValues() throws {
         let config = try AppConfiguration.load(configFile: nil, environment: [:],
                                                overrides: ["database.path": ":memory:", "server.port": 0, "auth.jwtSecret": "0123456789abcdef0123456789abcdef"])
         let server = try TouchSyncServer(configuration: config, environment: [:])

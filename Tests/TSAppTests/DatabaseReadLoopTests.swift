@@ -5,7 +5,7 @@ import TSStorage
 import TSTestSupport
 import XCTest
 
-/// Issue 9 item 6: an event loop never waits for the database. With ONE event loop and every
+/// An event loop never waits for the database. With ONE event loop and every
 /// reader connection held busy, a request that needs a read waits (suspended) while `/health`
 /// and a WebSocket ping on that same loop are answered at once; past `database.maxQueuedReads`
 /// waiting reads, requests get 503.

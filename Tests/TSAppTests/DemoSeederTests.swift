@@ -3,7 +3,7 @@ import TSApp
 import TSJSON
 import XCTest
 
-/// The demo data of `serve --demo` (issue 3, item 9): 3 users with known passwords, 2 rooms with
+/// The demo data of `serve --demo`: 3 users with known passwords, 2 rooms with
 /// members, 20+ elements covering every type, reactions, messages with unread ones, 30 posts with
 /// likes and saves. Checked in the database and through the API as the iOS app would see it.
 final class DemoSeederTests: XCTestCase {
@@ -25,7 +25,7 @@ final class DemoSeederTests: XCTestCase {
         XCTAssertEqual(try count("SELECT COUNT(*) FROM posts"), 30)
         XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM post_likes"), 0)
         XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM post_saves"), 0)
-        // Issue 2 item 6: passwords are stored only as a salted PBKDF2 hash whose cost is the setting
+        // Passwords are stored only as a salted PBKDF2 hash whose cost is the setting
         // `auth.passwordIterations` (LiveServer sets 1000).
         let hashes = try live.server.db.readSync { c in try c.rows("SELECT password_hash FROM users") { $0.string(0) } }
         XCTAssertEqual(hashes.count, 3)

@@ -3,7 +3,7 @@ import TSDomain
 import TSJSON
 import XCTest
 
-/// Elements and reactions (CONTRACT.md §1 Element/Reaction/ElementStats, §2 Elements/Reactions).
+/// Elements and reactions (docs/api.md: Element, Reaction, ElementStats and their routes).
 final class ElementsAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     var a: TestUser!
     var b: TestUser!
@@ -174,7 +174,7 @@ final class ElementsAPITests: LiveServerTestCase, @unchecked Sendable {  // the 
         XCTAssertEqual(el.reactions?.topReactors.map(\.id), [users[4].id, users[3].id, users[2].id])
     }
 
-    /// The REST toggle reads the token's user inside its own write (issue 14 item 1): a revoked
+    /// The REST toggle reads the token's user inside its own write: a revoked
     /// token (logout) still gets 401 and writes nothing, also for an element that does not exist
     /// or a room the caller is not in (401 before 404/403); a bad signature gets 401 too.
     func testToggleWithARevokedTokenIs401AndWritesNothing() async throws {

@@ -3,7 +3,7 @@ import TSJSON
 import TSTestSupport
 import XCTest
 
-/// Issue 9 item 1 over real sockets: a 1 MiB body of 100,000 keys is parsed in linear time, so a
+/// Hostile JSON bodies over real sockets: a 1 MiB body of 100,000 keys is parsed in linear time, so a
 /// `/health` that lands on the same event loop is not held up; nesting past `server.maxJsonDepth`
 /// is a 400 with a JSON error naming the setting.
 final class HostileBodyAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
@@ -89,5 +89,10 @@ final class HostileBodyAPITests: LiveServerTestCase, @unchecked Sendable {  // t
         let deep = try await api.send("POST", "/api/auth/register", rawBody: Data(#"{"username":"deep","password":"password-123","x":[[[1]]]}"#.utf8), headers: headers)
         XCTAssertEqual(deep.status, 400)
         XCTAssertTrue(deep.json["error"]?["message"]?.stringValue?.contains("deeper than 3") == true, "\(deep.json)")
+        // Like every 400 of the API, it names the input it is about: the body as a whole.
+        XCTAssertEqual(deep.json["error"]?["field"]?.stringValue, "body", "\(deep.json)")
+        let broken = try await api.send("POST", "/api/auth/register", rawBody: Data(#"{"username":"#.utf8), headers: headers)
+        XCTAssertEqual(broken.status, 400)
+        XCTAssertEqual(broken.json["error"]?["field"]?.stringValue, "body", "\(broken.json)")
     }
 }

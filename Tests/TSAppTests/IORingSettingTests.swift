@@ -4,7 +4,7 @@ import TSJSON
 import TSSockets
 import XCTest
 
-/// `server.ioUring` (issue 14 item 3) reaches every event loop of a real server, and a value
+/// `server.ioUring` reaches every event loop of a real server, and a value
 /// other than auto/off is refused at start with the setting's name.
 final class IORingSettingTests: XCTestCase {
     func testOffGivesEveryLoopTheSendPath() async throws {

@@ -3,7 +3,7 @@ import TSJSON
 import XCTest
 @testable import TSRoutes
 
-/// The request list's pure parts: bounds, what is recorded, and redaction (issue 13 item 4).
+/// The request list's pure parts: bounds, what is recorded, and redaction.
 final class InspectorRequestLogTests: XCTestCase {
     func request(_ target: String, body: String = "", headers: HTTPHeaders = [:]) -> HTTPRequest {
         var r = HTTPRequest(method: HTTPMethod("POST"), target: target, headers: headers)

@@ -6,7 +6,7 @@ import TSRoutes
 import TSTestSupport
 import XCTest
 
-/// The live inspector (issue 5 item 5): the page, its JSON endpoints (checked against their
+/// The live inspector: the page, its JSON endpoints (checked against their
 /// OpenAPI schemas), on/off and the production admin-token rule, the Host check, demo tokens,
 /// and the per-second request ring behind its chart. The browser test is conformance/test_inspector.py.
 final class InspectorTests: XCTestCase {

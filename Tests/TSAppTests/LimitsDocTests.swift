@@ -3,7 +3,7 @@ import TSJSON
 import XCTest
 @testable import TSApp
 
-/// docs/limits.md lists every limit with its setting and its default (issue 9, "Done when"): every
+/// docs/limits.md lists every limit with its setting and its default, so an operator finds every bound in one place: every
 /// numeric or duration setting is a limit except the few named here, and its row shows the
 /// registry's default, so the page cannot drift from `Setting.all`.
 final class LimitsDocTests: XCTestCase {

@@ -13,7 +13,7 @@ private func requireLoopbackAliases(_ addresses: String...) throws {
     }
 }
 
-/// Issue 9 item 7 over real sockets: login throttling per (username, client address), and per
+/// Over real sockets: login throttling per (username, client address), and per
 /// address for unknown usernames, so nobody can lock another user out by name. Other client
 /// addresses are 127.0.0.2 and 127.0.0.3 (the client socket is bound to them; Linux routes 127/8).
 final class LoginThrottleAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
@@ -87,7 +87,7 @@ extension LoginThrottleAPITests {
     }
 }
 
-/// Issue 12 (scaling out): behind nginx every login comes from the proxy's address. With the proxy in
+/// Scaling out: behind nginx every login comes from the proxy's address. With the proxy in
 /// `server.trustedProxies`, the throttle counts the client named by `X-Forwarded-For` (the right-most
 /// entry that is not a trusted proxy), so one client's failures lock out neither other clients nor
 /// the same user elsewhere.

@@ -3,7 +3,7 @@ import TSJSON
 import TSTestSupport
 import XCTest
 
-/// `GET /metrics` (issue 5 item 4): Prometheus text format with requests by route and status,
+/// `GET /metrics`: Prometheus text format with requests by route and status,
 /// latency histograms, connections, sockets by transport, rooms, events, database and notifications.
 final class MetricsTests: XCTestCase {
     var live: LiveServer!

@@ -4,7 +4,7 @@ import TSJSON
 import TSRoutes
 import XCTest
 
-/// `GET /openapi.json` (issue 5 item 3): generated from the route table so it cannot drift, a
+/// `GET /openapi.json`: generated from the route table so it cannot drift, a
 /// valid OpenAPI 3.1 document, and every route's live response conforms to its schema.
 final class OpenAPITests: XCTestCase {
     var live: LiveServer!
@@ -211,7 +211,7 @@ final class OpenAPITests: XCTestCase {
 
         check(try await api.get("/api/test/events?since=0&limit=50"), "GET", "/api/test/events")
 
-        // Sessions (issue 13 item 6): refresh, then logout revokes; both refused afterwards.
+        // Token refresh and logout: refresh, then logout revokes; both refused afterwards.
         let refreshed = try await api.post("/api/auth/refresh", token: dave)
         check(refreshed, "POST", "/api/auth/refresh")
         check(try await api.post("/api/auth/logout", token: dave), "POST", "/api/auth/logout")

@@ -5,7 +5,7 @@ import TSStorage
 import TSStorageTestSupport
 import XCTest
 
-/// Issue 12 item 1 over real sockets: a server on PostgreSQL (database.url; the PostgreSQL
+/// Over real sockets: a server on PostgreSQL (database.url; the PostgreSQL
 /// migrations applied at start) whose database dies (`pg_ctl stop -m immediate`) answers 503
 /// `UNAVAILABLE` with `Retry-After` at once, `/health` says degraded with the reason, and both
 /// recover by themselves when the database is back, without a restart.

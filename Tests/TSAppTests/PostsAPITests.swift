@@ -2,7 +2,7 @@ import Foundation
 import TSJSON
 import XCTest
 
-/// Posts, like/save and interaction-state with the mobile envelope (seed 002, CONTRACT.md §2 Posts).
+/// Posts, like/save and interaction-state with the mobile envelope (docs/api.md, "Posts").
 final class PostsAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     func testLikeSaveIdempotentAndInteractionState() async throws {
         let a = try await api.register("alice")

@@ -3,7 +3,7 @@ import TSDomain
 import TSJSON
 import XCTest
 
-/// Issue 14 item 2: `GET /api/rooms/my-rooms` and `POST /api/mobile/posts/interaction-state`
+/// The hot read paths: `GET /api/rooms/my-rooms` and `POST /api/mobile/posts/interaction-state`
 /// answer bytes written straight from the rows (`JSONBytesWriter`, no `JSONValue` tree), with the
 /// token's user checked inside the same read. Over a real socket, these check that the bytes
 /// decode with the Codable contract models to the stored values, and equal byte for byte the
@@ -15,7 +15,7 @@ final class ReadPathBytesTests: LiveServerTestCase, @unchecked Sendable {  // th
         "unicode Ümlaut 日本語 🎉 👩‍👩‍👧 e\u{301}", "</script><b>&amp;", "null", "\u{2028}\u{2029} separators",
     ]
 
-    /// The tree `Room.jsonObject` built before issue 14 (verbatim), the reference for the bytes.
+    /// The tree `Room.jsonObject` built before the byte writers (verbatim), the reference for the bytes.
     static func legacyRoom(_ r: Room) -> JSONValue {
         func user(_ u: PublicUser) -> JSONValue {
             .object(["id": .string(u.id), "username": .string(u.username), "firstName": .optional(u.firstName), "avatarUrl": .optional(u.avatarUrl)])
@@ -30,7 +30,7 @@ final class ReadPathBytesTests: LiveServerTestCase, @unchecked Sendable {  // th
         ])
     }
 
-    /// The interaction-state body built before issue 14 (verbatim).
+    /// The interaction-state body built before the byte writers (verbatim).
     static func legacyStates(_ s: [TSDomain.PostInteractionState]) -> JSONValue {
         let interactions: [JSONValue] = s.map {
             .object(["postId": .string($0.postId), "isLiked": .bool($0.isLiked), "isSaved": .bool($0.isSaved),

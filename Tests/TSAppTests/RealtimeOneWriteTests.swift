@@ -3,10 +3,10 @@ import TSJSON
 import TSTestSupport
 import XCTest
 
-/// Issue 14 item 3, over a real socket against the real server: one change, one write per
+/// Over a real socket against the real server: one change, one write per
 /// socket. A room member's socket that joined the room receives `element:created` (room) and
 /// `element:created:global` (its user's channel) for one creation; both frames arrive in the
-/// same read, room event first (CONTRACT.md §3 order), where the members' read between the two
+/// same read, room event first (docs/realtime.md), where the members' read between the two
 /// emits used to let the first one leave on its own.
 final class RealtimeOneWriteTests: XCTestCase {
     var live: LiveServer!

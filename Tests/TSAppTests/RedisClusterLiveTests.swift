@@ -4,7 +4,7 @@ import TSJSON
 import TSTestSupport
 import XCTest
 
-/// Issue 12 item 3, over real sockets: two in-process nodes on port 0 sharing one SQLite file
+/// Cross-node fan-out over Redis, over real sockets: two in-process nodes on port 0 sharing one SQLite file
 /// (WAL works across connections) and one Redis. An element created through node A's REST
 /// reaches raw Socket.IO clients on node B, each with B's own per-recipient `hasReacted`; the
 /// originating socket (X-Socket-Id) is skipped on every node; with Redis killed REST and local

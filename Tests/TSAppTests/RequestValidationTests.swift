@@ -4,7 +4,7 @@ import TSJSON
 @testable import TSRoutes
 import XCTest
 
-/// Issue 9 item 10: the request schemas of the OpenAPI document are the checks. Each case below
+/// The request schemas of the OpenAPI document are the checks. Each case below
 /// is one of the fuzzer's spec/behaviour mismatches, over real HTTP against a live server: a
 /// clear JSON error naming the field, and the limit now in the served document.
 final class RequestValidationTests: XCTestCase {
@@ -206,7 +206,7 @@ final class RequestValidationTests: XCTestCase {
         XCTAssertNil(RequestValidation.parseInteger("99999999999999999999"))
     }
 
-    /// Issue 14 item 2: the one request schema that is "an object of one array of strings" gets a
+    /// The one request schema that is "an object of one array of strings" gets a
     /// fast reader whose bounds come from that schema (interaction-state: `postIds`, 1…50); no
     /// other route does.
     func testFastBodyReadersComeFromTheSchema() {

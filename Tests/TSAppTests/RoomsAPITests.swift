@@ -2,7 +2,7 @@ import Foundation
 import TSJSON
 import XCTest
 
-/// Rooms, membership, MyRooms badges and messages (CONTRACT.md §1 Room, §2 Rooms/Messages).
+/// Rooms, membership, MyRooms badges and messages (docs/api.md: Room, Rooms, Messages).
 final class RoomsAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     func makeRoom(_ owner: TestUser, members: [TestUser] = [], name: String? = nil) async throws -> RoomDTO {
         var body: JSONObject = ["memberIds": .array(members.map { .string($0.id) })]
@@ -117,7 +117,7 @@ final class RoomsAPITests: LiveServerTestCase, @unchecked Sendable {  // the inv
         XCTAssertEqual(after.status, 403)
     }
 
-    /// The badge arithmetic of issue 3: B creates 3 elements → A's badge 3; A marks seen → 0;
+    /// The badge arithmetic: B creates 3 elements → A's badge 3; A marks seen → 0;
     /// B deletes one → elementCount drops, the badge stays 0.
     func testBadgeArithmeticAcrossTwoUsers() async throws {
         let a = try await api.register("alice")

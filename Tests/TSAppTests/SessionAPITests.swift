@@ -3,7 +3,7 @@ import TSCrypto
 import TSJSON
 import XCTest
 
-/// Issue 13 item 6: `POST /api/auth/refresh` and `POST /api/auth/logout` over real HTTP.
+/// `POST /api/auth/refresh` and `POST /api/auth/logout` over real HTTP.
 final class SessionAPITests: XCTestCase {
     var live: LiveServer!
     var api: APIClient!

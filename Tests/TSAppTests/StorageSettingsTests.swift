@@ -4,7 +4,7 @@ import TSJSON
 import TSStorage
 import XCTest
 
-/// The storage settings of issue 9 items 6 and 13: durations parse, bad ones are refused, and the
+/// The storage settings (read queue, WAL bound, notification pruning): durations parse, bad ones are refused, and the
 /// values reach the database.
 final class StorageSettingsTests: XCTestCase {
     func testDurationsParse() {

@@ -2,7 +2,7 @@ import Foundation
 import TSJSON
 import XCTest
 
-/// Issue 13 item 1: test mode logs every event the server emits, including those that reach no
+/// Test mode logs every event the server emits, including those that reach no
 /// one, with target and payload (docs/test-mode.md), and the doc's worked example holds as printed.
 extension TestModeTests {
     struct EveryEventScenario {

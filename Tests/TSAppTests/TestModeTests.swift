@@ -3,7 +3,7 @@ import TSApp
 import TSJSON
 import XCTest
 
-/// Test-target mode (issue 5 item 2, docs/test-mode.md): reset, fixtures, events; 404 when off;
+/// Test-target mode (docs/test-mode.md): reset, fixtures, events; 404 when off;
 /// refused in production; all on `--database :memory:` (LiveServer's default).
 final class TestModeTests: XCTestCase {
     var live: LiveServer!
@@ -133,7 +133,7 @@ final class TestModeTests: XCTestCase {
         let r = try await api.post("/api/test/reset")
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         XCTAssertEqual(r.json["data"]?["disconnectedSockets"], 1)
-        // Issue 5: "empties all data … in well under 100 ms" (measured by the server around the work).
+        // docs/test-mode.md: reset empties all data in well under 100 ms (measured by the server around the work).
         XCTAssertLessThan(try XCTUnwrap(r.json["data"]?["durationMs"]?.doubleValue), 100)
         let tables = Set(r.json["data"]?["tables"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         XCTAssertTrue(tables.isSuperset(of: ["users", "rooms", "elements", "reactions", "messages", "posts", "post_likes", "post_saves",

@@ -3,7 +3,7 @@ import TSCrypto
 import TSJSON
 import XCTest
 
-/// Issue 9 item 8 over HTTP: a bearer token whose `nbf` is later than now plus the leeway
+/// Over HTTP: a bearer token whose `nbf` is later than now plus the leeway
 /// (`auth.tokenLeewaySeconds`) is refused with 401, and accepted once within it.
 final class TokenNotBeforeAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
     let secret = Array("test-secret-test-secret-test-secret".utf8)  // LiveServer's auth.jwtSecret

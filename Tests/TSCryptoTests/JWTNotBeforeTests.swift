@@ -1,7 +1,7 @@
 import XCTest
 import TSCrypto
 
-/// RFC 7519 §4.1.5 `nbf` (issue 9 item 8): a token is refused before its not-before time, with the
+/// RFC 7519 §4.1.5 `nbf`: a token is refused before its not-before time, with the
 /// same clock-skew leeway as `exp`.
 final class JWTNotBeforeTests: XCTestCase {
     let secret = Array("test-secret-please-change".utf8)

@@ -2,7 +2,7 @@ import XCTest
 import TSCrypto
 
 /// The private claim `ver` (RFC 7519 §4.3): the user's token version, compared with the
-/// database at verification so that a logout revokes earlier tokens (issue 13 item 6).
+/// database at verification so that a logout revokes earlier tokens.
 final class JWTVersionClaimTests: XCTestCase {
     let secret = Array("test-secret-please-change".utf8)
     let now: Int64 = 1_700_000_000

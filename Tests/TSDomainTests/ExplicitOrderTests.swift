@@ -5,7 +5,7 @@ import TSJSON
 import TSStorage
 import XCTest
 
-/// Issue 12 item 1: no query uses SQLite's `rowid`; creation order is the explicit `seq` column
+/// No query uses SQLite's `rowid`; creation order is the explicit `seq` column
 /// of Migrations/0005 (TSDomain's `SequenceSource`), which keeps the order of rows that existed
 /// before the migration.
 final class ExplicitOrderTests: XCTestCase {

@@ -5,7 +5,7 @@ import TSJSON
 import TSStorage
 import XCTest
 
-/// The schema's foreign keys (issue 3, item 1; CONTRACT.md §4 "foreign keys on"): each reference
+/// The schema's foreign keys (enforced on every connection): each reference
 /// has the `ON DELETE` that Migrations/0001 declares, and SQLite enforces them on the server's
 /// connections. There is no delete-user or delete-room route, so this works at the storage level.
 final class ForeignKeyTests: XCTestCase {

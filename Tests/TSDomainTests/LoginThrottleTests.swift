@@ -33,7 +33,7 @@ final class LoginThrottleTests: XCTestCase {
     }
 }
 
-/// The keys `AuthService.login` uses (issue 9 item 7): one user's failures never refuse another
+/// The keys `AuthService.login` uses: one user's failures never refuse another
 /// user, nor the same user from another address.
 final class LoginThrottleKeyTests: XCTestCase {
     func testPairKeysSeparateUsersAndAddresses() {

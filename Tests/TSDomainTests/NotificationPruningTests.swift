@@ -6,7 +6,7 @@ import TSStorage
 import TSSync
 import XCTest
 
-/// Issue 9 item 13: delivered notifications are pruned past the retention and beyond each feed's
+/// Delivered notifications are pruned past the retention and beyond each feed's
 /// cap, in batches; undelivered ones are never removed.
 final class NotificationPruningTests: XCTestCase {
     /// Wall time the test sets.

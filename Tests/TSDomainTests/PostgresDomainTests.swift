@@ -6,7 +6,7 @@ import TSStorage
 import TSStorageTestSupport
 import XCTest
 
-/// The domain on PostgreSQL (issue 12 items 1 and 2): every service's SQL runs on the second
+/// The domain on PostgreSQL: every service's SQL runs on the second
 /// backend, and two processes' worth of `Database`s ("nodes") on one PostgreSQL database race
 /// for the same rows. Skips visibly without TOUCHSYNC_TEST_POSTGRES_URL (scripts/test starts one).
 final class PostgresDomainTests: XCTestCase {

@@ -5,7 +5,7 @@ import TSJSON
 import TSStorage
 import XCTest
 
-/// "Computed in one query" claims of issue 3, counted: in-memory, reads run on the writer
+/// The "computed in one query" claims of docs/api.md, counted: in-memory, reads run on the writer
 /// connection, so its statement counter sees every query a service issues.
 final class QueryCountTests: XCTestCase {
     var db: Database!

@@ -5,7 +5,7 @@ import TSJSON
 import TSStorage
 import XCTest
 
-/// Issue 12 item 1 and issue 14 item 1: "two toggles racing for the same user end in a consistent
+/// The toggle on either backend: "two toggles racing for the same user end in a consistent
 /// state, never a duplicate row or a 500", counters that are read then written stay equal to
 /// their rows, and a toggle costs a handful of statements.
 final class ToggleConsistencyTests: XCTestCase {
@@ -116,7 +116,7 @@ final class ToggleConsistencyTests: XCTestCase {
         }
     }
 
-    /// Issue 14 item 1: statements per toggle on SQLite. Adding someone else's heart: find the
+    /// Statements per toggle on SQLite. Adding someone else's heart: find the
     /// element (with the membership check), look for the heart, insert, count + 1 and read it, the
     /// owner's notification, the top reactors. Removing the last one: find, look, delete, count - 1
     /// and read it. The caller's row is not read when the request already has it.

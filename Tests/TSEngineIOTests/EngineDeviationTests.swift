@@ -6,7 +6,7 @@ import TSTestSupport
 import XCTest
 @testable import TSEngineIO
 
-/// The four deviations from the reference server that made the official suites fail (issue 11),
+/// The four deviations from the reference server that made the official suites fail,
 /// each pinned down deterministically.
 final class EngineDeviationLiveTests: XCTestCase {
     let harness = EngineLiveHarness()
@@ -180,12 +180,35 @@ final class EnginePacedWriteTests: XCTestCase {
         var entries: [String] { lock.withLock { log } }
     }
 
-    func testTheConnectReplyLeavesAloneAndTheRestTogetherAfterIt() throws {
-        let engine = try EngineIOServer(configuration: EngineIOConfiguration(), logger: Logger(label: "test"))
-        defer { engine.closeAll() }
+    /// A session of a fresh server whose WebSocket is a `RecordingTransport`.
+    func webSocketSession(_ configuration: EngineIOConfiguration) throws -> (EngineIOServer, EngineIOSession, RecordingTransport) {
+        let engine = try EngineIOServer(configuration: configuration, logger: Logger(label: "test"))
         let session = engine.makeSession(transport: .websocket, handshake: EngineHandshakeInfo(query: [:], headers: [], remoteAddress: nil))
         let ws = RecordingTransport()
         session.startWebSocket(ws)
+        return (engine, session, ws)
+    }
+
+    func testWithoutPacingSetUpPacketsAreWrittenAsTheyCome() throws {
+        // The default (`touchsync serve`): real clients parse every frame of a read, so nothing
+        // waits for the CONNECT reply's write to complete.
+        XCTAssertNil(EngineIOConfiguration().setupPacing)
+        let (engine, session, ws) = try webSocketSession(EngineIOConfiguration())
+        defer { engine.closeAll() }
+        session.withPacedWrites {
+            session.send(text: "0{\"sid\":\"x\"}")
+            session.send(text: "2[\"auth\",{}]")
+        }
+        XCTAssertEqual(ws.entries.filter { !$0.hasPrefix("text:0{") }, ["frame:40{\"sid\":\"x\"}", "frame:42[\"auth\",{}]"],
+                       "each packet written at once, none held behind a paced write")
+        XCTAssertFalse(ws.completeNext(), "no paced write to complete")
+    }
+
+    func testTheConnectReplyLeavesAloneAndTheRestTogetherAfterIt() throws {
+        var configuration = EngineIOConfiguration()
+        configuration.setupPacing = .officialTestSuite
+        let (engine, session, ws) = try webSocketSession(configuration)
+        defer { engine.closeAll() }
         session.withPacedWrites {
             session.send(text: "0{\"sid\":\"x\"}")
             session.send(text: "2[\"auth\",{}]")

@@ -27,7 +27,7 @@ final class EngineHeartbeatTests: XCTestCase {
     }
 
     /// A ping tick that runs late does not push the timeout back: the session still ends at
-    /// pingInterval + pingTimeout from its last pong (issue 11, polling ping timeout fired late).
+    /// pingInterval + pingTimeout from its last pong (a polling ping timeout must not fire late).
     func testLatePingTickKeepsTheTimeoutOnSchedule() {
         let clock = ManualClock()
         let start = clock.now()

@@ -5,7 +5,7 @@ import TSSockets
 import XCTest
 @testable import TSEngineIO
 
-/// Every session's heartbeat on one timer (`EngineSessionTimers`, issue 14 item 4): each session
+/// Every session's heartbeat on one timer (`EngineSessionTimers`, less memory per idle socket): each session
 /// still gets its ping at its own deadline and is closed at its own pong deadline, and a closed
 /// session leaves the timers at once.
 final class EngineSessionTimersTests: XCTestCase {

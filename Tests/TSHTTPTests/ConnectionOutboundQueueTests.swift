@@ -1,7 +1,7 @@
 import XCTest
 import TSSockets
 
-/// The outbound bound as pure bookkeeping (issue 9 item 5): it bounds a slow reader's backlog,
+/// The outbound bound as pure bookkeeping: it bounds a slow reader's backlog,
 /// never the size of one answer, and its deadlines are total.
 final class ConnectionOutboundQueueTests: XCTestCase {
     func bytes(_ n: Int, _ v: UInt8 = 1) -> [UInt8] { [UInt8](repeating: v, count: n) }
@@ -111,7 +111,7 @@ final class ConnectionOutboundQueueTests: XCTestCase {
     }
 }
 
-/// The per-address cap's bookkeeping (issue 9 item 3); the live refusal is in HTTPTransportLimitsTests.
+/// The per-address cap's bookkeeping; the live refusal is in HTTPTransportLimitsTests.
 final class ConnectionAddressCapTests: XCTestCase {
     func testCountsPerAddressWithoutThePort() {
         XCTAssertEqual(ConnectionAddressCap.host(of: "127.0.0.1:5555"), "127.0.0.1")

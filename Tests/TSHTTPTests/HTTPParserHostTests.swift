@@ -34,7 +34,7 @@ final class HTTPParserHostTests: XCTestCase {
         "[v7.fe80::a+en1]", "999.999.999.999",
     ]
 
-    func testIssueExamplesAreRefusedWith400() {
+    func testInvalidHostExamplesAreRefusedWith400() {
         for host in ["a b", "a/b@c", "x:99999", "[::1"] {
             XCTAssertEqual(status(ofHost: host), 400, host)
             guard case .error(let e) = firstEvent("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n") else { XCTFail(host); continue }

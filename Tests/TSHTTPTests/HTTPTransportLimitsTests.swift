@@ -20,7 +20,7 @@ final class RecordingLogHandler: LogHandler, @unchecked Sendable {
     }
 }
 
-/// Issue 9 items 2, 3, 5 over real sockets: responses of any size reach a reading client while
+/// Transport limits over real sockets: responses of any size reach a reading client while
 /// one that stops reading is dropped (and the access log says so); a trickled body gets 408 on a
 /// total deadline; one address cannot take every connection slot.
 final class HTTPTransportLimitsTests: XCTestCase {

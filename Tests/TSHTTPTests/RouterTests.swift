@@ -50,7 +50,7 @@ final class RouterTests: XCTestCase {
     }
 
     /// The most specific matching pattern owns the path for every method: `/api/rooms/my-rooms`
-    /// is not also `/api/rooms/:roomId` for PATCH (issue 9 item 10: OPTIONS listed PATCH).
+    /// is not also `/api/rooms/:roomId` for PATCH (else OPTIONS would list PATCH).
     func testLiteralRouteShadowsParameterRouteForOtherMethods() async {
         let r = makeRouter()
         for method: HTTPMethod in [.PATCH, .OPTIONS, .DELETE] {

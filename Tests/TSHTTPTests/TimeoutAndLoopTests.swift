@@ -31,7 +31,7 @@ final class TimeoutAndLoopTests: XCTestCase {
         clock.advance(by: 30_000)
         XCTAssertEqual(t.decision(now: clock.now()), .keepOpen)
 
-        // The body deadline is total (issue 9 item 2): trickled bytes do not extend it.
+        // The body deadline is total: trickled bytes do not extend it.
         t.update(now: clock.now(), progress: .body, inFlight: false, bytesArrived: true)
         clock.advance(by: 20_000)
         t.update(now: clock.now(), progress: .body, inFlight: false, bytesArrived: true)

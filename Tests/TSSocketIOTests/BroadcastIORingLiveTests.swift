@@ -7,7 +7,7 @@ import TSTestSupport
 import XCTest
 @testable import TSSocketIO
 
-/// Issue 14 item 3 over real sockets against a real server on port 0: a broadcast's hop flushes
+/// io_uring sends over real sockets against a real server on port 0: a broadcast's hop flushes
 /// its WebSockets through the event loop's io_uring (`SendBatcher`), and each completion is
 /// handled like a send(2) result. One event loop, so every socket of a broadcast is in one flush.
 /// The loop's `SendCounters` tell which path ran (counted by the real code, not a mock).

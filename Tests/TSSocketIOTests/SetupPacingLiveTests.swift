@@ -8,7 +8,8 @@ import TSTestSupport
 import XCTest
 @testable import TSSocketIO
 
-/// Issue 11 (b), over a real socket: the CONNECT reply and the connect handler's first emit
+/// Set-up pacing (`EngineSetupPacing`, on for the official test suites), over a real socket:
+/// the CONNECT reply and the connect handler's first emit
 /// never leave in one write. With a set-up gap long enough to make the check deterministic
 /// (200 ms), the client's first read holds the CONNECT reply frame and nothing else.
 final class SetupPacingLiveTests: XCTestCase {
@@ -23,7 +24,7 @@ final class SetupPacingLiveTests: XCTestCase {
 
     func testConnectReplyArrivesAloneThenTheHandlersEmits() throws {
         var engine = EngineIOConfiguration(pingInterval: 5000, pingTimeout: 5000)
-        engine.setupWriteGapMicroseconds = 200_000
+        engine.setupPacing = EngineSetupPacing(gap: .milliseconds(200))
         let io = try SocketIOServer(configuration: SocketIOConfiguration(engine: engine), clock: SystemClock(), logger: Logger(label: "test"))
         io.onConnect { socket in
             socket.emit("auth", [.object(JSONObject())])

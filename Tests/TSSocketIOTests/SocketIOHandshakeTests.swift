@@ -3,7 +3,7 @@ import TSEngineIO
 import TSJSON
 @testable import TSSocketIO
 
-/// `SocketIOHandshake` keeps a CONNECT auth that repeats a query parameter once (issue 14 item 4)
+/// `SocketIOHandshake` keeps a CONNECT auth that repeats a query parameter once (memory per idle socket)
 /// and reads back exactly the auth the client sent, whichever way it is stored.
 final class SocketIOHandshakeTests: XCTestCase {
     private func request(_ query: [String: String]) -> EngineHandshakeInfo {

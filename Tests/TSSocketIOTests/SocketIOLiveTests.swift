@@ -327,7 +327,7 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(clients[1].0.receive(timeout: 0.3), .timeout)
     }
 
-    /// Issue 14 item 3: the events of one change (`emit(_: [SocketIOEmission])`) reach each
+    /// One write per change: the events of one change (`emit(_: [SocketIOEmission])`) reach each
     /// WebSocket in one write, in the order given — one read holds both frames — while a socket
     /// that gets only one of them gets just that one, a polling socket gets both in one payload in
     /// the same order, and every room is recorded and counted as separate emits would be.

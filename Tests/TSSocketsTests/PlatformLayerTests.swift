@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// The platform layer is the only code that may name an OS-specific API (issue 10): a Linux-only
+/// The platform layer is the only code that may name an OS-specific API: a Linux-only
 /// call elsewhere in Sources/, Tests/ or bench/ would break the macOS build, which cannot be
 /// compiled here, so this test greps for them.
 final class PlatformLayerTests: XCTestCase {
@@ -15,7 +15,7 @@ final class PlatformLayerTests: XCTestCase {
         "Sources/TSSync/Platform+LibC.swift",
         // The tests' raw clients have their own (independent of TSSockets) platform file.
         "Tests/TSTestSupport/TestSockets.swift",
-        // Standalone Linux-only C experiments (io_uring vs send(2), issue 14): built by hand with cc,
+        // Standalone Linux-only C experiments (io_uring vs send(2)): built by hand with cc,
         // never by SwiftPM, so they cannot break the macOS build.
         "bench/experiments/",
         // This file names the patterns.
@@ -42,7 +42,7 @@ final class PlatformLayerTests: XCTestCase {
         ("kqueue/kevent", #"\b(kqueue|kevent)\("#),
         ("dlsym", #"\bdlsym\b"#),
         ("pthread_create", #"\bpthread_create\("#),
-        // uring (issue 14 item 3): io_uring exists only on Linux (CSystem's ts_uring_* are declared there only).
+        // io_uring exists only on Linux (CSystem's ts_uring_* are declared there only).
         ("io_uring / ts_uring_*", #"\b(io_uring_[a-z_]+|ts_uring_[a-z_]+)\("#),
     ]
 

@@ -3,7 +3,7 @@ import TSTestSupport
 import XCTest
 @testable import TSSockets
 
-/// The C ring wrapper (CSystem's `ts_uring_*` through `SendRing`, issue 14 item 3) against real
+/// The C ring wrapper (CSystem's `ts_uring_*` through `SendRing`) against real
 /// loopback TCP sockets: many sends in one submission, a full socket completing at once with
 /// EAGAIN (the property the event loop relies on to never block), a reset peer, a full ring.
 ///

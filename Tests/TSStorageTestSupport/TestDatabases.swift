@@ -2,7 +2,7 @@ import Foundation
 import TSStorage
 import XCTest
 
-/// The two storage backends, for tests that run once per backend (issue 12 item 2).
+/// The two storage backends, for tests that run once per backend.
 public enum StorageBackend: String, CaseIterable, Sendable {
     case sqlite
     case postgres

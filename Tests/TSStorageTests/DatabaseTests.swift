@@ -3,7 +3,7 @@ import XCTest
 @testable import TSStorage
 import TSStorageTestSupport
 
-/// The database's contract, run against both backends (issue 12 item 2): each `testX` has a
+/// The database's contract, run against both backends: each `testX` has a
 /// `testXPostgres` twin on a fresh PostgreSQL database, which skips visibly without a server.
 final class DatabaseTests: XCTestCase {
     func openDatabase(_ backend: StorageBackend = .sqlite, _ config: DatabaseConfiguration = .init()) throws -> (Database, () throws -> Database) {

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import TSStorage
 
-/// CONTRACT §4: a write that was answered survives `kill -9`. The test re-runs this test
+/// A write that was answered survives `kill -9` (a client that got 2xx may rely on it). The test re-runs this test
 /// binary as a child process that writes rows with `Database.write` from several tasks and
 /// prints `ack <n>` after each write returns; the parent SIGKILLs it mid-stream, reopens the
 /// database and checks that every acknowledged row is there.

@@ -5,7 +5,7 @@ import XCTest
 @testable import TSStorage
 import TSStorageTestSupport
 
-/// What only the PostgreSQL backend has (issue 12): placeholder translation, text-format values,
+/// What only the PostgreSQL backend has: placeholder translation, text-format values,
 /// per-backend migrations under an advisory lock, several nodes writing at once (retries), and the
 /// database going away and coming back (503 fast, recovery without a restart).
 final class PostgresStorageTests: XCTestCase {

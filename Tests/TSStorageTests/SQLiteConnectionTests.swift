@@ -182,7 +182,7 @@ final class SQLiteConnectionTests: XCTestCase {
         XCTAssertThrowsError(try SQLiteConnection(path: dir + "/missing/x.sqlite", readOnly: true, configuration: DatabaseConfiguration()))
     }
 
-    /// Issue 14 item 1: reads through a memory map on every connection; the writer keeps a large
+    /// Toggle under load: reads through a memory map on every connection; the writer keeps a large
     /// page cache and its savepoints' statement journals in memory (temp_store = MEMORY).
     func testWritePathPragmas() throws {
         let dir = try makeTemporaryDirectory(self)

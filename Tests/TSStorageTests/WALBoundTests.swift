@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import TSStorage
 
-/// Issue 9 item 13: under sustained writes the WAL stays bounded by `walAutocheckpointPages` and
+/// Under sustained writes the WAL stays bounded by `walAutocheckpointPages` and
 /// `journalSizeLimitBytes`, with no explicit checkpoint.
 final class WALBoundTests: XCTestCase {
     func testSustainedWritesKeepTheWALBounded() async throws {

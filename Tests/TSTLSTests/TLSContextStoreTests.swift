@@ -5,7 +5,7 @@ import Logging
 import TSTLS
 import XCTest
 
-/// Certificate rotation (issue 15 §2): a reload gives new connections the new pair, open
+/// Certificate rotation: a reload gives new connections the new pair, open
 /// connections keep theirs, and a broken new pair is refused while the old one stays.
 final class TLSContextStoreTests: XCTestCase {
     /// The refusals are expected here; keep them out of the test output.

@@ -111,13 +111,15 @@ final class TLSLiveServerTests: XCTestCase {
         // Wait until the server counts it.
         for _ in 0..<100 where gate.current < 1 { usleep(10_000) }
         XCTAssertEqual(gate.current, 1)
+        // The server-wide bound counts handshakes under way: the next one is refused at its first byte.
         let refused = try RawTCPClient(port: port, timeoutSeconds: 5)
+        refused.write([0x16, 0x03, 0x01])
         XCTAssertTrue(refused.readEOF(), "a handshake past tls.maxConcurrentHandshakes is closed at once")
         XCTAssertTrue(logs.contains("handshakes already in progress"), "\(logs.lines.current)")
         _ = holder
     }
 
-    /// Issue 15 §5: the connection caps count TLS connections like any other (the listener
+    /// The connection caps count TLS connections like any other (the listener
     /// admits first, then attaches the transform); a refused one is closed without the plain 503.
     func testPerAddressCapCountsTLSConnections() throws {
         try assertCapCountsTLSConnections { $0.maxConnectionsPerAddress = 2 }

@@ -3,7 +3,7 @@ import CTLS
 @testable import TSTLS
 import XCTest
 
-/// Session resumption is on (issue 15 §1): a client that kept the ticket from a first connection
+/// Session resumption is on: a client that kept the ticket from a first connection
 /// gets an abbreviated handshake on the next one (RFC 8446 §2.2, RFC 5077 for TLS 1.2).
 final class TLSSessionResumptionTests: XCTestCase {
     func testTicketResumesTheSessionWithTLS13AndTLS12() throws {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A throw-away `redis-server` owned by one test, on its own free port, that the test may kill
-/// and start again on the same port (issue 12: Redis down, then back). Separate from the shared
+/// and start again on the same port (Redis down, then back). Separate from the shared
 /// one `scripts/services.sh` starts (`TOUCHSYNC_TEST_REDIS_URL`), which no test may kill.
 // @unchecked Sendable: a test drives one instance from one task at a time.
 public final class RedisTestServer: @unchecked Sendable {

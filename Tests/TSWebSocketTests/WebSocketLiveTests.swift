@@ -169,7 +169,7 @@ final class WebSocketLiveTests: XCTestCase {
         XCTAssertEqual(closes.get().first?.0, 1000)
     }
 
-    /// Issue 9 item 2: a frame trickled byte by byte is failed with 1008 once it has taken
+    /// A frame trickled byte by byte is failed with 1008 once it has taken
     /// `frameReadTimeout` from its first byte; its later bytes do not extend the deadline.
     func testTrickledFrameIsClosedWith1008OnATotalDeadline() throws {
         let client = try RawWebSocketClient(port: port, timeoutSeconds: 1)

@@ -1,4 +1,4 @@
-// Issue 14 item 3: does batching the writes of one broadcast through io_uring beat one
+// Does batching the writes of one broadcast through io_uring beat one
 // send(2) per socket on loopback? A standalone experiment, not part of the server.
 //
 //   cc -O2 -o /tmp/uring-send bench/experiments/uring-send.c

@@ -7,7 +7,7 @@ answers 201 {data: element}), `DELETE /api/rooms/{room}/elements`, `GET /health`
 Run: bench/.venv/bin/python bench/peer/peer.py --port 3901   (writes its data dir for the tool)
 
 With `--database bench/.data/bench.sqlite` (a database seeded by `touchsync bench-seed`) it is also
-the aiohttp + sqlite3 reference for `POST /api/mobile/posts/interaction-state` (issue 14): the
+the aiohttp + sqlite3 reference for `POST /api/mobile/posts/interaction-state`: the
 same work as the server, written the plain way: verify the HS256 bearer token with the server's
 generated secret (`<database>.jwtsecret`), read the user's token version, one SQL query for the
 posts' like/save state (stdlib sqlite3, read-only), `json_response` in the mobile envelope.

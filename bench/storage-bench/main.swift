@@ -1,4 +1,4 @@
-// Storage microbenchmark (issue 12): the same workload through `Database` on SQLite and on
+// Storage microbenchmark: the same workload through `Database` on SQLite and on
 // PostgreSQL. Not a test (no timing in the test suite); numbers go to bench/RESULTS.md.
 //
 //   swift run -c release storage-bench [--postgres URL] [--ops N] [--concurrency C]

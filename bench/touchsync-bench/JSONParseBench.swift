@@ -2,7 +2,7 @@
 import TSJSON
 #endif
 
-/// `touchsync-bench json`: how fast TSJSON parses request-sized documents (issue 9 item 1), in MB/s.
+/// `touchsync-bench json`: how fast TSJSON parses request-sized documents, in MB/s.
 /// Pure CPU, no server: each document is parsed `rounds` times and the best round counts.
 /// Documents: the hostile 1 MiB body of 100,000 keys, an array of element-like objects, and one
 /// long string full of escapes.

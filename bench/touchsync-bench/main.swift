@@ -22,7 +22,7 @@ struct Common: ParsableArguments {
     @Option(help: "Server process id, to read its RSS from /proc.")
     var serverPid: Int?
 
-    // cluster (issue 12): sockets on other nodes than the REST writes (cross-node delivery).
+    // cluster: sockets on other nodes than the REST writes (cross-node delivery).
     @Option(help: "Comma-separated base URLs the sockets connect to, round-robin (default: --url). REST still goes to --url.")
     var socketUrls: String?
 

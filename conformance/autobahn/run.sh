@@ -3,7 +3,7 @@
 # server's /echo endpoint and summarises the results.
 #
 # Usage: conformance/autobahn/run.sh [--tls] [CASES]  CASES: JSON list, default all of 1-7, 9, 10
-#   --tls  the same cases over wss:// (issue 15): the server gets --tls-cert/--tls-key from a CA
+#   --tls  the same cases over wss:// (docs/tls.md): the server gets --tls-cert/--tls-key from a CA
 #          this script generates with the openssl CLI, and wstest verifies the server's chain
 #          against that CA and its host name (wstest_tls.py; wstest alone verifies nothing). A
 #          first check runs case 1.1.1 trusting another CA and requires the connection to fail.

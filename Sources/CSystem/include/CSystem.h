@@ -36,7 +36,7 @@ int ts_sched_cpu_count(void);
 /// pthread_setname_np(3) for the calling thread (at most 15 bytes plus NUL, else ERANGE).
 int ts_set_thread_name(const char *name);
 
-// io_uring (issue 14 item 3): one submission of many socket sends, over the kernel's own
+// io_uring: one submission of many socket sends, over the kernel's own
 // <linux/io_uring.h> and the raw io_uring_setup(2) / io_uring_enter(2) system calls (no liburing).
 // The ring is opaque to Swift (an OpaquePointer): its layout lives in CSystem.c, where the C
 // compiler reads the kernel header. Every send is IORING_OP_SEND with MSG_DONTWAIT | MSG_NOSIGNAL,

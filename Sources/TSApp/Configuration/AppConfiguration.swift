@@ -25,8 +25,7 @@ public struct AppConfiguration: Sendable {
             try config.merge(object: root, prefix: "", source: file)
         }
         for (name, raw) in environment where name.hasPrefix("TOUCHSYNC_") {
-            let path = Setting.environmentAliases[name] ?? Setting.all.first { $0.environmentName == name }?.path
-            guard let path, let setting = Setting.named(path) else { continue }
+            guard let path = Setting.settingPath(forEnvironmentName: name), let setting = Setting.named(path) else { continue }
             try config.set(setting, try Self.parseEnvironment(raw, kind: setting.kind, name: name), source: "env \(name)")
         }
         for (path, value) in overrides {
@@ -97,7 +96,7 @@ public struct AppConfiguration: Sendable {
         var root = JSONObject()
         for s in Setting.all {
             var value = values[s.path] ?? .null
-            if maskSecrets && (s.path == "auth.jwtSecret" || s.path == "inspector.adminToken") && !value.isNull { value = "***" }
+            if maskSecrets && (s.path == "auth.jwtSecret" || s.path == "inspector.adminToken" || s.path == "metrics.token") && !value.isNull { value = "***" }
             let parts = s.path.split(separator: ".").map(String.init)
             Self.insert(&root, parts[...], value)
         }

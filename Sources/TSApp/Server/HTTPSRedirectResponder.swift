@@ -1,6 +1,6 @@
 import TSHTTP
 
-/// The optional plain-HTTP port next to the HTTPS one (`tls.redirectPort`, issue 15 §1): every
+/// The optional plain-HTTP port next to the HTTPS one (`tls.redirectPort`, docs/tls.md): every
 /// request is answered `308 Permanent Redirect` (RFC 9110 §15.4.9: method and body are kept) to
 /// the same target on `https://`, except `/health`, which load balancers and probes may keep
 /// polling over plain HTTP.

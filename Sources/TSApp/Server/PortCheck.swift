@@ -1,6 +1,6 @@
 import TSSockets
 
-/// Start-up's first check (issue 10 item 8): is the listening address usable? Run before the
+/// Start-up's first check: is the listening address usable? Run before the
 /// database is opened, migrated or seeded, so a busy port costs nothing and says what to do.
 public enum PortCheck {
     /// Throws a `ConfigurationError` naming the address and the fix when `host:port` cannot be

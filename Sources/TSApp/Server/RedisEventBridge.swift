@@ -6,7 +6,7 @@ import TSRoutes
 import TSSocketIO
 import TSSync
 
-/// Cross-node fan-out (issue 12 item 3; docs/realtime-cluster.md). A subscriber of the domain's
+/// Cross-node fan-out (docs/realtime-cluster.md). A subscriber of the domain's
 /// `FanoutEventPublisher` beside the local `RealtimeBroadcaster`: each committed event is
 /// published, as the domain event itself (not packets), on `<prefix>:events`; an event another
 /// node published is handed to this node's broadcaster only, which computes per-recipient

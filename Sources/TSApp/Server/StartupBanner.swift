@@ -37,12 +37,17 @@ public enum StartupBanner {
     /// `pip install` (PEP 668, externally managed), so the tour creates its own environment.
     static let tourVenv = "~/.touchsync-venv"
 
-    /// A two-step tour on the demo data: watch a room as alice, toggle a heart as bob.
+    /// A two-step tour on the demo data: watch a room as alice, heart a photo as bob. The `curl`
+    /// toggles, so the photo starts every `--demo` start without bob's heart (a heart left by the
+    /// last tour is taken back here): the printed command then adds it, however often it is run.
     static func tryIt(base: String, server: TouchSyncServer, tokens: [String: (id: String, token: String)]) async -> [String] {
         guard let alice = tokens["alice"], let bob = tokens["bob"],
               let room = try? await server.domain.rooms.myRooms(viewer: alice.id).first(where: { $0.name == "Design Team" }),
-              let element = try? await server.domain.elements.list(roomId: room.id, viewer: alice.id).first(where: { $0.type == .photo })
+              let element = try? await server.domain.elements.list(roomId: room.id, viewer: bob.id).first(where: { $0.type == .photo })
         else { return [] }
+        if element.reactions?.hasReacted == true {
+            _ = try? await server.domain.reactions.toggle(roomId: room.id, elementId: element.id, actor: bob.id, originSocketId: nil)
+        }
         return [
             "Try it: watch the Design Team room as alice, then heart a photo as bob.",
             "  Once: a Python virtualenv with the Socket.IO client (Debian/Ubuntu: sudo apt-get install python3-venv)",

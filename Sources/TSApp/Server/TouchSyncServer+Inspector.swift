@@ -8,15 +8,16 @@ extension TouchSyncServer {
     /// Registers the live inspector (`/inspector`, `InspectorRoutes`) when the settings allow it:
     /// `inspector.enabled` (default true; `serve --no-inspector`) and, with
     /// `TOUCHSYNC_ENV=production`, only when `inspector.adminToken` is set. A configured admin
-    /// token is required on every inspector request, in any environment.
+    /// token is required on every inspector request, in any environment; without one only requests
+    /// from this machine are answered (`InspectorAccess`, `LocalOnly`).
     ///
     /// Returns the request list to record into (`inspector.requestLogCapacity` > 0, never in
     /// production), or nil.
     static func registerInspector(into router: inout RouterBuilder, configuration: AppConfiguration, production: Bool,
-                                  domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, httpMetrics: HTTPMetrics,
+                                  trustedProxies: TrustedProxies, domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, httpMetrics: HTTPMetrics,
                                   logger: Logger) -> InspectorRequestLog? {
         guard configuration.bool("inspector.enabled") else { return nil }
-        let access = InspectorAccess(adminToken: configuration.optionalString("inspector.adminToken"))
+        let access = InspectorAccess(adminToken: configuration.optionalString("inspector.adminToken"), trustedProxies: trustedProxies)
         if production && !access.tokenRequired {
             logger.notice("inspector off: with TOUCHSYNC_ENV=production it needs inspector.adminToken (TOUCHSYNC_INSPECTOR_ADMIN_TOKEN)")
             return nil
@@ -33,8 +34,7 @@ extension TouchSyncServer {
                         maxPageSize: configuration.int("inspector.maxPageSize")).register(into: &router)
         let host = configuration.string("server.host")
         if !access.tokenRequired && host != "127.0.0.1" && host != "localhost" && host != "::1" {
-            let port = configuration.int("server.port")
-            logger.warning("the inspector at /inspector shows every realtime event to anyone who can reach \(host):\(port) by IP address; set inspector.adminToken or serve --no-inspector")
+            logger.notice("the inspector answers only requests from this machine (protected mode): other addresses get 403 until inspector.adminToken (TOUCHSYNC_INSPECTOR_ADMIN_TOKEN) is set")
         }
         return requestLog
     }

@@ -5,7 +5,7 @@ import TSRoutes
 import TSSocketIO
 
 extension TouchSyncServer {
-    /// The cross-node bridge when `realtime.redisUrl` is set (redis, issue 12); nil otherwise,
+    /// The cross-node bridge when `realtime.redisUrl` is set (docs/realtime-cluster.md); nil otherwise,
     /// and then nothing connects anywhere.
     static func makeRedisBridge(configuration: AppConfiguration, local: any DomainEventPublisher, hub: SocketIOServer,
                                 logger: Logger) throws -> RedisEventBridge? {

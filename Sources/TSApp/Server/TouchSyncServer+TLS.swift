@@ -3,7 +3,7 @@ import TSHTTP
 import TSSockets
 import TSTLS
 
-/// HTTPS/WSS (issue 15): the TLS set-up from the `tls.*` settings, and its rotation.
+/// HTTPS/WSS (docs/tls.md): the TLS set-up from the `tls.*` settings, and its rotation.
 extension TouchSyncServer {
     /// nil when `tls.certificateFile`/`tls.privateKeyFile` are unset (plain HTTP). Throws a
     /// `ConfigurationError` when only one is set, the pair is broken, or the build has no TLS.
@@ -14,6 +14,7 @@ extension TouchSyncServer {
                 privateKeyFile: configuration.optionalString("tls.privateKeyFile"),
                 handshakeTimeoutNanoseconds: UInt64(max(1, configuration.int("tls.handshakeTimeoutSeconds"))) * 1_000_000_000,
                 maxConcurrentHandshakes: configuration.int("tls.maxConcurrentHandshakes"),
+                maxHandshakesPerAddress: configuration.int("tls.maxHandshakesPerAddress"),
                 logger: Logger(label: "touchsync.tls"))
             if let setup { logger.info("HTTPS on: \(setup.summary)") }
             return setup

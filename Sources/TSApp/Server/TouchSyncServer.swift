@@ -39,13 +39,27 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let httpsRedirect: HTTPServer?
     /// Cross-node fan-out over Redis (realtime.redisUrl), nil when off (TouchSyncServer+Redis.swift).
     public let redisBridge: RedisEventBridge?
+    /// The migrations this start applied, by their numeric prefix (`0001`), oldest first; empty
+    /// when the database was up to date (`touchsync migrate` reports them).
+    public let appliedMigrations: [String]
+
+    /// What the process does with the server it assembles.
+    public enum Role: Sendable {
+        /// Serves requests and signs tokens with the resolved JWT secret (`serve`, `exec`, tests).
+        case server
+        /// A one-shot command on the database (`migrate`, `token`, `export`, `import`): the
+        /// advice about where the JWT secret comes from, meant for whoever runs a server, is
+        /// logged at debug level instead of as a warning.
+        case tool
+    }
 
     public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
                 clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
-                delivery: (any NotificationDelivery)? = nil) throws {
+                delivery: (any NotificationDelivery)? = nil, role: Role = .server) throws {
         self.configuration = configuration
         let logger = Logger(label: "touchsync")
         self.logger = logger
+        let secretAdvice: Logger.Level = role == .server ? .warning : .debug
         let production = environment["TOUCHSYNC_ENV"] == "production"
         testMode = configuration.bool("testMode")
         if testMode && production {
@@ -72,16 +86,16 @@ public final class TouchSyncServer: @unchecked Sendable {
             }
             db = try Database(url: databaseURL, configuration: dbConfig, logger: Logger(label: "touchsync.storage"))
             if configuration.optionalString("auth.jwtSecret") == nil {
-                logger.warning("database.url is set but auth.jwtSecret is not: this node's generated secret will not be shared; nodes sharing one database need the same TOUCHSYNC_JWT_SECRET")
+                logger.log(level: secretAdvice, "database.url is set but auth.jwtSecret is not: this node's generated secret will not be shared; nodes sharing one database need the same TOUCHSYNC_JWT_SECRET")
             }
         } else {
             db = try Database(path: path, configuration: dbConfig, logger: Logger(label: "touchsync.storage"))
         }
-        try Self.migrate(db, configuration: configuration, logger: logger)
+        appliedMigrations = try Self.migrate(db, configuration: configuration, logger: logger)
 
         // Domain and realtime.
         let secret = try SecretStore.resolve(configured: configuration.optionalString("auth.jwtSecret"), databasePath: path,
-                                             production: production, logger: logger)
+                                             production: production, logger: logger, adviceLevel: secretAdvice)
         var realtime = RealtimeConfiguration()
         guard let global = RealtimeConfiguration.GlobalEvents(rawValue: configuration.string("realtime.globalEvents")) else {
             throw ConfigurationError("realtime.globalEvents must be members or all")
@@ -124,7 +138,7 @@ public final class TouchSyncServer: @unchecked Sendable {
             maxFailedLogins: configuration.int("auth.maxFailedLogins"),
             failedLoginWindowSeconds: Int64(configuration.int("auth.failedLoginWindowSeconds")),
             maxFailedLoginEntries: configuration.int("auth.maxFailedLoginEntries"),
-            tokenLeewaySeconds: Int64(configuration.int("auth.tokenLeewaySeconds"))),
+            tokenLeewaySeconds: Int64(configuration.int("auth.tokenLeewaySeconds")), writeLimits: Self.writeLimits(configuration)),
             events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
@@ -156,10 +170,10 @@ public final class TouchSyncServer: @unchecked Sendable {
         let httpBox = LateBound<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
                       tcpConnections: { httpBox.value?.openConnections ?? 0 },
-                      extra: Self.redisMetrics(bridge)).register(into: &router)
+                      extra: Self.redisMetrics(bridge), access: try Self.metricsAccess(configuration, trustedProxies: trustedProxies)).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
-        let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, domain: domain,
+        let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, trustedProxies: trustedProxies, domain: domain,
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
             TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test")).register(into: &router)
@@ -174,7 +188,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         let loops = configuration.int("server.eventLoops")
         if loops > 0 { http.eventLoops = loops }
         http.poller = poller
-        http.ioUring = try Self.ioUring(configuration)  // uring (issue 14 item 3)
+        http.ioUring = try Self.ioUring(configuration)  // io_uring sends where the kernel has them
         http.maxConnections = configuration.int("server.maxConnections")
         http.maxRequestLineBytes = configuration.int("server.maxRequestLineBytes")
         http.maxHeaderBytes = configuration.int("server.maxHeaderBytes")
@@ -190,7 +204,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         http.minOutboundBytesPerSecond = max(0, configuration.int("server.minOutboundBytesPerSecond"))
         http.maxConnectionsPerAddress = max(0, configuration.int("server.maxConnectionsPerAddress"))
         http.clock = clock
-        // Every documented route checks its request against its OpenAPI schema (issue 9 item 10).
+        // Every documented route checks its request against its OpenAPI schema: one source of truth.
         RequestValidation.install(into: &router, authenticator: Authenticator(auth: domain.auth))
         tls = try Self.makeTLS(configuration: configuration, logger: logger)  // tls hook
         http.connectionTransform = tls?.transformFactory
@@ -219,10 +233,10 @@ public final class TouchSyncServer: @unchecked Sendable {
         dbConfig.maxQueuedReads = max(1, configuration.int("database.maxQueuedReads"))
         dbConfig.journalSizeLimitBytes = configuration.int("database.journalSizeLimitBytes")
         dbConfig.walAutocheckpointPages = max(0, configuration.int("database.walAutocheckpointPages"))
-        // toggle (issue 14 item 1): reads through a memory map, the writer's page cache.
+        // toggle: reads through a memory map, the writer's page cache.
         dbConfig.mmapSizeBytes = max(0, configuration.int("database.mmapSizeBytes"))
         dbConfig.writerCacheKiB = max(0, configuration.int("database.writerCacheBytes")) / 1024
-        // pgcore (issue 12): PostgreSQL connection settings.
+        // PostgreSQL connection settings.
         dbConfig.postgresConnectTimeout = configuration.duration("database.connectTimeout")
         dbConfig.postgresStatementTimeout = configuration.duration("database.statementTimeout")
         dbConfig.reconnectInitialBackoff = configuration.duration("database.reconnectInitialBackoff")
@@ -252,9 +266,10 @@ public final class TouchSyncServer: @unchecked Sendable {
     }
 
     /// Applies pending migrations; a changed, already-applied one stops the start naming the file.
-    static func migrate(_ db: Database, configuration: AppConfiguration, logger: Logger) throws {
+    static func migrate(_ db: Database, configuration: AppConfiguration, logger: Logger) throws -> [String] {
         let applied = try EmbeddedMigrations.migrator(configuration: configuration, logger: logger).migrate(db)
         for m in applied { logger.info("applied migration \(m.fileName)") }
+        return applied.map { String($0.fileName.prefix { $0 != "_" }) }
     }
 
     /// Binds and starts serving; returns the bound port (useful with port 0).
@@ -274,8 +289,9 @@ public final class TouchSyncServer: @unchecked Sendable {
 
     public var port: Int { http.port }
 
-    /// Stops accepting, tells every socket (DISCONNECT, then WebSocket close 1001 / the pending
-    /// poll answered), closes idle connections, lets in-flight requests finish (bounded by
+    /// Stops accepting, closes every socket's transport as the reference server does (a WebSocket
+    /// Close frame / the pending poll answered `1`; no Socket.IO DISCONNECT, so clients
+    /// reconnect), closes idle connections, lets in-flight requests finish (bounded by
     /// `server.shutdownGraceSeconds`), then closes the database.
     public func shutdown() async {
         let hub = self.hub

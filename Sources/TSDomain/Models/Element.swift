@@ -1,6 +1,6 @@
 import TSJSON
 
-/// The element types of CONTRACT.md §1; any other value is a 400.
+/// The element types a client may create (docs/api.md, "Element"); any other value is a 400.
 public enum ElementType: String, Sendable, CaseIterable {
     case note, photo, audio, video, text, link
 }
@@ -28,7 +28,7 @@ public struct ElementReactions: Sendable, Equatable {
     }
 }
 
-/// A canvas element (CONTRACT.md §1 "Element").
+/// A canvas element (docs/api.md, "Element").
 public struct Element: Sendable, Equatable {
     public let id: String
     public let roomId: String

@@ -1,6 +1,6 @@
 import TSJSON
 
-/// A chat message in a room (CONTRACT.md §1 "Message").
+/// A chat message in a room (docs/api.md, "Message").
 public struct Message: Sendable, Equatable {
     public let id: String
     public let roomId: String

@@ -1,6 +1,6 @@
 import TSJSON
 
-/// A push notification as one user sees it (seeds 000/001): created in the transaction of the
+/// A push notification as one user sees it (a heart, a new element): created in the transaction of the
 /// change that caused it, delivered afterwards by `NotificationWorker`.
 public struct NotificationRecord: Sendable, Equatable {
     public enum Kind: String, Sendable { case elementReaction = "element_reaction", elementCreated = "element_created" }

@@ -1,6 +1,6 @@
 import TSJSON
 
-/// A feed post (seed 002).
+/// A feed post of the mobile routes (`/api/mobile/posts`).
 public struct Post: Sendable, Equatable {
     public let id: String
     public let authorId: String
@@ -18,7 +18,7 @@ public struct Post: Sendable, Equatable {
     }
 }
 
-/// One post's like/save state for the caller (seed 002 `PostInteractionState`).
+/// One post's like/save state for the caller (docs/api.md, "PostInteractionState").
 public struct PostInteractionState: Sendable, Equatable {
     public let postId: String
     public let isLiked: Bool

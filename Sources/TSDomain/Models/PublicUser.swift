@@ -1,6 +1,6 @@
 import TSJSON
 
-/// A user as other users see them (CONTRACT.md §1 "User (public)").
+/// A user as other users see them (docs/api.md, "User").
 public struct PublicUser: Sendable, Hashable {
     public let id: String
     public let username: String

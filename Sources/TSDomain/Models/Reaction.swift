@@ -1,6 +1,6 @@
 import TSJSON
 
-/// A heart on an element (CONTRACT.md §1 "Reaction").
+/// A heart on an element (docs/api.md, "Reaction").
 public struct Reaction: Sendable, Equatable {
     public let id: String
     public let elementId: String
@@ -16,7 +16,7 @@ public struct Reaction: Sendable, Equatable {
     }
 }
 
-/// Reaction totals of one element for one viewer (CONTRACT.md §1 "ElementStats"): `count` and
+/// Reaction totals of one element for one viewer (docs/api.md, "ElementStats"): `count` and
 /// `totalReactions` are both sent so that either client model decodes.
 public struct ElementStats: Sendable, Equatable {
     public var totalReactions: Int64

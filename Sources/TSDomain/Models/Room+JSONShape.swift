@@ -1,7 +1,7 @@
 import TSJSON
 
-// The one description of each response shape this file covers (CONTRACT.md §1 "Room", "User
-// (public)"; seed 002 `PostInteractionState`, `InteractionStateData`): member names, order and
+// The one description of each response shape this file covers (docs/api.md: "Room", "User",
+// "PostInteractionState", "InteractionStates"): member names, order and
 // formats are written here only, over the fields a `Room` or a row view has (`RoomFields`,
 // `PublicUserFields`: text as a `String` or as a column's bytes). `JSONBytesWriter` turns them
 // into response bytes on the read paths (my-rooms, interaction-state); `JSONTreeWriter` into the

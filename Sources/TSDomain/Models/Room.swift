@@ -1,6 +1,6 @@
 import TSJSON
 
-/// A room as the caller sees it: badges are the caller's (CONTRACT.md §1 "Room").
+/// A room as the caller sees it: badges are the caller's (docs/api.md, "Room").
 public struct Room: Sendable, Equatable {
     public let id: String
     public var name: String

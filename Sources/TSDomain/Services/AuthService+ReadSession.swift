@@ -6,6 +6,9 @@ import TSStorage
 /// (`AuthService.sessionUser`), so an authenticated read is one trip to a reader thread, not two.
 public struct VerifiedToken: Sendable {
     let claims: JWTClaims
+
+    /// The user the token was issued to (its `sub`; the row is not read yet).
+    public var userId: String { claims.sub }
 }
 
 extension AuthService {

@@ -4,7 +4,7 @@ import TSCrypto
 import TSStorage
 import TSJSON
 
-/// Register, login, token issue and verification (CONTRACT.md §0 Auth, §2 "Auth and users").
+/// Register, login, token issue and verification (docs/api.md, "Conventions" and "Auth").
 public struct AuthService: Sendable {
     let db: Database
     let clock: any WallClock
@@ -182,7 +182,7 @@ public struct AuthService: Sendable {
         }
     }
 
-    /// 3–32 characters of `[a-z0-9_.]` (CONTRACT.md §2).
+    /// 3–32 characters of `[a-z0-9_.]`: safe in URLs and mentions, and unambiguous to compare.
     static func validateUsername(_ name: String) throws(DomainError) {
         guard (3...32).contains(name.utf8.count) else { throw .validation(field: "username", message: "must be 3 to 32 characters") }
         for b in name.utf8 {

@@ -1,7 +1,7 @@
 import TSStorage
 import TSJSON
 
-/// Push tokens (CONTRACT.md §2 "Push notifications").
+/// Push tokens (docs/api.md, "Notifications").
 public struct DeviceService: Sendable {
     let db: Database
     let clock: any WallClock

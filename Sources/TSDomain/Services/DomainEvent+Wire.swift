@@ -1,6 +1,6 @@
 import TSJSON
 
-/// The domain event as JSON, for other nodes (issue 12 item 3: nodes exchange the event, not
+/// The domain event as JSON, for other nodes (nodes exchange the event, not
 /// pre-encoded packets, so each node computes per-recipient payloads for its own sockets).
 /// Lossless: every field of the event and its models, timestamps as the stored integers.
 /// Format version 1 (`DomainEvent.wireVersion`); a reader refuses what it does not know.

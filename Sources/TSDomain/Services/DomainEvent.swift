@@ -1,7 +1,7 @@
 import TSSync
 import TSJSON
 
-/// A change that the realtime layer broadcasts (CONTRACT.md §3). Published once the write is
+/// A change that the realtime layer broadcasts (docs/realtime.md). Published once the write is
 /// committed, through one seam (`DomainEventPublisher`) shared by the REST and socket paths.
 public enum DomainEventKind: Sendable, Equatable {
     case elementCreated(Element)

@@ -2,7 +2,7 @@ import TSCrypto
 import TSStorage
 import TSJSON
 
-/// Canvas elements (CONTRACT.md §2 "Elements"). Every write is one transaction that also keeps
+/// Canvas elements (docs/api.md, "Elements"). Every write is one transaction that also keeps
 /// the room's element count, the other members' unseen badges and the notifications.
 public struct ElementService: Sendable {
     let db: Database

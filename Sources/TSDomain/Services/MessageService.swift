@@ -2,7 +2,7 @@ import TSCrypto
 import TSStorage
 import TSJSON
 
-/// Room messages (CONTRACT.md §2 "Messages"): what `badges.messages` counts.
+/// Room messages (docs/api.md, "Messages"): what `badges.messages` counts.
 public struct MessageService: Sendable {
     let db: Database
     let clock: any WallClock

@@ -1,6 +1,6 @@
 import TSStorage
 
-/// Bounds on the stored notifications (issue 9 item 13): one row per heart must not grow the
+/// Bounds on the stored notifications: one row per heart must not grow the
 /// database forever. Pruning runs in the background (`StorageMaintenance`), never on a request's
 /// path, and deletes in batches of `batchSize` rows, each its own short write, so the writer is
 /// never held for long. Only DELIVERED rows (`seq` at or below the delivery cursor of their

@@ -2,13 +2,13 @@ import TSCrypto
 import TSStorage
 import TSJSON
 
-/// Posts and their like/save state (seed 002, CONTRACT.md §2 "Posts").
+/// Posts and their like/save state (docs/api.md, "Posts"; mobile envelope).
 public struct PostService: Sendable {
     let db: Database
     let clock: any WallClock
     let sequence: SequenceSource
 
-    /// The bounds of one interaction-state request (seed 002: "up to 50 post IDs").
+    /// The bounds of one interaction-state request (1–50 post ids: a screen's worth, answered from one query).
     public static let maxInteractionStateIds = 50
 
     public func create(actor: String, input: Input) async throws -> Post {

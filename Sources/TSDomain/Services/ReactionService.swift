@@ -2,7 +2,7 @@ import TSCrypto
 import TSStorage
 import TSJSON
 
-/// Heart reactions (CONTRACT.md §2 "Reactions").
+/// Heart reactions (docs/api.md, "Reactions").
 ///
 /// Two toggles racing for the same heart (one user on two nodes, or two sockets) end in a
 /// consistent state, never a duplicate row or a 500: the toggle is one transaction that first
@@ -25,7 +25,7 @@ public struct ReactionService: Sendable {
         """
     static let lockElementPostgres = lockElementSQLite + " FOR UPDATE OF e"
 
-    /// Adds the caller's heart, or removes it. Per toggle (issue 14 item 1): one statement finds
+    /// Adds the caller's heart, or removes it. Per toggle: one statement finds
     /// the element (and checks membership), the heart is deleted if there is one, else inserted;
     /// the count moves by ± 1 in one statement; `hasReacted` is known; the top reactors are one
     /// indexed query. `actorUser` is the caller's row when the request already loaded it
@@ -35,7 +35,7 @@ public struct ReactionService: Sendable {
         try await toggle(roomId: roomId, elementId: elementId, actor: actor, actorUser: actorUser, session: nil, originSocketId: originSocketId)
     }
 
-    /// The REST toggle (issue 14 item 1): the token's signature and times are already checked
+    /// The REST toggle: the token's signature and times are already checked
     /// (`AuthService.verifyToken`, no I/O); its user row is read and its version checked inside
     /// the toggle's own write transaction, first (401 before 404/403, as `authenticate` then
     /// `toggle` answered), so a toggle is one trip to the writer thread instead of a reader trip

@@ -102,7 +102,7 @@ enum Readers {
         try c.first("\(roomSelect) WHERE m.room_id = ? AND m.user_id = ?", [.text(id), .text(viewer)], room)
     }
 
-    /// 404 for a room that does not exist, 403 for one the user is not a member of (CONTRACT.md §2).
+    /// 404 for a room that does not exist, 403 for one the user is not a member of (only members see a room).
     static func requireMember(_ c: SQLConnection, roomId: String, userId: String) throws {
         try check(membership: c.scalarInt("""
             SELECT CASE WHEN EXISTS(SELECT 1 FROM room_members WHERE room_id = ? AND user_id = ?) THEN 2

@@ -2,7 +2,7 @@ import TSCrypto
 import TSStorage
 import TSJSON
 
-/// Rooms and membership (CONTRACT.md §2 "Rooms"). Only members see or change a room.
+/// Rooms and membership (docs/api.md, "Rooms"). Only members see or change a room.
 public struct RoomService: Sendable {
     let db: Database
     let clock: any WallClock

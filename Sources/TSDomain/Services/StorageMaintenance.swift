@@ -2,7 +2,7 @@ import Logging
 import TSStorage
 import TSSync
 
-/// Background upkeep that keeps the database from growing without bound (issue 9 item 13):
+/// Background upkeep that keeps the database from growing without bound:
 /// pruning delivered notifications (`NotificationWorker.prune`) and truncating the WAL
 /// (`Database.checkpoint`, on the writer thread between group commits). It runs on its own task on
 /// a timer, never on a request's path; each round's work is a series of short writes.

@@ -1,4 +1,4 @@
-/// Errors of the TouchSync domain. Each maps onto one contract status (CONTRACT.md §0); the
+/// Errors of the TouchSync domain. Each maps onto one HTTP status (docs/api.md, "Conventions"); the
 /// route layer renders them in the envelope of the route family that raised them.
 public enum DomainError: Error, Sendable, Equatable {
     /// 400: `field` names the offending input field and `message` says why.

@@ -1,7 +1,7 @@
 import TSJSON
 
 /// Reads and validates fields of a JSON request object. Every failure is a
-/// `DomainError.validation` naming the field and saying why (CONTRACT.md §0: "say which field and why").
+/// `DomainError.validation` naming the field and saying why (a client must be able to show the user what to fix).
 /// Lengths count Unicode code points, as JSON Schema's `maxLength` does, so these checks agree
 /// with the request schemas of the OpenAPI document that `RequestValidation` enforces first.
 public struct Input: Sendable {

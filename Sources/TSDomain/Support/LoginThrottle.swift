@@ -1,8 +1,8 @@
-/// Failed-login throttling (CONTRACT.md §0: 429 `RATE_LIMITED` with `Retry-After`).
+/// Failed-login throttling: 429 `RATE_LIMITED` with `Retry-After` (docs/api.md, "Conventions").
 ///
 /// Counted per key: after `maxFailures` failures of one key within `windowSeconds`, that key is
 /// refused until the window has passed since its first failure. A success clears the key.
-/// `AuthService.login` uses two kinds of key (issue 9 item 7), so nobody can lock someone else out:
+/// `AuthService.login` uses two kinds of key, so nobody can lock someone else out:
 /// - `pair(username:address:)` — wrong passwords for an existing user from one client address.
 ///   Bob's failures from address A never refuse bob from address B, nor alice from address A.
 /// - `unknownUser(address:)` — attempts at usernames that do not exist, per client address, checked

@@ -1,7 +1,7 @@
 import TSSync
 
 /// Renders Unix seconds as the contract's dates: ISO 8601 UTC with second precision
-/// (`2024-01-15T10:00:00Z`), which Swift's `.iso8601` date decoding accepts (CONTRACT.md §0).
+/// (`2024-01-15T10:00:00Z`), which Swift's `.iso8601` date decoding accepts (no fractional seconds: it refuses them).
 public enum Timestamp {
     public static func iso8601(_ seconds: Int64) -> String {
         let t = civil(seconds)

@@ -2,7 +2,7 @@ import TSDomain
 import TSJSON
 import TSStorage
 
-/// The inspector's data browser (issue 13 item 4): one page at a time of each kind of row, with
+/// The inspector's data browser: one page at a time of each kind of row, with
 /// keyset paging (`after` = the previous page's `next`, never an OFFSET scan), and — in test or
 /// demo mode only — editing an element, deleting rows, reset and loading fixtures.
 ///

@@ -508,15 +508,23 @@ textarea { width: 100%; min-height: 160px; font-family: var(--mono); font-size: 
   // Every column of the page but those fixed by a filter (a room's own id in its sections).
   function columnsOf(rows, filters) { const cols = []; for (const r of rows) for (const k of Object.keys(r)) if (!cols.includes(k) && !(k in filters)) cols.push(k); return cols; }
 
-  // One paged table: kind + filters, rendered into thead/tbody with its own pager.
+  // An answer that arrives after its table moved on (another kind chosen, another room opened, a
+  // later page asked for) is dropped, not drawn over the newer one; the count is for the tests.
+  function dropStale() { document.body.dataset.staleAnswers = String(Number(document.body.dataset.staleAnswers || 0) + 1); return false; }
+
+  // One paged table: kind + filters, rendered into thead/tbody with its own pager. `opts.current()`
+  // says whether the table still belongs to this pager. `load` answers whether it drew the page.
   function makePager(kind, filters, els, opts) {
-    const p = { kind, filters, cursors: [null], page: 0, rows: [], next: null, key: null };
+    const p = { kind, filters, cursors: [null], page: 0, rows: [], next: null, key: null, asked: 0 };
     p.load = async (cursor, index) => {
       const q = new URLSearchParams(filters); q.set("limit", "25"); if (cursor) q.set("after", cursor);
+      const ticket = ++p.asked;
       const d = await api("browse/" + kind + "?" + q);
+      if (ticket !== p.asked || (opts.current && !opts.current())) return dropStale();
       p.rows = d.rows; p.next = d.next; p.key = d.key; p.page = index;
       p.cursors[index + 1] = d.next;
       render(d);
+      return true;
     };
     function render(d) {
       const cols = columnsOf(d.rows, filters);
@@ -558,9 +566,10 @@ textarea { width: 100%; min-height: 160px; font-family: var(--mono); font-size: 
     const k = data.kinds.find((x) => x.name === name);
     $("data-title").textContent = k ? k.title : name;
     for (const b of $("kinds").querySelectorAll("button")) b.classList.toggle("active", b.dataset.kind === name);
-    mainPager = makePager(name, {}, { head: $("data-head"), body: $("data-body"), next: $("data-next"), first: $("data-first"), info: $("data-info"), total: $("data-total") },
-                          { openRoom: name === "rooms" });
-    try { await mainPager.load(null, 0); document.body.setAttribute("data-kind", name); } catch (e) { status(e.message); }
+    const pager = makePager(name, {}, { head: $("data-head"), body: $("data-body"), next: $("data-next"), first: $("data-first"), info: $("data-info"), total: $("data-total") },
+                            { openRoom: name === "rooms", current: () => mainPager === pager });
+    mainPager = pager;
+    try { if (await pager.load(null, 0)) document.body.setAttribute("data-kind", name); } catch (e) { if (mainPager === pager) status(e.message); }
   }
 
   const roomPagers = [];
@@ -574,9 +583,9 @@ textarea { width: 100%; min-height: 160px; font-family: var(--mono); font-size: 
             first = el("button", { type: "button", text: "« First" }), info = el("span"), total = el("span", { class: "count" });
       sections.append(el("h2", { style: "margin-top:12px" }, title + " ", total),
         el("div", { class: "scroll", id: "room-" + kind }, el("table", null, head, body)), el("div", { class: "pager" }, first, next, info));
-      const p = makePager(kind, { roomId: id }, { head, body, next, first, info, total }, {});
+      const p = makePager(kind, { roomId: id }, { head, body, next, first, info, total }, { current: () => data.room === id && roomPagers.includes(p) });
       roomPagers.push(p);
-      await p.load(null, 0);
+      if (!await p.load(null, 0)) return;  // another room was opened meanwhile: its sections are in place
     }
     document.body.setAttribute("data-room-open", id);
     $("room-card").scrollIntoView({ block: "start" });

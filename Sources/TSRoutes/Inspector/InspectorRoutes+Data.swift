@@ -2,7 +2,7 @@ import TSDomain
 import TSHTTP
 import TSJSON
 
-/// The data browser and request list of the inspector (issue 13 item 4):
+/// The data browser and request list of the inspector:
 ///
 /// | route | what |
 /// |---|---|

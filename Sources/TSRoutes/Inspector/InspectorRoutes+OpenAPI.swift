@@ -9,11 +9,12 @@ extension InspectorRoutes {
     static let tag = "Inspector"
     static let accessNote = "Not part of the app's API: the live inspector's data (docs in README, \"Live inspector\"). "
         + "Off with serve --no-inspector (404). When inspector.adminToken is set (required with TOUCHSYNC_ENV=production) "
-        + "send Authorization: Bearer <adminToken>; without it only requests to localhost or an IP address are answered."
+        + "send Authorization: Bearer <adminToken>; without it only requests from this machine (loopback TCP peer, not forwarded "
+        + "for another client) addressed to localhost or an IP address are answered."
     static let refused = [
         OpenAPIOperation.Body(401, "inspector.adminToken is set and the request does not carry it", schema: S.string, contentType: "text/plain; charset=utf-8"),
-        OpenAPIOperation.Body(403, "No admin token configured and the Host is neither localhost nor an IP address (DNS-rebinding protection)",
-                              schema: S.string, contentType: "text/plain; charset=utf-8"),
+        OpenAPIOperation.Body(403, "No admin token configured, and the request is not from this machine or its Host is neither localhost "
+                              + "nor an IP address (DNS-rebinding protection); the message names inspector.adminToken", schema: S.ref("Error")),
     ]
 
     static func api(_ name: String, _ summary: String, _ schema: JSONValue, parameters: [OpenAPIOperation.Parameter] = []) -> OpenAPIOperation {

@@ -6,7 +6,7 @@ import TSJSON
 import TSSocketIO
 import TSStorage
 
-/// The live inspector (issue 5 item 5): `GET /inspector` serves one static HTML page with plain
+/// The live inspector: `GET /inspector` serves one static HTML page with plain
 /// JavaScript (`InspectorPage`), which polls small JSON endpoints under `/inspector/api/`:
 ///
 /// | route | what |
@@ -104,7 +104,7 @@ public struct InspectorRoutes: Sendable {
 
     static let apiHeaders: HTTPHeaders = ["Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"]
 
-    /// Runs `body` when `access` allows the request; otherwise 401 or 403 with a plain-text reason.
+    /// Runs `body` when `access` allows the request; otherwise 401 (plain text) or 403 (the JSON error envelope) with the reason.
     func guarded(_ request: HTTPRequest, allowQueryToken: Bool = false, _ body: () async throws -> HTTPResponse) async rethrows -> HTTPResponse {
         switch access.check(request, allowQueryToken: allowQueryToken) {
         case .allowed:
@@ -114,10 +114,14 @@ public struct InspectorRoutes: Sendable {
             h.add("WWW-Authenticate", "Bearer realm=\"touchsync-inspector\"")
             return .text("The inspector needs the admin token (inspector.adminToken): send Authorization: Bearer <token>, or open /inspector?token=<token>.\n",
                          status: 401, headers: h)
-        case .foreignHost(let host):
-            return .text("The inspector without inspector.adminToken answers only requests addressed to localhost or an IP address "
-                         + "(Host \(host) refused, DNS-rebinding protection). Use http://127.0.0.1:<port>/inspector or set inspector.adminToken.\n",
+        case .notLocal(let decision):
+            return .json(Envelope.standard.errorBody(code: "FORBIDDEN", message: InspectorAccess.notLocalMessage(decision)),
                          status: 403, headers: Self.apiHeaders)
+        case .foreignHost(let host):
+            let message = "The inspector without inspector.adminToken answers only requests addressed to localhost or an IP address "
+                + "(Host \(host) refused, DNS-rebinding protection). Use http://127.0.0.1:<port>/inspector or set inspector.adminToken "
+                + "(environment TOUCHSYNC_INSPECTOR_ADMIN_TOKEN)."
+            return .json(Envelope.standard.errorBody(code: "FORBIDDEN", message: message), status: 403, headers: Self.apiHeaders)
         }
     }
 

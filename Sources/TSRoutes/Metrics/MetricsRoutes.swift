@@ -4,8 +4,8 @@ import TSHTTP
 import TSSocketIO
 import TSStorage
 
-/// `GET /metrics` (CONTRACT.md §2 "Operations"): Prometheus text format, no auth (a local
-/// development backend; put it behind your own proxy if the server is reachable by others).
+/// `GET /metrics` (docs/metrics.md): Prometheus text format. Without credentials only this
+/// machine may read it; `MetricsAccess` says who else may (`metrics.allowFrom`, `metrics.token`).
 public struct MetricsRoutes: Sendable {
     let http: HTTPMetrics
     let hub: SocketIOServer
@@ -17,10 +17,13 @@ public struct MetricsRoutes: Sendable {
     let tcpConnections: @Sendable () -> Int
     /// More families appended at the end (redis hook: the cross-node bridge's counters).
     let extra: (@Sendable (inout PrometheusText) -> Void)?
+    let access: MetricsAccess
 
     public init(http: HTTPMetrics, hub: SocketIOServer, db: Database, notifications: NotificationCounter, version: String,
-                tcpConnections: @escaping @Sendable () -> Int, extra: (@Sendable (inout PrometheusText) -> Void)? = nil) {
+                tcpConnections: @escaping @Sendable () -> Int, extra: (@Sendable (inout PrometheusText) -> Void)? = nil,
+                access: MetricsAccess = MetricsAccess()) {
         self.extra = extra
+        self.access = access
         self.http = http
         self.hub = hub
         self.db = db
@@ -32,8 +35,17 @@ public struct MetricsRoutes: Sendable {
 
     public func register(into router: inout RouterBuilder) {
         let routes = self
-        router.get("/metrics") { _ in
-            .bytes(Array(routes.render().utf8), contentType: PrometheusText.contentType, headers: ["Cache-Control": "no-store"])
+        router.get("/metrics") { request in
+            switch routes.access.check(request) {
+            case .allowed:
+                return .bytes(Array(routes.render().utf8), contentType: PrometheusText.contentType, headers: ["Cache-Control": "no-store"])
+            case .wrongToken:
+                return .json(Envelope.standard.errorBody(code: "UNAUTHORIZED", message: "Wrong bearer token for /metrics (metrics.token)"),
+                             status: 401, headers: ["Cache-Control": "no-store", "WWW-Authenticate": "Bearer realm=\"touchsync-metrics\""])
+            case .refused(let why):
+                return .json(Envelope.standard.errorBody(code: "FORBIDDEN", message: MetricsAccess.refusedMessage(why)),
+                             status: 403, headers: ["Cache-Control": "no-store"])
+            }
         }
     }
 

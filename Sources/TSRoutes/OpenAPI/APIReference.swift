@@ -80,6 +80,7 @@ public enum APIReference {
         case 404: return "not found"
         case 409: return "conflict"
         case 415: return "body is not `application/json`"
+        case 429: return "the caller's write limit is spent (`RATE_LIMITED`, `Retry-After`)"
         default: return ""
         }
     }

@@ -1,8 +1,8 @@
 import TSJSON
 
 /// Runtime validation against the JSON Schema 2020-12 subset the OpenAPI document uses, so that a
-/// request schema in `OpenAPICatalog` is both the documentation and the check (issue 9 item 10:
-/// one source of truth). Keywords (JSON Schema Validation 2020-12 §6): `$ref` (into
+/// request schema in `OpenAPICatalog` is both the documentation and the check:
+/// one source of truth. Keywords (JSON Schema Validation 2020-12 §6): `$ref` (into
 /// `#/components/schemas/`), `type` (a name or a list), `enum`, `const`, `allOf`, `anyOf`,
 /// `oneOf`, `properties`, `patternProperties`, `required`, `additionalProperties` (boolean or
 /// schema), `items`,

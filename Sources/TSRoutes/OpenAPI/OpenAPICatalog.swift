@@ -1,7 +1,7 @@
 import TSHTTP
 import TSJSON
 
-/// Every route the server can register, documented (CONTRACT.md §2). A route registered in
+/// Every route the server can register, documented (docs/api.md is generated from it). A route registered in
 /// the router but missing here, or documented here but registered nowhere, fails
 /// `OpenAPITests` — add the entry next to the route.
 public enum OpenAPICatalog {
@@ -46,18 +46,18 @@ public enum OpenAPICatalog {
         // Rooms
         Op(.POST, "/api/rooms", tag: "Rooms", summary: "Create a room (the creator is a member)",
            description: "Without a name the room is named after its creation date and time, with nameSetBy null.",
-           request: S.ref("CreateRoomRequest"), requestRequired: false, responses: [data(201, "Created", S.ref("Room"))], errors: [400, 401, 404, 415]),
+           request: S.ref("CreateRoomRequest"), requestRequired: false, responses: [data(201, "Created", S.ref("Room"))], errors: [400, 401, 404, 415, 429]),
         Op(.GET, "/api/rooms/my-rooms", tag: "Rooms", summary: "The caller's rooms, most recently active first",
            responses: [data(200, "Rooms with the caller's badges", S.array(S.ref("Room")))], errors: [401]),
         Op(.GET, "/api/rooms/:roomId", tag: "Rooms", summary: "A room with its members and elements",
            responses: [data(200, "The room", S.ref("RoomDetail"))], errors: [401, 403, 404]),
         Op(.PATCH, "/api/rooms/:roomId", tag: "Rooms", summary: "Rename a room", description: "Emits room:updated.",
            request: S.ref("RenameRoomRequest"), responses: [data(200, "The renamed room", S.ref("Room"))], parameters: [socketHeader],
-           errors: [400, 401, 403, 404, 415]),
+           errors: [400, 401, 403, 404, 415, 429]),
         Op(.POST, "/api/rooms/:roomId/members", tag: "Rooms", summary: "Add a member by userId or username",
-           request: S.ref("AddMemberRequest"), responses: [data(201, "Added", S.ref("MemberAdded"))], errors: [400, 401, 403, 404, 409, 415]),
+           request: S.ref("AddMemberRequest"), responses: [data(201, "Added", S.ref("MemberAdded"))], errors: [400, 401, 403, 404, 409, 415, 429]),
         Op(.DELETE, "/api/rooms/:roomId/members/me", tag: "Rooms", summary: "Leave a room",
-           responses: [data(200, "Left", S.ref("MemberLeft"))], errors: [401, 403, 404]),
+           responses: [data(200, "Left", S.ref("MemberLeft"))], errors: [401, 403, 404, 429]),
         Op(.POST, "/api/rooms/:roomId/seen", tag: "Rooms", summary: "Reset the caller's badges.elements",
            responses: [data(200, "The room as the caller now sees it", S.ref("Room"))], errors: [401, 403, 404]),
 
@@ -67,34 +67,34 @@ public enum OpenAPICatalog {
         Op(.POST, "/api/rooms/:roomId/elements", tag: "Elements", summary: "Create an element",
            description: "Emits element:created to the room and element:created:global.",
            request: S.ref("CreateElementRequest"), responses: [data(201, "Created", S.ref("Element"))], parameters: [socketHeader],
-           errors: [400, 401, 403, 404, 415]),
+           errors: [400, 401, 403, 404, 415, 429]),
         Op(.DELETE, "/api/rooms/:roomId/elements", tag: "Elements", summary: "Clear the room",
            description: "Emits room:cleared and room:cleared:global.",
-           responses: [data(200, "Elements deleted", S.ref("RoomCleared"))], parameters: [socketHeader], errors: [401, 403, 404]),
+           responses: [data(200, "Elements deleted", S.ref("RoomCleared"))], parameters: [socketHeader], errors: [401, 403, 404, 429]),
         Op(.PATCH, "/api/rooms/:roomId/elements/:elementId", tag: "Elements", summary: "Update any subset of an element's mutable fields",
            description: "Emits element:updated.", request: S.ref("UpdateElementRequest"),
-           responses: [data(200, "Updated", S.ref("Element"))], parameters: [socketHeader], errors: [400, 401, 403, 404, 415]),
+           responses: [data(200, "Updated", S.ref("Element"))], parameters: [socketHeader], errors: [400, 401, 403, 404, 415, 429]),
         Op(.DELETE, "/api/rooms/:roomId/elements/:elementId", tag: "Elements", summary: "Delete an element",
            description: "Emits element:deleted and element:deleted:global.",
-           responses: [data(200, "Deleted", S.ref("ElementDeleted"))], parameters: [socketHeader], errors: [401, 403, 404]),
+           responses: [data(200, "Deleted", S.ref("ElementDeleted"))], parameters: [socketHeader], errors: [401, 403, 404, 429]),
 
         // Reactions
         Op(.POST, "/api/rooms/:roomId/elements/:elementId/reactions/toggle", tag: "Reactions", summary: "Add or remove the caller's heart",
            description: "Idempotent under concurrency. Emits element:reaction:added or element:reaction:removed (stats per recipient).",
-           responses: [data(200, "What the toggle did", S.ref("ToggleResult"))], parameters: [socketHeader], errors: [401, 403, 404]),
+           responses: [data(200, "What the toggle did", S.ref("ToggleResult"))], parameters: [socketHeader], errors: [401, 403, 404, 429]),
         Op(.GET, "/api/rooms/:roomId/elements/:elementId/reactions", tag: "Reactions", summary: "An element's reactions, newest first",
            responses: [data(200, "A page of reactions", S.ref("ReactionPage"))], parameters: [limit50, before], errors: [400, 401, 403, 404]),
 
         // Messages
         Op(.POST, "/api/rooms/:roomId/messages", tag: "Messages", summary: "Send a message", description: "Emits message:created.",
            request: S.ref("SendMessageRequest"), responses: [data(201, "Sent", S.ref("Message"))], parameters: [socketHeader],
-           errors: [400, 401, 403, 404, 415]),
+           errors: [400, 401, 403, 404, 415, 429]),
         Op(.GET, "/api/rooms/:roomId/messages", tag: "Messages", summary: "A room's messages, newest first",
            responses: [data(200, "A page of messages", S.array(S.ref("Message")))], parameters: [limit50, before], errors: [400, 401, 403, 404]),
         Op(.POST, "/api/rooms/:roomId/messages/read", tag: "Messages", summary: "Reset the caller's badges.messages",
            responses: [data(200, "The room as the caller now sees it", S.ref("Room"))], errors: [401, 403, 404]),
 
-        // Posts (seed 002, mobile envelope)
+        // Posts (mobile envelope)
         Op(.POST, "/api/mobile/posts", tag: "Posts", summary: "Create a post", envelope: .mobile, request: S.ref("CreatePostRequest"),
            responses: [mobile(201, "Post created", S.ref("Post"))], errors: [400, 401, 415]),
         Op(.POST, "/api/mobile/posts/:postId/like", tag: "Posts", summary: "Like a post (idempotent)", envelope: .mobile,
@@ -105,7 +105,7 @@ public enum OpenAPICatalog {
            responses: [mobile(200, "Post saved", S.ref("PostInteractionState"))], errors: [401, 404]),
         Op(.DELETE, "/api/mobile/posts/:postId/save", tag: "Posts", summary: "Unsave a post (idempotent)", envelope: .mobile,
            responses: [mobile(200, "Post unsaved", S.ref("PostInteractionState"))], errors: [401, 404]),
-        Op(.POST, "/api/mobile/posts/interaction-state", tag: "Posts", summary: "Like/save state of up to 50 posts (seed 002)",
+        Op(.POST, "/api/mobile/posts/interaction-state", tag: "Posts", summary: "Like/save state of up to 50 posts",
            description: "Answered from one SQL query. Duplicate ids are answered once; unknown ids are left out.",
            envelope: .mobile, request: S.ref("InteractionStateRequest"),
            responses: [Body(200, "Interaction states retrieved successfully", schema: S.ref("InteractionStateResponse"))], errors: [400, 401, 415]),
@@ -122,8 +122,11 @@ public enum OpenAPICatalog {
         Op(.GET, "/health", tag: "Operations", summary: "Liveness and database check", security: .none, envelope: .none,
            responses: [Body(200, "Healthy", schema: S.ref("Health")), Body(503, "The database does not answer", schema: S.ref("Health"))]),
         Op(.GET, "/metrics", tag: "Operations", summary: "Prometheus metrics",
-           description: "Text exposition format 0.0.4. No auth: a local development backend.", security: .none, envelope: .none,
-           responses: [Body(200, "Metrics", schema: S.string, contentType: PrometheusText.contentType)]),
+           description: "Text exposition format 0.0.4. Answers this machine (loopback TCP peer, not forwarded for another client), "
+               + "addresses in metrics.allowFrom, and Authorization: Bearer <metrics.token>.", security: .none, envelope: .none,
+           responses: [Body(200, "Metrics", schema: S.string, contentType: PrometheusText.contentType),
+                       Body(401, "A bearer token that is not metrics.token", schema: S.ref("Error")),
+                       Body(403, "Not this machine, not in metrics.allowFrom, no token; the message says how to open it", schema: S.ref("Error"))]),
         Op(.GET, "/openapi.json", tag: "Operations", summary: "This document", security: .none, envelope: .none,
            responses: [Body(200, "OpenAPI 3.1", schema: ["type": "object"])]),
 

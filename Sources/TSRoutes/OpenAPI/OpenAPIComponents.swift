@@ -1,8 +1,8 @@
 import TSDomain
 import TSJSON
 
-/// `components.schemas` of the OpenAPI document: every object of CONTRACT.md §1, the request
-/// bodies of §2, the envelopes and errors of §0, and the test-mode documents (docs/test-mode.md).
+/// `components.schemas` of the OpenAPI document: every object of docs/api.md, the request
+/// bodies of its routes, the envelopes and errors, and the test-mode documents (docs/test-mode.md).
 enum OpenAPIComponents {
     typealias S = OpenAPISchema
 
@@ -46,9 +46,9 @@ enum OpenAPIComponents {
         s["MobileError"] = S.object([
             ("success", S.constant(false)), ("message", S.string), ("error", S.string), ("code", S.ref("ErrorCode")),
             ("field", S.string),
-        ], optional: ["field"], description: "Error envelope of /api/mobile/** (seed 002).")
+        ], optional: ["field"], description: "Error envelope of /api/mobile/**, the mobile clients' own format.")
         s["ErrorCode"] = S.describe(S.string, "VALIDATION_ERROR, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, METHOD_NOT_ALLOWED, CONFLICT, "
-                                        + "PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, RATE_LIMITED, INTERNAL, SERVICE_UNAVAILABLE, ...")
+                                        + "PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, RATE_LIMITED, INTERNAL, UNAVAILABLE, SERVICE_UNAVAILABLE, ...")
 
         s["EngineIOError"] = S.object([("code", S.integer), ("message", S.string)],
                                       description: "Error of the Engine.IO transport, as the reference server sends it (code 0-5).")
@@ -90,7 +90,7 @@ enum OpenAPIComponents {
         s["InteractionStates"] = S.object([
             ("interactions", S.describe(S.array(S.ref("PostInteractionState")), "In request order; duplicates once; unknown ids left out.")),
             ("totalPosts", S.integer), ("totalLiked", S.integer), ("totalSaved", S.integer),
-        ], description: "The data of seed 002's interaction-state response.")
+        ], description: "The data of the interaction-state response.")
         s["InteractionStateResponse"] = S.mobileEnvelope(S.ref("InteractionStates"))
         s["Device"] = S.object([("token", S.string), ("platform", S.enumeration(["ios", "android"])), ("userId", S.id)])
         s["Notification"] = S.object([
@@ -99,7 +99,7 @@ enum OpenAPIComponents {
         ])
         s["Health"] = S.object([("status", S.enumeration(["ok", "degraded"])), ("version", S.string), ("uptimeSeconds", S.integer),
                                 ("database", S.enumeration(["ok", "error", "unavailable"])),
-                                // issue 12: redis is present when realtime.redisUrl is set; degradedReason says why when
+                                // redis is present when realtime.redisUrl is set; degradedReason says why when
                                 // status is degraded (database unreachable, Redis down).
                                 ("redis", S.enumeration(["ok", "down"])), ("degradedReason", S.string)],
                                optional: ["redis", "degradedReason"])

@@ -39,7 +39,7 @@ public enum OpenAPIDocument {
             "openapi": "3.1.0",
             "info": .object([
                 "title": "TouchSync API", "version": .string(version),
-                "description": "REST API of the TouchSync server (CONTRACT.md §2). Realtime events: docs/realtime.md. Test-target mode: docs/test-mode.md.",
+                "description": "REST API of the TouchSync server: auth, rooms, canvas elements, reactions, messages, posts, push notifications and operations. Realtime events: docs/realtime.md. Test-target mode: docs/test-mode.md.",
                 "license": ["name": "See the repository"],
             ]),
             "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
@@ -85,8 +85,14 @@ public enum OpenAPIDocument {
             var statuses = op.errors
             if op.security == .bearer && !statuses.contains(401) { statuses.append(401) }
             for status in statuses.sorted() {
-                responses[String(status)] = .object(["description": .string(HTTPStatus.reasonPhrase(status)),
-                                                     "headers": ["X-Request-Id": ["$ref": "#/components/headers/X-Request-Id"]],
+                var headers: JSONObject = ["X-Request-Id": ["$ref": "#/components/headers/X-Request-Id"]]
+                var description = HTTPStatus.reasonPhrase(status)
+                if status == 429 {
+                    // limits.*: the caller's budget for this kind of write is spent (docs/limits.md).
+                    description = "The caller's write limit for this kind of write is spent (limits.*): RATE_LIMITED, nothing written"
+                    headers["Retry-After"] = ["description": "Seconds until one more write of this kind is allowed", "schema": ["type": "integer", "minimum": 1]]
+                }
+                responses[String(status)] = .object(["description": .string(description), "headers": .object(headers),
                                                      "content": ["application/json": ["schema": errorSchema]]])
             }
             responses["default"] = .object(["description": "Any other error (405, 413, 415, 429, 500, 503) in the same envelope",

@@ -1,7 +1,7 @@
 import TSJSON
 
 /// Builders for the JSON Schema 2020-12 subset the OpenAPI 3.1 document uses. Objects list
-/// every property as required unless told otherwise (CONTRACT.md §0: a field without a value is
+/// every property as required unless told otherwise (a field without a value is
 /// `null`, never omitted) and forbid unknown properties, so a schema is an exact description.
 enum OpenAPISchema {
     static let string: JSONValue = ["type": "string"]
@@ -85,10 +85,10 @@ enum OpenAPISchema {
         .object(["type": "object", "additionalProperties": value, "description": .string(description)])
     }
 
-    /// `{"data": schema}` (CONTRACT.md §0, every route under `/api/` but `/api/mobile/`).
+    /// `{"data": schema}` (every route under `/api/` but `/api/mobile/`).
     static func dataEnvelope(_ schema: JSONValue) -> JSONValue { object([("data", schema)]) }
 
-    /// `{"success": true, "message", "data"}` (seed 002, `/api/mobile/**`).
+    /// `{"success": true, "message", "data"}` (`/api/mobile/**`, the mobile clients' own envelope).
     static func mobileEnvelope(_ schema: JSONValue) -> JSONValue {
         object([("success", constant(true)), ("message", string), ("data", schema)])
     }

@@ -1,7 +1,7 @@
 import TSHTTP
 import TSJSON
 
-/// Issue 14 item 2: a request body the validation does not need to parse into a tree and walk
+/// A request body the validation does not need to parse into a tree and walk
 /// with the schema. An operation whose request schema is exactly "an object with one member, an
 /// array of `minItems`…`maxItems` strings" (interaction-state's `{"postIds":[…]}`) gets a
 /// one-pass reader (`JSONPlainStringArray`) for the body such clients send: plain ASCII strings,

@@ -4,7 +4,7 @@ import TSJSON
 
 /// Validates every request against the operation `OpenAPICatalog` documents for its route —
 /// header and query parameters and the JSON body — before the route's handler runs, so the
-/// document served at `/openapi.json` and the checks are one source of truth (issue 9 item 10).
+/// document served at `/openapi.json` and the checks are one source of truth.
 /// A request that does not conform gets 400 `VALIDATION_ERROR` naming the field and saying
 /// why, in the route's envelope (415 for a body that is not `application/json`).
 ///

@@ -3,7 +3,7 @@ import TSHTTP
 import TSJSON
 import TSStorage
 
-/// The two error envelopes of CONTRACT.md §0: `{"error": {code, message}}` for `/api/**`, and
+/// The two error envelopes (docs/api.md, "Conventions"): `{"error": {code, message}}` for `/api/**`, and
 /// `{"success": false, message, error, code}` for the mobile routes under `/api/mobile/**`.
 public enum Envelope: Sendable {
     case standard
@@ -64,18 +64,22 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
             return APIError(status: 429, code: "RATE_LIMITED", message: "Too many failed logins; retry in \(t.retryAfterSeconds) s",
                             envelope: envelope, retryAfterSeconds: t.retryAfterSeconds)
         }
+        if let w = error as? WriteRateLimited {
+            // limits.*: this user's budget for this kind of write is spent; other users are unaffected.
+            return APIError(status: 429, code: "RATE_LIMITED", message: w.message, envelope: envelope, retryAfterSeconds: w.retryAfterSeconds)
+        }
         if error is DatabaseOverloadedError {
             // Every reader is busy and database.maxQueuedReads reads already wait: shed load.
             return APIError(status: 503, code: "UNAVAILABLE", message: "The server is busy; retry shortly", envelope: envelope,
                             retryAfterSeconds: 1)
         }
         if let u = error as? DatabaseUnavailableError {
-            // pgcore (issue 12): PostgreSQL unreachable; refused at once, reconnecting in the background.
+            // PostgreSQL unreachable; refused at once, reconnecting in the background.
             return APIError(status: 503, code: "UNAVAILABLE", message: "The database is unreachable; retry shortly", envelope: envelope,
                             retryAfterSeconds: u.retryAfterSeconds)
         }
         if let h = error as? HTTPError, envelope == .mobile {
-            return APIError(status: h.status, code: h.code, message: h.message, envelope: .mobile)
+            return APIError(status: h.status, code: h.code, message: h.message, field: h.field, envelope: .mobile)
         }
         return error
     }

@@ -2,7 +2,7 @@ import TSDomain
 import TSHTTP
 import TSJSON
 
-/// The two hot read paths (issue 14 item 2): `GET /api/rooms/my-rooms` and
+/// The two hot read paths: `GET /api/rooms/my-rooms` and
 /// `POST /api/mobile/posts/interaction-state` answer bytes written from the rows on a reader
 /// thread (no `JSONValue` tree), and check the token's user in that same read.
 enum ReadPaths {

@@ -2,7 +2,7 @@ import TSDomain
 import TSHTTP
 import TSJSON
 
-/// Every REST route of CONTRACT.md §2 (the Operations routes live in `OperationsRoutes`).
+/// Every REST route of docs/api.md (the Operations routes live in `OperationsRoutes`).
 public struct APIRoutes: Sendable {
     let domain: TouchSyncDomain
     let authenticator: Authenticator
@@ -46,23 +46,28 @@ public struct APIRoutes: Sendable {
         })
 
         // Rooms
+        let limits = d.writeLimits
         router.post("/api/rooms", a.wrap { ctx in
-            Reply.data(try await d.rooms.create(actor: ctx.user.id, input: ctx.optionalInput()).json, status: 201)
+            try limits.take(.roomCreate, user: ctx.user.id)
+            return Reply.data(try await d.rooms.create(actor: ctx.user.id, input: ctx.optionalInput()).json, status: 201)
         })
         router.get("/api/rooms/my-rooms", a.wrapRead { token, req in try await ReadPaths.myRooms(d, token, req) })
         router.get("/api/rooms/:roomId", a.wrap { ctx in
             Reply.data(try await d.rooms.detail(roomId: ctx.param("roomId"), viewer: ctx.user.id).json)
         })
         router.patch("/api/rooms/:roomId", a.wrap { ctx in
-            Reply.data(try await d.rooms.rename(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
+            try limits.take(.membershipChange, user: ctx.user.id)
+            return Reply.data(try await d.rooms.rename(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
                                                 originSocketId: ctx.originSocketId).json)
         })
         router.post("/api/rooms/:roomId/members", a.wrap { ctx in
+            try limits.take(.membershipChange, user: ctx.user.id)
             let roomId = ctx.param("roomId")
             let user = try await d.rooms.addMember(roomId: roomId, actor: ctx.user.id, input: ctx.input())
             return Reply.data(.object(["roomId": .string(roomId), "user": user.json]), status: 201)
         })
         router.delete("/api/rooms/:roomId/members/me", a.wrap { ctx in
+            try limits.take(.membershipChange, user: ctx.user.id)
             let roomId = ctx.param("roomId")
             try await d.rooms.leave(roomId: roomId, actor: ctx.user.id)
             return Reply.data(.object(["roomId": .string(roomId), "userId": .string(ctx.user.id)]))
@@ -76,19 +81,23 @@ public struct APIRoutes: Sendable {
             Reply.data(.array(try await d.elements.list(roomId: ctx.param("roomId"), viewer: ctx.user.id).map(\.json)))
         })
         router.post("/api/rooms/:roomId/elements", a.wrap { ctx in
-            Reply.data(try await d.elements.create(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
+            try limits.take(.elementWrite, user: ctx.user.id)
+            return Reply.data(try await d.elements.create(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
                                                    originSocketId: ctx.originSocketId).json, status: 201)
         })
         router.delete("/api/rooms/:roomId/elements", a.wrap { ctx in
+            try limits.take(.elementWrite, user: ctx.user.id)
             let roomId = ctx.param("roomId")
             let n = try await d.elements.clear(roomId: roomId, actor: ctx.user.id, originSocketId: ctx.originSocketId)
             return Reply.data(.object(["roomId": .string(roomId), "deleted": .int(Int64(n))]))
         })
         router.patch("/api/rooms/:roomId/elements/:elementId", a.wrap { ctx in
-            Reply.data(try await d.elements.update(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), actor: ctx.user.id,
+            try limits.take(.elementWrite, user: ctx.user.id)
+            return Reply.data(try await d.elements.update(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), actor: ctx.user.id,
                                                    input: ctx.input(), originSocketId: ctx.originSocketId).json)
         })
         router.delete("/api/rooms/:roomId/elements/:elementId", a.wrap { ctx in
+            try limits.take(.elementWrite, user: ctx.user.id)
             let id = ctx.param("elementId")
             try await d.elements.delete(roomId: ctx.param("roomId"), elementId: id, actor: ctx.user.id, originSocketId: ctx.originSocketId)
             return Reply.data(.object(["id": .string(id)]))
@@ -96,8 +105,9 @@ public struct APIRoutes: Sendable {
 
         // Reactions
         // The token's user is read inside the toggle's own write (one trip to the writer thread;
-        // issue 14 item 1, bench/RESULTS.md "Toggle under load, round 3").
+        // bench/RESULTS.md "Toggle under load, round 3").
         router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle", a.wrapRead { token, request in
+            try limits.take(.reactionToggle, user: token.userId)  // the token's subject: checked before the write
             let result = try await d.reactions.toggle(roomId: request.parameters["roomId"] ?? "", elementId: request.parameters["elementId"] ?? "",
                                                       token: token, originSocketId: RouteContext.originSocketId(of: request))
             return (result.reaction.user, Reply.data(result.json))
@@ -109,7 +119,8 @@ public struct APIRoutes: Sendable {
 
         // Messages
         router.post("/api/rooms/:roomId/messages", a.wrap { ctx in
-            Reply.data(try await d.messages.send(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
+            try limits.take(.message, user: ctx.user.id)
+            return Reply.data(try await d.messages.send(roomId: ctx.param("roomId"), actor: ctx.user.id, input: ctx.input(),
                                                  originSocketId: ctx.originSocketId).json, status: 201)
         })
         router.get("/api/rooms/:roomId/messages", a.wrap { ctx in
@@ -120,7 +131,7 @@ public struct APIRoutes: Sendable {
             Reply.data(try await d.rooms.markMessagesRead(roomId: ctx.param("roomId"), actor: ctx.user.id).json)
         })
 
-        // Posts (mobile envelope, seed 002)
+        // Posts (mobile envelope)
         router.post("/api/mobile/posts", a.wrap { ctx in
             Reply.mobile("Post created", try await d.posts.create(actor: ctx.user.id, input: ctx.input()).json, status: 201)
         })

@@ -1,7 +1,7 @@
 import TSDomain
 import TSHTTP
 
-/// Bearer-token authentication for `/api/**` (CONTRACT.md §0 Auth).
+/// Bearer-token authentication for `/api/**` (docs/api.md, "Conventions").
 public struct Authenticator: Sendable {
     let auth: AuthService
 

@@ -3,7 +3,7 @@ import TSDomain
 import TSHTTP
 import TSJSON
 
-/// `GET /health` (CONTRACT.md §2 "Operations"); no auth.
+/// `GET /health` (docs/api.md, "Operations"); no auth.
 public struct OperationsRoutes: Sendable {
     let domain: TouchSyncDomain
     let version: String
@@ -31,13 +31,13 @@ public struct OperationsRoutes: Sendable {
             let uptime = Int64((DispatchTime.now().uptimeNanoseconds - startedAt) / 1_000_000_000)
             var body: JSONObject = ["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime),
                                     "database": dbOK ? "ok" : "error"]
-            // pgcore (issue 12): PostgreSQL unreachable — answered at once, with the reason.
+            // PostgreSQL unreachable — answered at once, with the reason.
             if !dbOK, let reason = domain.db.unavailableReason {
                 body["database"] = "unavailable"
                 body["reason"] = .string(reason)
             }
             var reasons: [String] = []
-            // pgcore (issue 12): PostgreSQL unreachable — answered at once, with the reason.
+            // PostgreSQL unreachable — answered at once, with the reason.
             if !dbOK, let reason = domain.db.unavailableReason {
                 body["database"] = "unavailable"
                 reasons.append("database: \(reason)")

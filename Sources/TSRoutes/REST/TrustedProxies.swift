@@ -68,7 +68,13 @@ public struct TrustedProxies: Sendable, Equatable {
     /// the right-most untrusted `X-Forwarded-For` entry (the left-most when every entry is trusted).
     public func clientAddress(of request: HTTPRequest) -> String {
         let peer = Self.hostOnly(request.remoteAddress)
-        guard !entries.isEmpty, contains(peer), let header = request.header("X-Forwarded-For") else { return peer }
+        guard let header = request.header("X-Forwarded-For") else { return peer }
+        return clientAddress(peer: peer, forwardedFor: header)
+    }
+
+    /// The same for a peer IP (without port) and its `X-Forwarded-For` header.
+    public func clientAddress(peer: String, forwardedFor header: String) -> String {
+        guard !entries.isEmpty, contains(peer) else { return peer }
         let hops = header.split(separator: ",").map { Self.hostOnly(String($0).trimmingSpaces) }.filter { !$0.isEmpty }
         guard !hops.isEmpty else { return peer }
         for hop in hops.reversed() where !contains(hop) { return hop }

@@ -3,7 +3,7 @@ import TSDomain
 import TSJSON
 import TSSocketIO
 
-/// Turns committed domain events into Socket.IO emits (CONTRACT.md §3): room events to the
+/// Turns committed domain events into Socket.IO emits (docs/realtime.md): room events to the
 /// sockets that joined the room except the originating socket, global events to members (or to
 /// everyone), and payloads that depend on the viewer (`hasReacted`, badges) computed per user.
 public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendable {
@@ -114,7 +114,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         hub.emit(emissions)
     }
 
-    /// A global event (seed 003) to every member's sockets, or to every socket: the emission to
+    /// A global event (keeps MyRooms counts live without joining) to every member's sockets, or to every socket: the emission to
     /// send along with the room event (members are read first, so nothing leaves before both
     /// are ready). Each member's channel is recorded as its own emit, as before.
     /// When the members cannot be read, the room event still goes out (and the failure is logged).

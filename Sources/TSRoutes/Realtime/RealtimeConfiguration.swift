@@ -1,15 +1,15 @@
-/// Realtime settings of CONTRACT.md §3.
+/// Realtime settings (docs/realtime.md).
 public struct RealtimeConfiguration: Sendable {
     public enum GlobalEvents: String, Sendable {
         /// Global events go to every socket of every member of the room (default).
         case members
-        /// Global events go to every connected socket, as seed 003 describes.
+        /// Global events go to every connected socket, as the first MyRooms clients expected.
         case all
     }
 
     /// `realtime.globalEvents`.
     public var globalEvents: GlobalEvents = .members
-    /// `realtime.legacyJoinEvents`: also send one `element:created` per element on `room:join` (seed 004 phase 1).
+    /// `realtime.legacyJoinEvents`: also send one `element:created` per element on `room:join` (clients older than `elements:batch`).
     public var legacyJoinEvents: Bool = false
 
     public init(globalEvents: GlobalEvents = .members, legacyJoinEvents: Bool = false) {

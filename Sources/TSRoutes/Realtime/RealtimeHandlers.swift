@@ -4,7 +4,7 @@ import TSJSON
 import TSSocketIO
 import TSStorage
 
-/// Client → server events of CONTRACT.md §3, served by the same domain services as REST.
+/// Client → server events (docs/realtime.md), served by the same domain services as REST.
 /// Every handler answers its ack with the result or `{"error": {code, message}}`; a bad payload
 /// never kills the socket.
 public struct RealtimeHandlers: Sendable {
@@ -38,7 +38,7 @@ public struct RealtimeHandlers: Sendable {
             do { user = try await domain.auth.authenticate(token: token) } catch is DatabaseOverloadedError {
                 return .reject(message: "server busy, retry shortly")  // database.maxQueuedReads reads already waiting
             } catch is DatabaseUnavailableError {
-                return .reject(message: "database unreachable, retry shortly")  // pgcore hook (issue 12)
+                return .reject(message: "database unreachable, retry shortly")  // PostgreSQL unreachable
             } catch {
                 return .reject(message: "unauthorized")
             }
@@ -58,30 +58,36 @@ public struct RealtimeHandlers: Sendable {
             socket.leave(RealtimeConfiguration.roomChannel(roomId))
             return .object(["roomId": .string(roomId)])
         }
+        let limits = domain.writeLimits
         on("element:create") { socket, input in
+            try limits.take(.elementWrite, user: socket.userID ?? "")
             let e = try await domain.elements.create(roomId: try input.string("roomId", maxLength: 64), actor: socket.userID ?? "",
                                                      input: input, originSocketId: socket.id)
             return .object(["element": e.json])
         }
         on("element:update") { socket, input in
+            try limits.take(.elementWrite, user: socket.userID ?? "")
             let e = try await domain.elements.update(roomId: try input.string("roomId", maxLength: 64), elementId: try input.string("elementId", maxLength: 64),
                                                      actor: socket.userID ?? "", input: Input(Self.without(input.object, ["roomId", "elementId"])),
                                                      originSocketId: socket.id)
             return .object(["element": e.json])
         }
         on("element:delete") { socket, input in
+            try limits.take(.elementWrite, user: socket.userID ?? "")
             let id = try input.string("elementId", maxLength: 64)
             try await domain.elements.delete(roomId: try input.string("roomId", maxLength: 64), elementId: id, actor: socket.userID ?? "",
                                              originSocketId: socket.id)
             return .object(["elementId": .string(id)])
         }
         on("room:clear") { socket, input in
+            try limits.take(.elementWrite, user: socket.userID ?? "")
             let roomId = try input.string("roomId", maxLength: 64)
             let n = try await domain.elements.clear(roomId: roomId, actor: socket.userID ?? "", originSocketId: socket.id)
             return .object(["roomId": .string(roomId), "deleted": .int(Int64(n))])
         }
         on("element:reaction:toggle") { socket, input in
-            try await domain.reactions.toggle(roomId: try input.string("roomId", maxLength: 64), elementId: try input.string("elementId", maxLength: 64),
+            try limits.take(.reactionToggle, user: socket.userID ?? "")
+            return try await domain.reactions.toggle(roomId: try input.string("roomId", maxLength: 64), elementId: try input.string("elementId", maxLength: 64),
                                               actor: socket.userID ?? "", originSocketId: socket.id).json
         }
     }
@@ -97,9 +103,11 @@ public struct RealtimeHandlers: Sendable {
                 ack?.send([result])
             } catch let e as DomainError {
                 ack?.send([Self.errorPayload(code: e.code, message: e.message)])
+            } catch let e as WriteRateLimited {  // limits.*: this user's budget for this kind of write is spent
+                ack?.send([Self.errorPayload(code: "RATE_LIMITED", message: e.message)])
             } catch is DatabaseOverloadedError {
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The server is busy; retry shortly")])
-            } catch is DatabaseUnavailableError {  // pgcore hook (issue 12)
+            } catch is DatabaseUnavailableError {  // PostgreSQL unreachable
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The database is unreachable; retry shortly")])
             } catch {
                 logger.error("socket event \(event) from sid=\(socket.id) failed: \(error)")

@@ -2,8 +2,8 @@ import TSStorage
 
 /// Empties every data table and keeps the schema (`POST /api/test/reset`).
 ///
-/// One write transaction of `DELETE FROM t`, children before parents, so foreign keys (on, per
-/// CONTRACT.md §4) never fire a cascade or a violation. The tables and their order come from the
+/// One write transaction of `DELETE FROM t`, children before parents, so foreign keys (on, as
+/// every connection sets them) never fire a cascade or a violation. The tables and their order come from the
 /// live schema, so a new migration needs no change
 /// here (SQLite: `sqlite_master` + `pragma_foreign_key_list`; PostgreSQL: `pg_class` +
 /// `pg_constraint`). `schema_migrations` and the engine's own tables are kept.

@@ -281,7 +281,7 @@ public struct FixtureLoader: Sendable {
         return doc
     }
 
-    /// CONTRACT.md §2: 3–32 characters of `[a-z0-9_.]`.
+    /// 3–32 characters of `[a-z0-9_.]`, as registration requires (`AuthService.validateUsername`).
     static func validateUsername(_ name: String) throws(DomainError) {
         guard (3...32).contains(name.utf8.count),
               name.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2E }) else {

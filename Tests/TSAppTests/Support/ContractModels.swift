@@ -1,6 +1,6 @@
 import Foundation
 
-// Codable models written from CONTRACT.md §1, decoded with `.iso8601` dates: what an iOS client
+// Codable models written from the objects of docs/api.md, decoded with `.iso8601` dates: what an iOS client
 // does. Optionals are `?`; `StrictKeys` checks that every contract field is present (null, not omitted).
 
 struct DataEnvelope<T: Decodable>: Decodable { let data: T }
@@ -100,7 +100,7 @@ struct ReactionPageDTO: Decodable { let reactions: [ReactionDTO]; let total: Int
 
 struct MessageDTO: Decodable { let id: String; let roomId: String; let userId: String; let text: String; let createdAt: Date; let user: UserDTO }
 
-// Seed 002, verbatim.
+// The mobile clients' interaction-state model, verbatim.
 struct InteractionStateResponse: Codable {
     let success: Bool
     let message: String

@@ -29,7 +29,7 @@ final class LiveServer: @unchecked Sendable {
         var o: [String: JSONValue] = ["server.port": 0, "database.path": ":memory:", "auth.passwordIterations": 1000,
                                       "auth.jwtSecret": "test-secret-test-secret-test-secret", "server.eventLoops": 2]
         for (k, v) in overrides { o[k] = v }
-        // Issue 12 item 2: TOUCHSYNC_TEST_DATABASE=postgres runs every live server on a fresh
+        // TOUCHSYNC_TEST_DATABASE=postgres runs every live server on a fresh
         // PostgreSQL database (scripts/test's PostgreSQL block); XCTSkip, visibly, without a server.
         if TestPostgresDatabase.requested {
             let database = try TestPostgresDatabase()

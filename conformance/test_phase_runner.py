@@ -1,0 +1,113 @@
+"""scripts/test's phase runner (scripts/lib/phases.sh) on phases with known output: a failing
+phase does not stop the ones after it, every phase ends with its PASSED / FAILED / SKIPPED line, and
+the run ends with exactly one line summing the tests each tool reported, exiting non-zero when
+anything failed. The phases print what XCTest, pytest, Autobahn's runner and fuzz/run.sh print."""
+import os
+import re
+import subprocess
+import tempfile
+
+from conftest import ROOT
+
+LIB = os.path.join(ROOT, "scripts", "lib", "phases.sh")
+
+
+def run_phases(body, env=None):
+    logs = tempfile.mkdtemp(prefix="touchsync-phases-")
+    script = f"""set -euo pipefail
+TS_LOG_DIR={logs}
+. {LIB}
+{body}
+ts_summary
+"""
+    e = {k: v for k, v in os.environ.items() if k != "TOUCHSYNC_TEST_PHASES"}
+    e.update(env or {})
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60, env=e)
+    return r, r.stdout.strip().splitlines()
+
+
+XCTEST_FAILING = r"""
+xctest_failing() {
+  echo "Test Suite 'SomeTests' started"
+  echo "/x/SomeTests.swift:10: error: SomeTests.testA : XCTAssertEqual failed"
+  echo "Executed 3 tests, with 1 failure (0 unexpected) in 0.1 (0.1) seconds"
+  echo "Test Suite 'All tests' failed"
+  echo "Executed 40 tests, with 2 tests skipped and 1 failure (0 unexpected) in 2.0 (2.0) seconds"
+  return 1
+}
+"""
+PYTEST_PASSING = r"""
+pytest_passing() {
+  echo "....s.."
+  echo "SKIPPED [1] conformance/test_x.py:3: chromium not found"
+  echo "12 passed, 3 skipped in 4.56s"
+}
+"""
+
+
+def test_a_failing_phase_does_not_stop_the_later_ones_and_the_total_sums_the_tests():
+    r, lines = run_phases(XCTEST_FAILING + PYTEST_PASSING + r"""
+autobahn_ok() { echo "cases: 301"; echo "behavior: {'OK': 301}"; }
+fuzz_one_crash() { echo "fuzz-json: OK 15s, 100 runs, cov: 10"; echo "fuzz-http: CRASH (exit 1), artifacts in x"; return 1; }
+skipped_check() { echo "not macOS: the Darwin SDK is not here"; return 77; }
+crashed() { echo "Segmentation fault"; return 139; }
+ts_phase xctest swift-test xctest_failing
+ts_phase pytest conformance pytest_passing
+ts_phase autobahn autobahn autobahn_ok
+ts_phase fuzz fuzz fuzz_one_crash
+ts_phase single check-darwin-typecheck skipped_check
+ts_phase setup build crashed
+ts_skip swift-test-postgres "TOUCHSYNC_TEST_POSTGRES_URL is not set"
+""")
+    out = "\n".join(lines)
+    assert r.returncode == 1, out
+    assert "swift-test: FAILED (37 passed, 1 failed, 2 skipped; exit 1;" in out, out
+    # Every phase after the failing one ran and reported.
+    assert "conformance: PASSED (12 passed, 0 failed, 3 skipped)" in lines, out
+    assert "autobahn: PASSED (301 passed, 0 failed)" in lines, out
+    assert any(l.startswith("fuzz: FAILED (1 passed, 1 failed;") for l in lines), out
+    assert "check-darwin-typecheck: SKIPPED: not macOS: the Darwin SDK is not here" in lines, out
+    assert any(l.startswith("build: FAILED (0 passed, 1 failed; exit 139;") for l in lines), out
+    assert "swift-test-postgres: SKIPPED: TOUCHSYNC_TEST_POSTGRES_URL is not set" in lines, out
+    # Exactly one total line, the last, summing the tools' counts: 37+12+301+1 passed; 1+1+1 failed;
+    # 2+3 skipped tests + the two skipped phases.
+    assert lines[-1] == "351 passed, 3 failed, 7 skipped", out
+    assert sum(1 for l in lines if l.endswith(" skipped") and " passed, " in l and ":" not in l) == 1, out
+
+
+def test_a_green_run_exits_0_and_ends_with_the_total_not_the_last_tools_line():
+    r, lines = run_phases(PYTEST_PASSING + r"""
+one() { echo "all good"; }
+ts_phase pytest conformance pytest_passing
+ts_phase single check-availability one
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert lines[-1] == "13 passed, 0 failed, 3 skipped", lines
+    assert "check-availability: PASSED (1 passed, 0 failed)" in lines
+
+
+def test_touchsync_test_phases_runs_only_the_phases_named_and_says_so_for_the_others():
+    r, lines = run_phases(PYTEST_PASSING + r"""
+marker() { echo ran > "$MARKER"; }
+ts_phase single build marker
+ts_phase pytest conformance pytest_passing
+""", env={"TOUCHSYNC_TEST_PHASES": "conformance", "MARKER": os.path.join(tempfile.mkdtemp(), "m")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "build: SKIPPED: not in TOUCHSYNC_TEST_PHASES" in lines
+    assert lines[-1] == "12 passed, 0 failed, 4 skipped", lines
+
+
+def test_scripts_test_runs_every_phase_through_the_runner_and_ci_calls_it():
+    """The script itself: no phase outside ts_phase/ts_skip after the set-up, the macOS checks are
+    phases, and .ci/run runs exactly ./scripts/test."""
+    with open(os.path.join(ROOT, "scripts", "test")) as f:
+        script = f.read()
+    phases = script[script.index("# ---- the phases"):]
+    code = "\n".join(l for l in phases.splitlines() if not l.lstrip().startswith("#"))
+    assert "set -e\n" not in code and "exit " not in code, "a phase must not end the run"
+    for name in ("swift-test", "conformance", "swift-test-poll", "conformance-poll", "swift-test-postgres",
+                 "conformance-postgres", "fuzz", "autobahn", "autobahn-tls", "check-availability", "check-darwin-typecheck"):
+        assert re.search(rf"(ts_phase \w+|ts_skip|for check in[\w -]*) {name}[ ;\n]", code), name
+    assert phases.rstrip().endswith("ts_summary")
+    with open(os.path.join(ROOT, ".ci", "run")) as f:
+        assert [l for l in f.read().splitlines() if l and not l.startswith("#") and not l.startswith("set ") and not l.startswith("cd ")] == ["exec ./scripts/test"]

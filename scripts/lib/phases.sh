@@ -1,0 +1,153 @@
+# The phase runner of scripts/test, sourced (bash 3.2 and later: macOS's /bin/bash has no
+# associative arrays, so none are used).
+#
+# A phase is one command whose output is kept in $TS_LOG_DIR/<name>.log. Every phase runs, whatever
+# the earlier ones did: a failing browser test must not hide that the PostgreSQL rerun was never
+# reached. Each phase ends with one line, `<name>: PASSED (…)`, `<name>: FAILED (…)` or
+# `<name>: SKIPPED: <reason>`, and `ts_summary` ends the run with one line summing the tests every
+# phase reported: `N passed, N failed` (and `, N skipped`), exiting 1 when anything failed.
+#
+# The counts come from each tool's own summary, by the phase's kind:
+#   xctest    the last "Executed N tests, with S tests skipped and F failures" (the outermost suite)
+#   pytest    pytest's final "… passed, … failed, … skipped, … error in …s" line
+#   autobahn  conformance/autobahn/run.sh's "cases: N" and one "  FAIL <case>" line per failed case
+#   fuzz      fuzz/run.sh's "fuzz-<target>: OK" / "fuzz-<target>: CRASH" lines; exit 77: skipped
+#   single    one test: exit 0 passed, 77 skipped (the last line of output says why), else failed
+#   setup     no tests (a build, a virtualenv): counts one failure only when it fails
+# A phase that exits non-zero without a failed test in its summary (a crash, a build error) counts
+# one failure, so a broken phase can never pass as "0 failed". A skipped phase counts one skipped.
+#
+# TOUCHSYNC_TEST_PHASES=name,name… runs only those phases; the others say they were skipped and why.
+
+TS_PASSED=0
+TS_FAILED=0
+TS_SKIPPED=0
+TS_RESULTS=()
+TS_LOG_DIR="${TS_LOG_DIR:-.build/phases}"
+
+# Whether TOUCHSYNC_TEST_PHASES (when set) names the phase.
+ts_wanted() {
+  [ -z "${TOUCHSYNC_TEST_PHASES:-}" ] && return 0
+  case ",${TOUCHSYNC_TEST_PHASES}," in *",$1,"*) return 0 ;; esac
+  return 1
+}
+
+ts_record() {  # name result passed failed skipped
+  TS_PASSED=$((TS_PASSED + $3))
+  TS_FAILED=$((TS_FAILED + $4))
+  TS_SKIPPED=$((TS_SKIPPED + $5))
+  TS_RESULTS+=("$1: $2")
+  echo "$1: $2"
+}
+
+# ts_skip NAME REASON: a phase that does not run here, and why.
+ts_skip() {
+  ts_record "$1" "SKIPPED: $2" 0 0 1
+}
+
+# "passed failed skipped" from a phase's log.
+ts_count_xctest() {
+  local line total skipped failures
+  line=$(grep -E "Executed [0-9]+ tests?, with" "$1" | tail -1)
+  [ -n "$line" ] || { echo "0 0 0"; return; }
+  total=$(echo "$line" | sed -E 's/.*Executed ([0-9]+) tests?.*/\1/')
+  skipped=$(echo "$line" | grep -oE "[0-9]+ tests? skipped" | grep -oE "^[0-9]+")
+  failures=$(echo "$line" | grep -oE "[0-9]+ failures?" | head -1 | grep -oE "^[0-9]+")
+  skipped=${skipped:-0}; failures=${failures:-0}
+  echo "$((total - skipped - failures)) $failures $skipped"
+}
+
+ts_count_pytest() {
+  local line p f s e
+  line=$(grep -E "[0-9]+ (passed|failed|skipped|errors?|deselected)|no tests ran" "$1" | grep -E " in [0-9.]+s" | tail -1)
+  p=$(echo "$line" | grep -oE "[0-9]+ (passed|xpassed)" | awk '{n += $1} END {print n + 0}')
+  f=$(echo "$line" | grep -oE "[0-9]+ (failed|errors?)" | awk '{n += $1} END {print n + 0}')
+  s=$(echo "$line" | grep -oE "[0-9]+ (skipped|xfailed)" | awk '{n += $1} END {print n + 0}')
+  echo "$p $f $s"
+}
+
+ts_count_autobahn() {
+  local cases fails
+  cases=$(grep -E "^cases: [0-9]+" "$1" | tail -1 | grep -oE "[0-9]+")
+  fails=$(grep -cE "^  FAIL " "$1")
+  cases=${cases:-0}
+  echo "$((cases - fails)) $fails 0"
+}
+
+ts_count_fuzz() {
+  echo "$(grep -cE "^fuzz-[A-Za-z0-9_-]+: OK" "$1") $(grep -cE "^fuzz-[A-Za-z0-9_-]+: CRASH|^FAIL: " "$1") 0"
+}
+
+ts_count_single() {
+  case "$2" in 0) echo "1 0 0" ;; 77) echo "0 0 1" ;; *) echo "0 1 0" ;; esac
+}
+
+ts_count_setup() {
+  echo "0 0 0"
+}
+
+# What the display shows of a phase's output while it runs (everything, except XCTest's two lines
+# per test: their errors, failures and suite totals, as the full log is on disk).
+ts_display() {
+  if [ "$1" = "xctest" ]; then
+    grep -E "error:|: error|failed \(|Executed [0-9]+ test" | tail -60
+  else
+    cat
+  fi
+}
+
+# ts_phase KIND NAME COMMAND ARGS…: runs one phase (see above) and records its line.
+ts_phase() {
+  local kind="$1" name="$2"
+  shift 2
+  if ! ts_wanted "$name"; then
+    ts_skip "$name" "not in TOUCHSYNC_TEST_PHASES"
+    return 0
+  fi
+  mkdir -p "$TS_LOG_DIR"
+  local log="$TS_LOG_DIR/$name.log"
+  echo "== $name"
+  local rc errexit=0
+  case $- in *e*) errexit=1 ;; esac
+  # errexit off for the command (a failing phase is a result, not the end of the run); the pipe's
+  # first status is the command's. The command runs in a subshell: it may exit or cd.
+  set +e
+  ("$@") 2>&1 | tee "$log" | ts_display "$kind"
+  rc=${PIPESTATUS[0]}
+  [ "$errexit" -eq 1 ] && set -e
+  local counts p f s
+  counts=$("ts_count_$kind" "$log" "$rc")
+  p=${counts%% *}; counts=${counts#* }; f=${counts%% *}; s=${counts#* }
+  if [ "$rc" -eq 77 ] && { [ "$kind" = "single" ] || [ "$kind" = "fuzz" ]; }; then
+    local why
+    why=$(grep -v '^[[:space:]]*$' "$log" | tail -1)
+    ts_record "$name" "SKIPPED: ${why:-exit 77}" 0 0 1
+    return 0
+  fi
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  local detail="$p passed, $f failed"
+  [ "$s" -gt 0 ] && detail="$detail, $s skipped"
+  if [ "$rc" -eq 0 ] && [ "$kind" = "setup" ]; then
+    ts_record "$name" "PASSED" 0 0 0
+  elif [ "$rc" -eq 0 ]; then
+    ts_record "$name" "PASSED ($detail)" "$p" "$f" "$s"
+  else
+    ts_record "$name" "FAILED ($detail; exit $rc; log $log)" "$p" "$f" "$s"
+  fi
+  return 0
+}
+
+# The phases' lines again, then the one total line; exit status 1 when a test or phase failed.
+ts_summary() {
+  echo "== summary"
+  local r any_failed=0
+  # (bash 3.2 with `set -u` calls an empty "${a[@]}" unbound: hence the ${…+…} form.)
+  for r in ${TS_RESULTS[@]+"${TS_RESULTS[@]}"}; do
+    echo "  $r"
+    case "$r" in *": FAILED"*) any_failed=1 ;; esac
+  done
+  local total="$TS_PASSED passed, $TS_FAILED failed"
+  [ "$TS_SKIPPED" -gt 0 ] && total="$total, $TS_SKIPPED skipped"
+  echo "$total"
+  [ "$TS_FAILED" -eq 0 ] && [ "$any_failed" -eq 0 ]
+}

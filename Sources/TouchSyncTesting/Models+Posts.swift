@@ -105,6 +105,10 @@ public struct RealtimeEvent: Codable, Sendable, Hashable {
     /// Sockets it was handed to (0 when nobody listened: it is logged all the same).
     public let recipients: Int
     public let timestampMs: Int64
+    /// true when a drop fault (`TouchSyncFaults.drop`) kept the event from a socket; nil otherwise.
+    public let dropped: Bool?
+    /// The Engine.IO sessions a drop fault kept the event from.
+    public let droppedSessions: [String]?
 }
 
 /// A window of the event log (schema `RealtimeEventPage`).

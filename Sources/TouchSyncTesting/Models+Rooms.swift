@@ -96,4 +96,54 @@ public struct Health: Codable, Sendable, Hashable {
     public let database: String
     public let redis: String?
     public let degradedReason: String?
+    /// The last scheduled backup, when backups are configured.
+    public let backup: BackupStatus?
+}
+
+/// The state of scheduled backups in `/health` (schema `BackupStatus`).
+public struct BackupStatus: Codable, Sendable, Hashable {
+    /// `pending`, `ok` or `failed`.
+    public let status: String
+    public let directory: String
+    public let at: Date?
+    public let file: String?
+    public let bytes: Int?
+    public let error: String?
+}
+
+/// What deleting the caller's account removed (schema `AccountDeleted`).
+public struct AccountDeleted: Codable, Sendable, Hashable {
+    public let userId: String
+    public let deleted: Bool
+    public let roomsDeleted: Int
+    public let elementsDeleted: Int
+    public let reactionsDeleted: Int
+    public let messagesDeleted: Int
+}
+
+/// The caller's own data (schema `AccountExport`); sections without a schema of their own stay JSON.
+public struct AccountExport: Codable, Sendable, Hashable {
+    /// The exported user, with the account's creation time (schema `AccountExport.user`).
+    public struct ExportedUser: Codable, Sendable, Hashable {
+        public let id: String
+        public let username: String
+        public let firstName: String?
+        public let avatarUrl: String?
+        public let createdAt: Date
+    }
+
+    public let exportedAt: Date
+    public let user: ExportedUser
+    public let rooms: [Room]
+    public let memberships: [TouchSyncJSON]
+    public let elements: [Element]
+    public let reactions: [TouchSyncJSON]
+    public let messages: [TouchSyncJSON]
+    public let posts: [TouchSyncJSON]
+    public let likes: [TouchSyncJSON]
+    public let saves: [TouchSyncJSON]
+    public let devices: [TouchSyncJSON]
+    public let notifications: [TouchSyncJSON]
+    /// Sections that reached the export's row bound and were cut there.
+    public let truncated: [String]
 }

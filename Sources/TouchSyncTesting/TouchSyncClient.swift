@@ -84,7 +84,7 @@ extension TouchSyncClient {
     public struct Auth: Sendable {
         let client: TouchSyncClient
         static let routes = ["POST /api/auth/register", "POST /api/auth/login", "GET /api/auth/me", "POST /api/auth/refresh",
-                             "POST /api/auth/logout"]
+                             "POST /api/auth/logout", "DELETE /api/auth/me", "GET /api/auth/me/export"]
 
         /// Creates an account and answers its session.
         public func register(username: String, password: String, firstName: String? = nil, avatarUrl: String? = nil) async throws -> Session {
@@ -106,6 +106,16 @@ extension TouchSyncClient {
         public func refresh() async throws -> Session { try await client.call(.post, "/api/auth/refresh", "/api/auth/refresh", as: Session.self) }
         /// Revokes every token of the caller.
         public func logout() async throws -> LoggedOut { try await client.call(.post, "/api/auth/logout", "/api/auth/logout", as: LoggedOut.self) }
+
+        /// Deletes the caller's account and what only they had (needs their current password).
+        public func deleteAccount(password: String) async throws -> AccountDeleted {
+            try await client.call(.delete, "/api/auth/me", "/api/auth/me", body: ["password": .string(password)], as: AccountDeleted.self)
+        }
+
+        /// Everything the server holds about the caller.
+        public func export() async throws -> AccountExport {
+            try await client.call(.get, "/api/auth/me/export", "/api/auth/me/export", as: AccountExport.self)
+        }
     }
 
     /// `/api/rooms` and a room's members, seen marker.

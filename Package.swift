@@ -12,7 +12,7 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "touchsync",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "touchsync", targets: ["touchsync"]),
         .executable(name: "conformance-server", targets: ["conformance-server"]),
@@ -37,7 +37,7 @@ let package = Package(
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Foundation-free building blocks.
-        .target(name: "TSSync", swiftSettings: strict),
+        .target(name: "TSSync", dependencies: ["CSystem"], swiftSettings: strict),
         .target(name: "TSJSON", swiftSettings: strict),
         .target(name: "TSCrypto", dependencies: ["CCrypto", "TSJSON"], swiftSettings: strict,
                 // libcrypto on Linux only: on Darwin the CCrypto shim uses CommonCrypto (libSystem).

@@ -121,29 +121,5 @@ public enum Platform {
     static func availableProcessorCount() -> Int {
         max(1, Int(sysconf(_SC_NPROCESSORS_ONLN)))
     }
-
-    /// Starts a detached thread running `body`. Returns 0 or the pthread_create(3) error number.
-    /// (Darwin's `pthread_t` is a non-optional pointer, written through `pthread_t?`, and the start
-    /// routine takes a non-optional pointer.)
-    /// Names the calling thread (at most 15 bytes on Linux), so per-thread CPU in
-    /// `/proc/PID/task/*/comm` tells the event loops apart.
-    public static func nameThisThread(_ name: String) {
-        _ = pthread_setname_np(name)
-    }
-
-    public static func spawnDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
-        let box = Unmanaged.passRetained(ThreadBody(body))
-        var tid: pthread_t? = nil
-        let rc = pthread_create(&tid, nil, { arg in
-            Unmanaged<ThreadBody>.fromOpaque(arg).takeRetainedValue().body()
-            return nil
-        }, box.toOpaque())
-        if rc != 0 {
-            box.release()
-            return rc
-        }
-        if let tid { pthread_detach(tid) }
-        return 0
-    }
 }
 #endif

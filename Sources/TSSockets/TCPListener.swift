@@ -60,21 +60,20 @@ public final class TCPListener: @unchecked Sendable {
         let port: Int
         do { port = try socket.localPort() } catch { socket.close(); throw error }
         shared.withLock { $0.port = port }
-        let result = LockedValue<SocketError?>(nil)
-        let done = Semaphore()
-        acceptLoop.execute {
+        let failure: SocketError? = acceptLoop.submitAndWait {
             do {
                 self.socket = socket
                 self.registration = try self.acceptLoop.register(fd: socket.fd, events: .readable, self)
+                return nil
             } catch let e as SocketError {
                 socket.close()
                 self.socket = nil
-                result.withLock { $0 = e }
-            } catch {}
-            done.signal()
+                return e
+            } catch {
+                return nil
+            }
         }
-        done.wait()
-        if let error = result.current { throw error }
+        if let failure { throw failure }
         return port
     }
 
@@ -86,16 +85,7 @@ public final class TCPListener: @unchecked Sendable {
             return s.stopped
         }
         if already { return }
-        if acceptLoop.inEventLoop {
-            stopOnLoop()
-        } else {
-            let done = Semaphore()
-            acceptLoop.execute {
-                self.stopOnLoop()
-                done.signal()
-            }
-            done.wait()
-        }
+        acceptLoop.submitAndWait { self.stopOnLoop() }
     }
 
     private func stopOnLoop() {

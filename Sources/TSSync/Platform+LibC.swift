@@ -7,8 +7,8 @@
 #elseif canImport(Darwin)
 @_exported import Darwin
 #endif
-#if os(Linux)
-import Synchronization
+#if canImport(Glibc)
+import CSystem
 #endif
 
 // The few POSIX types whose Swift shape differs between Glibc and Darwin, named once here so no
@@ -26,16 +26,18 @@ public typealias PlatformSpawnAttributes = posix_spawnattr_t?
 public func platformSpawnAttributes() -> PlatformSpawnAttributes { nil }
 #endif
 
-/// `pthread_create` (POSIX.1-2017) of a joinable thread with a `stackSize`-byte stack running
+/// `pthread_create` (POSIX.1-2017) of a joinable (or, with `detached`, a detached) thread with a
+/// `stackSize`-byte stack running
 /// `body(argument)`. `body` may not capture (it is a C function pointer). Glibc's `pthread_t` is an
 /// integer and its start routine takes an optional pointer; Darwin's is a non-optional pointer
 /// and its routine a non-optional argument. Returns pthread_create's result and the thread.
-public func platformThreadCreate(stackSize: Int, argument: UnsafeMutableRawPointer,
+public func platformThreadCreate(stackSize: Int, detached: Bool = false, argument: UnsafeMutableRawPointer,
                                  _ body: @convention(c) (UnsafeMutableRawPointer) -> Void) -> (code: Int32, thread: pthread_t?) {
     var attr = pthread_attr_t()
     pthread_attr_init(&attr)
     defer { pthread_attr_destroy(&attr) }
     pthread_attr_setstacksize(&attr, stackSize)
+    if detached { pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED)) }
     // The routine and its argument travel together in one heap pair, unpacked by a capture-free trampoline.
     let pair = UnsafeMutablePointer<(@convention(c) (UnsafeMutableRawPointer) -> Void, UnsafeMutableRawPointer)>.allocate(capacity: 1)
     pair.initialize(to: (body, argument))
@@ -64,20 +66,13 @@ public func platformThreadCreate(stackSize: Int, argument: UnsafeMutableRawPoint
     #endif
 }
 
-/// A Boolean that any thread may read and write without a lock: one writer publishes a change
-/// (release), readers elsewhere see it (acquire). Stored inline in its owner (no allocation) on
-/// Linux, where it is the standard library's `Atomic<Bool>`; on Darwin, whose `Atomic` needs
-/// macOS 15 (the package supports 14), a `LockedValue`. Non-copyable: keep it as a `let` of a class.
-public struct AtomicFlag: ~Copyable, Sendable {
-    #if os(Linux)
-    private let value: Atomic<Bool>
-    public init(_ initial: Bool) { value = Atomic(initial) }
-    public var current: Bool { value.load(ordering: .acquiring) }
-    public func set(_ newValue: Bool) { value.store(newValue, ordering: .releasing) }
+/// Names the calling thread (`pthread_setname_np(3)`; at most 15 bytes on Linux, checked by
+/// `SpawnedThread`). Glibc declares it only under _GNU_SOURCE, hence the CSystem wrapper; Darwin's
+/// takes only a name, for the calling thread.
+public func platformNameCurrentThread(_ name: String) {
+    #if canImport(Glibc)
+    _ = ts_set_thread_name(name)
     #else
-    private let value: LockedValue<Bool>
-    public init(_ initial: Bool) { value = LockedValue(initial) }
-    public var current: Bool { value.current }
-    public func set(_ newValue: Bool) { value.withLock { $0 = newValue } }
+    _ = pthread_setname_np(name)
     #endif
 }

@@ -40,7 +40,7 @@ public final class EngineIOServer: @unchecked Sendable {
             self.timerLoop = timerLoop
             ownsTimerLoop = false
         } else {
-            self.timerLoop = try EventLoop(clock: clock)
+            self.timerLoop = try EventLoop(clock: clock, threadName: "ts-eio-timers")
             ownsTimerLoop = true
         }
         sessionContext = EngineIOSessionContext(configuration: configuration, clock: clock, timerLoop: self.timerLoop)

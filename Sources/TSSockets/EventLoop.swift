@@ -59,7 +59,7 @@ public final class EventLoop: @unchecked Sendable {
     /// True when this loop's flushes go through io_uring (`server.ioUring`; false when off,
     /// unavailable or refused). Written by the loop thread before `init` returns.
     public private(set) var usesIORing = false
-    /// The loop's thread ("ts-loop-N"); `shutdown()` joins it.
+    /// The loop's thread ("ts-loop-N" in a group); `shutdown()` joins it.
     private var thread: SpawnedThread?
     /// Signalled by the loop thread once `threadID` and `usesIORing` are set (guards `isStarted`).
     private let started = Condition()
@@ -72,27 +72,31 @@ public final class EventLoop: @unchecked Sendable {
     /// names another; an unavailable backend throws `PollerError.unavailable`.
     /// `ioUring: .auto` submits a flush of several connections through io_uring where the kernel
     /// allows it (unless `TOUCHSYNC_SERVER_IO_URING=off`); see `SendBatcher`.
-    public convenience init(clock: any MonotonicClock = SystemClock(), poller: PollerKind = .auto, ioUring: IORingMode = .auto) throws {
-        try self.init(index: 0, clock: clock, logger: Logger(label: "touchsync.eventloop"), poller: poller, ioUring: ioUring)
+    /// `threadName` (at most 15 bytes) tells its thread apart in profiles; "ts-loop-0" by default.
+    public convenience init(clock: any MonotonicClock = SystemClock(), poller: PollerKind = .auto, ioUring: IORingMode = .auto,
+                            threadName: String? = nil) throws {
+        try self.init(index: 0, clock: clock, logger: Logger(label: "touchsync.eventloop"), poller: poller, ioUring: ioUring,
+                      threadName: threadName)
     }
 
-    init(index: Int, clock: any MonotonicClock, logger: Logger, poller kind: PollerKind = .auto, ioUring: IORingMode = .auto) throws {
+    init(index: Int, clock: any MonotonicClock, logger: Logger, poller kind: PollerKind = .auto, ioUring: IORingMode = .auto,
+         threadName: String? = nil) throws {
         self.index = index
         self.clock = clock
         self.logger = logger
         poller = try Platform.makePoller(kind)
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         ioUringMode = ioUring.resolved
-        try startThread()
+        try startThread(name: threadName ?? "ts-loop-\(index)")
     }
 
     deinit {
         readBuffer.deallocate()
     }
 
-    private func startThread() throws {
+    private func startThread(name: String) throws {
         do {
-            thread = try SpawnedThread.spawn(name: "ts-loop-\(index)", stackSize: 8 << 20) { [self] in
+            thread = try SpawnedThread.spawn(name: name, stackSize: 8 << 20) { [self] in
                 threadID = pthread_self()
                 if ioUringMode != .off { sendBatcher = SendBatcher.make(logger: logger) }
                 usesIORing = sendBatcher != nil

@@ -138,6 +138,13 @@ public struct Setting: Sendable {
                 help: "Time between background pruning rounds of notifications (0s = off)."),
         Setting(path: "notifications.pruneBatchSize", kind: .int, defaultValue: 500,
                 help: "Rows deleted per write while pruning, so the writer is never held long."),
+        // Backups while serving (docs/backup.md): SQLite only; PostgreSQL uses pg_dump.
+        Setting(path: "backup.directory", kind: .optionalString, defaultValue: nil,
+                help: "Directory for scheduled backups of the SQLite database (touchsync-YYYYMMDDTHHMMSS.mmmZ.sqlite, each checked with integrity_check); null turns them off."),
+        Setting(path: "backup.interval", kind: .duration, defaultValue: "6h",
+                help: "Time between scheduled backups; the first is due an interval after the newest backup already in backup.directory (at start when there is none)."),
+        Setting(path: "backup.keep", kind: .int, defaultValue: 7,
+                help: "Newest scheduled backups kept in backup.directory; older ones are deleted after each backup (0 = keep all)."),
         Setting(path: "auth.jwtSecret", kind: .optionalString, defaultValue: nil,
                 help: "HS256 secret. When null a random one is generated and stored beside the database (refused with TOUCHSYNC_ENV=production)."),
         Setting(path: "auth.passwordIterations", kind: .int, defaultValue: 210_000, help: "PBKDF2-HMAC-SHA256 iterations for password hashes."),
@@ -179,6 +186,8 @@ public struct Setting: Sendable {
                 help: "Emitted realtime events kept in memory for GET /api/test/events (test mode) and the inspector; older ones are evicted."),
         Setting(path: "realtime.eventLogMaxBytes", kind: .int, defaultValue: 16_777_216,
                 help: "Approximate payload bytes the event log keeps at most (oldest evicted; one payload over a quarter of it is stored truncated)."),
+        Setting(path: "realtime.faultMaxBufferedBytes", kind: .int, defaultValue: 1_048_576,
+                help: "Test mode: bytes of Socket.IO packets one socket may have held or delayed by POST /api/test/faults (hold, delay); past it the socket is dropped as a slow consumer (docs/test-mode.md)."),
         // Socket.IO compatibility: EIO3 and connection state recovery.
         Setting(path: "realtime.allowEIO3", kind: .bool, defaultValue: false,
                 help: "Also accept Engine.IO v3 / Socket.IO v4 protocol clients (EIO=3: socket.io 2.x, Socket.IO-Client-Swift 15 and earlier, python-socketio 4.x); off as in the reference server."),
@@ -246,7 +255,7 @@ public struct Setting: Sendable {
         Setting(path: "log.format", kind: .string, defaultValue: "text", help: "text (one line per event) or json."),
         Setting(path: "demo", kind: .bool, defaultValue: false, help: "Seed demo users, rooms, elements, messages and posts on start (if the database is empty)."),
         Setting(path: "testMode", kind: .bool, defaultValue: false,
-                help: "Test-target mode: unauthenticated /api/test/reset, /api/test/fixtures and /api/test/events (docs/test-mode.md). Refused with TOUCHSYNC_ENV=production."),
+                help: "Test-target mode: unauthenticated /api/test/reset, /api/test/fixtures, /api/test/events and /api/test/faults (docs/test-mode.md). Refused with TOUCHSYNC_ENV=production."),
     ]
 
     public static func named(_ path: String) -> Setting? { all.first { $0.path == path } }

@@ -13,20 +13,10 @@ import argparse
 import json
 import statistics
 import time
-import uuid
 
-import requests
 import websocket
 
-
-def register(base):
-    name = f"join_{uuid.uuid4().hex[:8]}"
-    r = requests.post(base + "/api/auth/register", json={"username": name, "password": "password-123", "firstName": "join"})
-    r.raise_for_status()
-    token = r.json()["data"]["token"]
-    r = requests.post(base + "/api/rooms", json={}, headers={"Authorization": "Bearer " + token})
-    r.raise_for_status()
-    return token, r.json()["data"]["id"]
+from tsbench import register
 
 
 def connect(base, token):
@@ -63,7 +53,7 @@ def main():
     a = p.parse_args()
     servers = []
     for base in a.base:
-        token, room = register(base)
+        token, room = register(base, "join")
         ws = connect(base, token)
         joins(ws, room, 20, 1)  # warm-up
         servers.append({"base": base, "ws": ws, "room": room, "next": 100, "samples": []})

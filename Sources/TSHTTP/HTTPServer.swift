@@ -106,7 +106,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard proceed, let listener, let group else { return }
         let started = ContinuousClock.now
-        listener.stop()
+        await listener.stop()
         await onEveryLoop { $0.beginDraining() }
         await notify?()
         let finishedInTime = await tracker.waitUntilFinished(timeout: configuration.shutdownGracePeriod, loop: group.loops[0])

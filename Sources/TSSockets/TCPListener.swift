@@ -80,12 +80,28 @@ public final class TCPListener: @unchecked Sendable {
     /// Stops accepting and closes the listening socket. Existing connections are untouched.
     /// Blocks until done unless called on the accept loop.
     public func stop() {
-        let already: Bool = shared.withLock { s in
+        if markStopped() { return }
+        acceptLoop.submitAndWait { self.stopOnLoop() }
+    }
+
+    /// `stop()` for a task: it suspends (never blocks its thread) until the accept loop has
+    /// closed the socket.
+    public func stop() async {
+        if markStopped() { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            acceptLoop.executeOrRun {
+                self.stopOnLoop()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Marks the listener stopped; true when it already was.
+    private func markStopped() -> Bool {
+        shared.withLock { s in
             defer { s.stopped = true }
             return s.stopped
         }
-        if already { return }
-        acceptLoop.submitAndWait { self.stopOnLoop() }
     }
 
     private func stopOnLoop() {

@@ -26,9 +26,7 @@ extension WriterCore {
         var transactions: UInt64 = 0
         connectionLock.withLock {
             if connectionClosed {
-                let error = StorageError.misuse("database is closed")
-                for job in batch { job.fail(error) }
-                failed = batch.count
+                failed = failClosed(batch)
             } else {
                 switch attemptBatch(batch, monitor: monitor) {
                 case .finished(let c, let f, let cf):

@@ -125,9 +125,7 @@ final class WriterCore: @unchecked Sendable {
         var commitFailed = false
         connectionLock.withLock {
             if connectionClosed {
-                let error = StorageError.misuse("database is closed")
-                for job in batch { job.fail(error) }
-                failed = batch.count
+                failed = failClosed(batch)
             } else {
                 var inTransaction = false
                 var succeededInTransaction: [any WriteJob] = []
@@ -188,6 +186,13 @@ final class WriterCore: @unchecked Sendable {
         }
         // Resume callers only after COMMIT (or its failure).
         for job in batch { job.complete() }
+    }
+
+    /// Fails every job of `batch` because the connection is closed; returns how many.
+    func failClosed(_ batch: [any WriteJob]) -> Int {
+        let error = StorageError.misuse("database is closed")
+        for job in batch { job.fail(error) }
+        return batch.count
     }
 
     // MARK: - Synchronous writes

@@ -40,7 +40,6 @@ public func platformThreadCreate(stackSize: Int, detached: Bool = false, argumen
     pthread_attr_init(&attr)
     defer { pthread_attr_destroy(&attr) }
     pthread_attr_setstacksize(&attr, stackSize)
-    if detached { pthread_attr_setdetachstate(&attr, Int32(PTHREAD_CREATE_DETACHED)) }
     // The routine and its argument travel together in one heap pair, unpacked by a capture-free trampoline.
     let pair = UnsafeMutablePointer<ThreadStart>.allocate(capacity: 1)
     pair.initialize(to: ThreadStart(body: body, argument: argument))
@@ -55,8 +54,15 @@ public func platformThreadCreate(stackSize: Int, detached: Bool = false, argumen
         ThreadStart.run(start)
         return nil
     }, pair)
-    if rc != 0 { pair.deinitialize(count: 1); pair.deallocate() }
-    return (rc, rc == 0 ? tid : nil)
+    if rc != 0 {
+        pair.deinitialize(count: 1)
+        pair.deallocate()
+        return (rc, nil)
+    }
+    let thread: pthread_t? = tid
+    // Detached after the start (it may even have finished): its resources go back when it ends.
+    if detached, let thread { pthread_detach(thread) }
+    return (rc, thread)
 }
 
 /// What `platformThreadCreate`'s trampoline runs: the C routine and its argument, on the heap.

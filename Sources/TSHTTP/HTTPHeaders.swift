@@ -20,6 +20,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         fields.compactMap { asciiCaseInsensitiveEquals($0.name, name) ? $0.value : nil }
     }
 
+    /// How many fields are named `name` (no array of their values).
+    public func count(of name: String) -> Int {
+        var n = 0
+        for f in fields where asciiCaseInsensitiveEquals(f.name, name) { n += 1 }
+        return n
+    }
+
     /// Whether any field is named `name`.
     public func contains(_ name: String) -> Bool {
         fields.contains { asciiCaseInsensitiveEquals($0.name, name) }

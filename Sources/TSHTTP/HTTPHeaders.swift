@@ -77,6 +77,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 /// ASCII case-insensitive comparison without allocating.
 @inline(__always)
 func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
+    // Case folding keeps the UTF-8 length, and most names a lookup meets differ in length:
+    // decided without reading a byte (`utf8.count` is stored for native strings).
+    guard a.utf8.count == b.utf8.count else { return false }
     var ai = a.utf8.makeIterator()
     var bi = b.utf8.makeIterator()
     while true {

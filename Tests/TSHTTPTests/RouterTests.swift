@@ -116,6 +116,22 @@ final class RouterTests: XCTestCase {
         h.remove("CONTENT-TYPE")
         XCTAssertNil(h["Content-Type"])
         XCTAssertEqual(h.count, 1)
+        h.add("HOST", "x")
+        h.add("host", "y")
+        XCTAssertEqual(h.count(of: "Host"), 2)
+        XCTAssertEqual(h.count(of: "Hos"), 0, "a prefix is another name")
+    }
+
+    /// Names match ignoring ASCII case only: a prefix, a longer name, or a non-ASCII letter
+    /// that folds to the same ASCII one are other names.
+    func testASCIICaseInsensitiveEquals() {
+        for (a, b, equal) in [("Content-Length", "content-length", true), ("X-Request-Id", "X-REQUEST-ID", true), ("", "", true),
+                              ("Host", "Hos", false), ("Host", "Hosts", false), ("", "a", false), ("a", "", false),
+                              ("Stra\u{DF}e", "STRA\u{DF}E", true), ("Stra\u{DF}e", "STRASSE", false), ("\u{C9}", "\u{E9}", false),
+                              ("K", "\u{212A}", false), ("[", "{", false)] {
+            XCTAssertEqual(asciiCaseInsensitiveEquals(a, b), equal, "\(a) \(b)")
+            XCTAssertEqual(asciiCaseInsensitiveEquals(b, a), equal, "\(b) \(a)")
+        }
     }
 
     /// The hash lookup of all-literal paths resolves every path and method exactly as trying

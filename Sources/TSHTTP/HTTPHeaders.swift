@@ -3,6 +3,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     public private(set) var fields: [(name: String, value: String)]
 
     public init() { fields = [] }
+    /// Empty, with room for `capacity` fields.
+    init(capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
     public init(_ fields: [(String, String)]) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
 

@@ -181,7 +181,7 @@ public struct HTTPParser: Sendable {
         }
         if let error = result { return .fail(error) }
         cursor = lf + 1
-        headers = HTTPHeaders()
+        headers = HTTPHeaders(capacity: 8)  // one allocation for a usual request's fields, not one per doubling
         sectionBytes = 0
         state = .headers
         return .progress

@@ -95,5 +95,9 @@ callgrind_finish() {
     n=$(grep -m1 '^totals:' "$f" | awk '{print $2}')
     cg_total=$((cg_total + ${n:-0}))
   done
-  callgrind_annotate --inclusive=yes $files 2>/dev/null | head -80 >"$out/annotate.txt" || true
+  # One file per call: callgrind_annotate reads a second file name as a source file to annotate.
+  : >"$out/annotate.txt"
+  for f in $files; do
+    if grep -q '^totals: [1-9]' "$f"; then callgrind_annotate --inclusive=yes "$f" 2>/dev/null | head -80 >>"$out/annotate.txt" || true; fi
+  done
 }

@@ -3,6 +3,7 @@ import Logging
 import TSApp
 import TSJSON
 import TSStorage
+import TSTestSupport
 import XCTest
 
 /// `touchsync backup` / `restore` (DatabaseBackup) and scheduled backups (ScheduledBackups) against
@@ -57,8 +58,7 @@ final class BackupTests: XCTestCase {
                 acknowledged.add(id)
             }
         }
-        let deadline = Date().addingTimeInterval(20)
-        while acknowledged.count < 30 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        await until(timeout: .seconds(20)) { acknowledged.count >= 30 }
         let before = acknowledged.snapshot
         XCTAssertGreaterThanOrEqual(before.count, 30)
         let target = dir + "/backup.sqlite"
@@ -213,10 +213,9 @@ final class BackupTests: XCTestCase {
             ((try? FileManager.default.contentsOfDirectory(atPath: backups)) ?? []).filter { $0.hasSuffix(".sqlite") }.sorted()
         }
         var seen = Set<String>()
-        let deadline = Date().addingTimeInterval(30)
-        while seen.count < 4 && Date() < deadline {
+        await until(timeout: .seconds(30)) {
             seen.formUnion(files())
-            try await Task.sleep(for: .milliseconds(20))
+            return seen.count >= 4
         }
         XCTAssertGreaterThanOrEqual(seen.count, 4, "backups appear one interval apart: \(seen)")
         let last = try XCTUnwrap(scheduler.lastOutcome)

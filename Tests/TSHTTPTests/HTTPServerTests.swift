@@ -225,10 +225,12 @@ final class HTTPServerTests: XCTestCase {
         let server = self.server!
         XCTAssertTrue(blockUntil { server.openConnections == 1 })
         let loops = try XCTUnwrap(server.eventLoopGroup)
+        TestSockets.waitUntilDelivered(c.fd)
         loops.waitForTurns()  // the loop read the first bytes
         clock.advance(by: 9_000_000_000)
         loops.waitForTurns()  // and ran its timeout check at 9 s
         try c.send("X-More: 1\r\n")
+        TestSockets.waitUntilDelivered(c.fd)
         loops.waitForTurns()
         clock.advance(by: 1_500_000_000) // 10.5 s since the first byte
         XCTAssertTrue(c.waitForClose())
@@ -273,6 +275,7 @@ final class HTTPServerTests: XCTestCase {
         let slowStarted = slowStarted
         let inFlight = await until { slowStarted.current == 1 && s.openConnections == 3 }
         XCTAssertTrue(inFlight, "the slow request is in flight")
+        TestSockets.waitUntilDelivered(late.fd)
         s.eventLoopGroup?.waitForTurns()  // the loop read late's first bytes
         let shutdown = Task { await s.shutdown() }
         XCTAssertTrue(probe.waitForClose(), "the drain began: the idle connection is closed")

@@ -67,43 +67,4 @@ public final class SocketIOLiveServer: @unchecked Sendable {
         let h = http
         TestFuture.awaitTask(timeout: 15) { await h.shutdown() }
     }
-
-    /// Opens an Engine.IO WebSocket session at `/socket.io/`; nil unless the upgrade succeeded
-    /// and the open packet (`0{…}`, consumed) arrived.
-    public func engineSocket(receiveBuffer: Int32? = nil, query: String = "EIO=4") throws -> RawWebSocketClient? {
-        let ws = try RawWebSocketClient(port: port, target: "/socket.io/?\(query)&transport=websocket", receiveBuffer: receiveBuffer)
-        guard ws.status == 101, case .text(let open) = ws.receive(), open.hasPrefix("0") else { return nil }
-        return ws
-    }
-
-    /// Sends a Socket.IO CONNECT to `/` (`40`, with `auth` when given) and reads the reply;
-    /// the socket id, or nil when the reply is not a CONNECT with a sid.
-    public func connectMain(_ ws: RawWebSocketClient, auth: JSONValue? = nil) throws -> (sid: String, reply: JSONValue)? {
-        ws.send("40" + (auth?.serializedString() ?? ""))
-        guard case .text(let reply) = ws.receiveSkippingPings(), reply.hasPrefix("40") else { return nil }
-        let v = try JSONValue.parse(String(reply.dropFirst(2)))
-        guard let sid = v["sid"]?.stringValue else { return nil }
-        return (sid, v)
-    }
-}
-
-extension EventLoop {
-    /// Returns once this loop has run `turns` iterations from now: what a client wrote before
-    /// the call (into loopback, where a write lands in the peer's receive buffer at once) has
-    /// been read by the loop when the second turn ends. The event to wait on after a write whose
-    /// effect is not visible from outside, e.g. before moving a `ManualClock` on.
-    public func waitForTurns(_ turns: Int = 2) {
-        for _ in 0..<turns {
-            let done = DispatchSemaphore(value: 0)
-            execute { done.signal() }
-            _ = done.wait(timeout: .now() + 10)
-        }
-    }
-}
-
-extension EventLoopGroup {
-    /// `EventLoop.waitForTurns` on every loop of the group.
-    public func waitForTurns(_ turns: Int = 2) {
-        for loop in loops { loop.waitForTurns(turns) }
-    }
 }

@@ -180,15 +180,20 @@ final class WebSocketLiveTests: XCTestCase {
         client.sendFrame(.text, Array("hello".utf8))
         let frame = clientFrame(.text, String(repeating: "a", count: 100))
         client.write(Array(frame[0..<10]))
-        ws.loop.waitForTurns()  // the loop read those bytes (the frame's deadline starts)
+        // The bytes reached the server's socket and the loop has read them: the frame's deadline
+        // starts at the clock's current time.
+        TestSockets.waitUntilDelivered(client.fd)
+        ws.loop.waitForTurns()
         clock.advance(by: 6_000_000_000)
         ws.loop.execute {}
         client.write(Array(frame[10..<20]))
+        TestSockets.waitUntilDelivered(client.fd)
         ws.loop.waitForTurns()
         clock.advance(by: 3_000_000_000)
         ws.loop.execute {}
         XCTAssertEqual(client.read(maxBytes: 1024), .timedOut, "9 s into the frame: still open")
         client.write(Array(frame[20..<30]))
+        TestSockets.waitUntilDelivered(client.fd)
         ws.loop.waitForTurns()
         clock.advance(by: 1_000_000_001)
         ws.loop.execute {}

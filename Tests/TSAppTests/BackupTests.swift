@@ -212,15 +212,19 @@ final class BackupTests: XCTestCase {
         func files() -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: backups)) ?? []).filter { $0.hasSuffix(".sqlite") }.sorted()
         }
+        // Until four backups were seen and the run that wrote the newest one has finished (its
+        // outcome is recorded after it rotated): `now` is the directory as that run left it.
         var seen = Set<String>()
+        var now: [String] = []
         await until(timeout: .seconds(30)) {
-            seen.formUnion(files())
-            return seen.count >= 4
+            now = files()
+            seen.formUnion(now)
+            let finished = scheduler.lastOutcome.map { ($0.file as NSString).lastPathComponent }
+            return seen.count >= 4 && finished != nil && now.last == finished
         }
         XCTAssertGreaterThanOrEqual(seen.count, 4, "backups appear one interval apart: \(seen)")
         let last = try XCTUnwrap(scheduler.lastOutcome)
         XCTAssertTrue(last.ok, last.error ?? "")
-        let now = files()
         XCTAssertLessThanOrEqual(now.count, 2, "rotated to backup.keep: \(now)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: unfinished), "a copy left by a backup that did not finish is removed at start")
         XCTAssertTrue(now.allSatisfy { $0.hasPrefix("touchsync-") }, "\(now)")

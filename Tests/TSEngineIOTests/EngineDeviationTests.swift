@@ -103,14 +103,25 @@ final class EnginePingDeadlineTests: XCTestCase {
         HTTPRequest(method: method, target: "/socket.io/?\(query)", body: Array(body.utf8))
     }
 
-    func testPollingSessionIsClosedAtIntervalPlusTimeoutEvenBeforeItsTimerRuns() async throws {
+    /// An engine (pingInterval 300 ms, pingTimeout 200 ms) whose time is a `ManualClock`, with one
+    /// polling session open; the caller shuts the loop down.
+    func openSessionOnManualClock() async throws -> (ManualClock, EventLoop, EngineIOServer, String) {
         let clock = ManualClock()
         let loop = try EventLoop(clock: clock)
-        defer { loop.shutdown() }
         let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 300, pingTimeout: 200),
                                         clock: clock, timerLoop: loop, logger: Logger(label: "test"))
         let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
-        let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
+        do {
+            return (clock, loop, engine, try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue))
+        } catch {
+            loop.shutdown()
+            throw error
+        }
+    }
+
+    func testPollingSessionIsClosedAtIntervalPlusTimeoutEvenBeforeItsTimerRuns() async throws {
+        let (clock, loop, engine, sid) = try await openSessionOnManualClock()
+        defer { loop.shutdown() }
         // 499 ms: still open (the GET would park; use a POST, which answers at once).
         clock.advance(by: 499 * ms)
         let before = await engine.handle(request(.POST, "EIO=4&transport=polling&sid=\(sid)", body: "4x"))
@@ -125,13 +136,8 @@ final class EnginePingDeadlineTests: XCTestCase {
     }
 
     func testPostAfterTheDeadlineIs400() async throws {
-        let clock = ManualClock()
-        let loop = try EventLoop(clock: clock)
+        let (clock, loop, engine, sid) = try await openSessionOnManualClock()
         defer { loop.shutdown() }
-        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 300, pingTimeout: 200),
-                                        clock: clock, timerLoop: loop, logger: Logger(label: "test"))
-        let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
-        let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
         clock.advance(by: 500 * ms)
         let late = await engine.handle(request(.POST, "EIO=4&transport=polling&sid=\(sid)", body: "3"))
         XCTAssertEqual(late.status, 400)

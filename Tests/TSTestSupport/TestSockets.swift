@@ -125,11 +125,4 @@ public enum TestSockets {
         return getsockopt(fd, SOL_SOCKET, SO_NWRITE, &n, &size) == 0 ? Int(n) : -1
         #endif
     }
-
-    /// Waits until everything written on `fd` is in the peer's receive queue
-    /// (`unacknowledgedBytes` is 0); whether it got there in time.
-    @discardableResult
-    public static func waitUntilDelivered(_ fd: Int32, timeout: Duration = .seconds(10)) -> Bool {
-        blockUntil(timeout: timeout) { unacknowledgedBytes(fd) == 0 }
-    }
 }

@@ -269,6 +269,14 @@ extension SettingKeys {
             help: "Largest encoded event published or received; a larger one is not published (counted as dropped), a larger one received closes and re-opens the subscriber connection.")
     public static let realtimeRedisMaxInboundBacklog = SettingKey<Int>("realtime.redis.maxInboundBacklog", 10_000,
             help: "Events from other nodes waiting for this node's broadcaster at most; past it one is dropped and counted (touchsync_redis_received_total{outcome=\"dropped\"}).")
+    public static let realtimeRedisTransport = SettingKey<String>("realtime.redis.transport", "stream",
+            help: "How events travel between nodes: stream (a Redis stream <prefix>:events that each node reads from its last position: a node that lost Redis, or a Redis restarted with its data, catches up in order) or pubsub (nothing kept: what is published while a node is disconnected is lost to it).")
+    public static let realtimeRedisStreamMaxLength = SettingKey<Int>("realtime.redis.streamMaxLength", 100_000,
+            help: "Entries the stream keeps, about (XADD MAXLEN ~): a node that falls further behind misses the oldest and counts them (touchsync_redis_missed_total).")
+    public static let realtimeRedisStreamReadCount = SettingKey<Int>("realtime.redis.streamReadCount", 100,
+            help: "Entries one XREAD asks for at most.")
+    public static let realtimeRedisStreamBlock = SettingKey<Duration>("realtime.redis.streamBlock", "1s",
+            help: "How long one XREAD waits for new entries before it is sent again (kept under half of realtime.redis.pingInterval).")
     public static let inspectorEnabled = SettingKey<Bool>("inspector.enabled", true,
             help: "Serve the live inspector at /inspector (serve --no-inspector turns it off: 404). With TOUCHSYNC_ENV=production it is served only when inspector.adminToken is set.")
     public static let inspectorAdminToken = SettingKey<String?>("inspector.adminToken", nil,
@@ -332,7 +340,8 @@ extension SettingKeys {
         .realtimeConnectionStateRecoveryMaxBufferedPackets, .realtimeConnectionStateRecoveryMaxBufferedBytes, .realtimeRedisUrl,
         .realtimeRedisChannelPrefix, .realtimeRedisReconnectMinDelay, .realtimeRedisReconnectMaxDelay, .realtimeRedisConnectTimeout,
         .realtimeRedisPingInterval, .realtimeRedisMaxPendingPublishes, .realtimeRedisMaxPendingBytes, .realtimeRedisMaxMessageBytes,
-        .realtimeRedisMaxInboundBacklog, .inspectorEnabled, .inspectorAdminToken, .metricsAllowFrom, .metricsToken, .inspectorMaxPageSize,
+        .realtimeRedisMaxInboundBacklog, .realtimeRedisTransport, .realtimeRedisStreamMaxLength, .realtimeRedisStreamReadCount,
+        .realtimeRedisStreamBlock, .inspectorEnabled, .inspectorAdminToken, .metricsAllowFrom, .metricsToken, .inspectorMaxPageSize,
         .inspectorRequestLogCapacity, .inspectorRequestLogMaxBodyBytes, .apnsKeyFile, .apnsKeyId, .apnsTeamId, .apnsTopic, .apnsEnvironment,
         .apnsEndpoint, .apnsCaFile, .apnsMaxRetries, .apnsRetryBase, .apnsRequestTimeout, .apnsTokenRefresh, .logLevel, .logFormat, .demo,
         .testMode,

@@ -466,25 +466,53 @@ def test_fanout_resumes_after_redis_restarts_without_restarting_a_node(cluster):
 
 
 # --- the stream: catching up after Redis or a node's link was away ---------------------------------------
-def writers_per_node(c, writer, room, sent, stop, errors):
-    """One thread per node creating elements in the room through that node, one at a time: sent[k]
-    lists node k's creates in the order they were answered, which is the order they committed."""
-    def run(k):
-        s = requests.Session()
-        while not stop.is_set():
-            try:
-                eid = create_element(c, c.nodes[k - 1].base, writer, room, session=s)
-            except requests.RequestException as e:
-                errors.append(f"node {k}: {e}")
-                return
-            if eid is None:
-                errors.append(f"node {k}: a create was not answered 201")
-                return
-            sent[k].append(eid)
-    threads = [threading.Thread(target=run, args=(k,), daemon=True) for k in sent]
-    for t in threads:
-        t.start()
-    return threads
+class NodeWriters:
+    """One thread per node creating elements in the room through that node, one at a time:
+    sent[k] lists node k's creates in the order they were answered, which is the order they
+    committed. `more(n)` waits until every node has made n more; `finish()` stops them."""
+
+    def __init__(self, c, writer, room):
+        self.sent = {k: [] for k in range(1, len(c.nodes) + 1)}
+        self.errors = []
+        self.stop = threading.Event()
+
+        def run(k):
+            s = requests.Session()
+            while not self.stop.is_set():
+                try:
+                    eid = create_element(c, c.nodes[k - 1].base, writer, room, session=s)
+                except requests.RequestException as e:
+                    self.errors.append(f"node {k}: {e}")
+                    return
+                if eid is None:
+                    self.errors.append(f"node {k}: a create was not answered 201")
+                    return
+                self.sent[k].append(eid)
+        self.threads = [threading.Thread(target=run, args=(k,), daemon=True) for k in self.sent]
+        for t in self.threads:
+            t.start()
+
+    def more(self, n, timeout=30):
+        marks = {k: len(v) for k, v in self.sent.items()}
+        assert wait_until(lambda: all(len(self.sent[k]) >= marks[k] + n for k in self.sent), timeout), self.errors
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=20)
+        assert not self.errors, self.errors
+        return self.sent
+
+
+def room_with_a_client_per_node(c, prefix):
+    """A writer, a room, and one member's python-socketio client on each node (checked there)."""
+    writer = register(c.base, "writer")
+    users = [register(c.base, f"{prefix}{i}") for i in range(len(c.nodes))]
+    room = make_room(c, writer, users)
+    clients = [client(c, users[i], i + 1, [room]) for i in range(len(c.nodes))]
+    for i, cl in enumerate(clients):
+        assert located(c, cl, i + 1), f"{prefix} client {i} is not on node {i + 1}"
+    return writer, room, clients
 
 
 def wait_until(check, timeout):
@@ -524,27 +552,16 @@ def test_redis_restarted_with_its_data_while_events_are_published_loses_and_repe
     committed meanwhile waits in each node's queue, what was added before is read again from the
     stream by each node from its last position; copies of re-sent XADDs are dropped by number."""
     c = cluster
-    writer = register(c.base, "writer")
-    users = [register(c.base, f"s{i}") for i in range(3)]
-    room = make_room(c, writer, users)
-    clients = [client(c, users[i], i + 1, [room]) for i in range(3)]
-    for i, cl in enumerate(clients):
-        assert located(c, cl, i + 1)
-    sent, stop, errors = {1: [], 2: [], 3: []}, threading.Event(), []
-    threads = writers_per_node(c, writer, room, sent, stop, errors)
-    assert wait_until(lambda: all(len(v) >= 20 for v in sent.values()), 30), errors
+    writer, room, clients = room_with_a_client_per_node(c, "s")
+    writers = NodeWriters(c, writer, room)
+    writers.more(20)
     c.kill_redis()
-    marks = {k: len(v) for k, v in sent.items()}
-    assert wait_until(lambda: all(len(sent[k]) >= marks[k] + 20 for k in sent), 30), errors
+    writers.more(20)
     c.start_redis()
     for n in c.nodes:
         assert wait_health(n, lambda h: h.get("status") == "ok", timeout=30), f"{n.name} did not recover from the Redis restart"
-    marks = {k: len(v) for k, v in sent.items()}
-    assert wait_until(lambda: all(len(sent[k]) >= marks[k] + 20 for k in sent), 30), errors
-    stop.set()
-    for t in threads:
-        t.join(timeout=20)
-    assert not errors, errors
+    writers.more(20)
+    sent = writers.finish()
     assert_every_event_once_in_order(c, clients, sent)
 
 
@@ -552,31 +569,20 @@ def test_a_node_whose_redis_link_is_cut_catches_up_in_order_without_duplicates(c
     """Node 3's connections to Redis (through the test's relay) are closed and refused for a few
     seconds while every node writes; healed, node 3 reads on from its last entry."""
     c = cluster
-    writer = register(c.base, "writer")
-    users = [register(c.base, f"l{i}") for i in range(3)]
-    room = make_room(c, writer, users)
-    clients = [client(c, users[i], i + 1, [room]) for i in range(3)]
-    for i, cl in enumerate(clients):
-        assert located(c, cl, i + 1)
+    writer, room, clients = room_with_a_client_per_node(c, "l")
     node3 = c.nodes[2]
     missed_before = metric(node3, "touchsync_redis_missed_total")
-    sent, stop, errors = {1: [], 2: [], 3: []}, threading.Event(), []
-    threads = writers_per_node(c, writer, room, sent, stop, errors)
-    assert wait_until(lambda: all(len(v) >= 10 for v in sent.values()), 30), errors
+    writers = NodeWriters(c, writer, room)
+    writers.more(10)
     c.proxy.cut()
     try:
         assert wait_health(node3, lambda h: h.get("status") == "degraded"), "node 3 did not notice its link to Redis was cut"
-        marks = {k: len(v) for k, v in sent.items()}
-        assert wait_until(lambda: all(len(sent[k]) >= marks[k] + 30 for k in sent), 30), errors
+        writers.more(30)
     finally:
         c.proxy.heal()
     assert wait_health(node3, lambda h: h.get("status") == "ok", timeout=30), "node 3 did not reconnect after the link healed"
-    marks = {k: len(v) for k, v in sent.items()}
-    assert wait_until(lambda: all(len(sent[k]) >= marks[k] + 10 for k in sent), 30), errors
-    stop.set()
-    for t in threads:
-        t.join(timeout=20)
-    assert not errors, errors
+    writers.more(10)
+    sent = writers.finish()
     assert_every_event_once_in_order(c, clients, sent)
     assert metric(node3, "touchsync_redis_missed_total") == missed_before, "node 3 counted missed events"
 

@@ -248,11 +248,11 @@ extension SettingKeys {
             help: "Room events kept for recovery (oldest dropped first); a client that missed more than this gets a fresh session.")
     public static let realtimeConnectionStateRecoveryMaxBufferedBytes = SettingKey<Int>("realtime.connectionStateRecovery.maxBufferedBytes", 16_777_216,
             help: "Encoded bytes of the events kept for recovery at most (oldest dropped first).")
-    // Redis: cross-node fan-out over Redis pub/sub (docs/realtime-cluster.md).
+    // Redis: cross-node fan-out over a Redis stream or pub/sub (docs/realtime-cluster.md).
     public static let realtimeRedisUrl = SettingKey<String?>("realtime.redisUrl", nil,
             help: "redis://[[user]:password@]host[:port] of the Redis server the nodes of a cluster share for cross-node fan-out (serve --redis-url, TOUCHSYNC_REDIS_URL); null = one node alone: no connection is attempted.")
     public static let realtimeRedisChannelPrefix = SettingKey<String>("realtime.redis.channelPrefix", "touchsync",
-            help: "Prefix of the pub/sub channel the nodes exchange domain events on (<prefix>:events); nodes of one cluster must agree.")
+            help: "Prefix of the stream key (or pub/sub channel) the nodes exchange domain events on (<prefix>:events); nodes of one cluster must agree.")
     public static let realtimeRedisReconnectMinDelay = SettingKey<Duration>("realtime.redis.reconnectMinDelay", "100ms",
             help: "Delay before the first reconnect to a lost or unreachable Redis; each failed attempt doubles it.")
     public static let realtimeRedisReconnectMaxDelay = SettingKey<Duration>("realtime.redis.reconnectMaxDelay", "5s",

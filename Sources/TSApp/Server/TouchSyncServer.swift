@@ -141,7 +141,7 @@ public final class TouchSyncServer: @unchecked Sendable {
             tokenLeewaySeconds: Int64(configuration.int("auth.tokenLeewaySeconds")), writeLimits: Self.writeLimits(configuration)),
             events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
-        RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
+        RealtimeHandlers(domain: domain, hub: hub, broadcaster: broadcaster, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
         maintenance = StorageMaintenance(db: db, notifications: domain.notifications, configuration: .init(
             retention: NotificationRetention(retentionSeconds: configuration.duration("notifications.retention").components.seconds,
                                              maxPerFeed: max(0, configuration.int("notifications.maxPerUser")),

@@ -1,0 +1,47 @@
+import TSSync
+
+/// The `room:join` handler's wait for its batch: finished by the room's drain once the batch is
+/// sent and the socket is in the room's channel (true), or when the room's queue was full and
+/// the join was dropped (false). Finished exactly once; `wait` may come before or after.
+final class JoinTicket: Sendable {
+    private enum State {
+        case pending
+        case waiting(CheckedContinuation<Bool, Never>)
+        case done(Bool)
+    }
+
+    private let state = LockedValue(State.pending)
+
+    func finish(_ delivered: Bool) {
+        let waiter: CheckedContinuation<Bool, Never>? = state.withLock { s in
+            switch s {
+            case .pending:
+                s = .done(delivered)
+                return nil
+            case .waiting(let c):
+                s = .done(delivered)
+                return c
+            case .done:
+                return nil
+            }
+        }
+        waiter?.resume(returning: delivered)
+    }
+
+    func wait() async -> Bool {
+        await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            let ready: Bool? = state.withLock { s in
+                switch s {
+                case .pending:
+                    s = .waiting(c)
+                    return nil
+                case .waiting:
+                    return false  // one waiter only
+                case .done(let d):
+                    return d
+                }
+            }
+            if let ready { c.resume(returning: ready) }
+        }
+    }
+}

@@ -24,9 +24,10 @@ import socketio
 
 from conftest import start_own_server, stop_own_server
 
-TOGGLE_ROUNDS = int(os.environ.get("ORDER_TOGGLE_ROUNDS", "12"))
+TOGGLE_ROUNDS = int(os.environ.get("ORDER_TOGGLE_ROUNDS", "25"))
 TOGGLES_PER_ROUND = int(os.environ.get("ORDER_TOGGLES_PER_ROUND", "48"))
-JOINS = int(os.environ.get("ORDER_JOINS", "30"))
+JOINS = int(os.environ.get("ORDER_JOINS", "60"))
+ORDER_MYROOMS_WRITES = int(os.environ.get("ORDER_MYROOMS_WRITES", "60"))
 MEMBERS = 16
 # python-engineio's client refuses a polling payload of more than 16 packets (a limit of its own:
 # the reference server, like ours, answers a poll with every packet queued since the last one).
@@ -207,7 +208,7 @@ def test_a_join_during_concurrent_creates_gets_every_element_exactly_once(oserve
 
 @pytest.mark.parametrize("transports", TRANSPORTS)
 def test_myrooms_counts_from_global_events_end_equal_to_the_server(oserver, transports):
-    users, room = members_room(oserver, 4)
+    users, room = members_room(oserver, 8)
     watchers = [Watcher(oserver, u, transports) for u in users]
     names = ("element:created:global", "element:deleted:global", "room:cleared:global")
     writes = collections.Counter()
@@ -229,8 +230,8 @@ def test_myrooms_counts_from_global_events_end_equal_to_the_server(oserver, tran
     def member(i):
         s = requests.Session()
         mine = []
-        for k in range(40):
-            if i == 0 and k % 10 == 9:
+        for k in range(ORDER_MYROOMS_WRITES):
+            if i < 2 and k % 5 == 4:  # two members clear now and then, amid the others' writes
                 r = s.delete(oserver.url(f"/api/rooms/{room}/elements"), headers=oserver.auth(users[i]))
                 assert r.status_code == 200, r.text
                 with lock:

@@ -176,8 +176,19 @@ public final class TouchSyncServer: @unchecked Sendable {
         let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, trustedProxies: trustedProxies, domain: domain,
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
-            TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test")).register(into: &router)
+            TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
+                       flushEvents: { await broadcaster.flush() }).register(into: &router)
             logger.warning("test mode is on: /api/test/reset, /api/test/fixtures and /api/test/events need no token")
+            // Events leave after the answer, in commit order (docs/realtime.md "Order"); in test mode a
+            // write's answer waits for them, so the test that made it finds them in /api/test/events.
+            router.wrapHandlers { method, pattern, handler in
+                guard method != .GET, method != .HEAD, pattern.hasPrefix("/api/") else { return handler }
+                return { request in
+                    let response = try await handler(request)
+                    await broadcaster.flush()
+                    return response
+                }
+            }
         }
         let hub = self.hub
         hub.mount(on: &router)

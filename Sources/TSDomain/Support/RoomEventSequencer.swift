@@ -135,6 +135,9 @@ public struct RoomEventSequencer<Item> {
     /// Items waiting in `room`.
     public func pending(room: String) -> Int { rooms[room]?.held.count ?? 0 }
 
+    /// Rooms with items waiting or a drain running.
+    public var activeRooms: [String] { rooms.compactMap { $0.value.draining ? $0.key : nil } }
+
     /// Rooms with state kept (waiting items, a running drain, or `accept`ed numbers).
     public var roomCount: Int { rooms.count }
 }

@@ -30,6 +30,8 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     enum Work: Sendable {
         case event(DomainEvent)
         case join(JoinDelivery)
+        /// Finished when the drain gets there: everything queued before it has been emitted.
+        case marker(DeliveryTicket)
     }
 
     /// A `room:join` whose elements were read in commit order with the room's events.
@@ -37,7 +39,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         let socket: SocketIOSocket
         let roomId: String
         let elements: [Element]
-        let ticket: JoinTicket
+        let ticket: DeliveryTicket
     }
 
     public init(hub: SocketIOServer, configuration: RealtimeConfiguration, logger: Logger) {
@@ -64,6 +66,17 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         enqueue(.join(join), room: join.roomId)
     }
 
+    /// Returns once every event queued before the call has been emitted. Test-target mode calls it
+    /// before answering a write (docs/test-mode.md): the answer then finds its events in
+    /// `GET /api/test/events`. Production answers never wait for a broadcast.
+    public func flush() async {
+        for room in queues.withLock({ $0.activeRooms }) {
+            let ticket = DeliveryTicket()
+            enqueue(.marker(ticket), room: room)
+            _ = await ticket.wait()
+        }
+    }
+
     /// Events waiting in a room's queue (for tests and the inspector).
     public func queuedEvents(roomId: String) -> Int { queues.withLock { $0.pending(room: roomId) } }
 
@@ -77,6 +90,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         case .full:
             logger.error("realtime: room \(room) already has \(configuration.maxQueuedEventsPerRoom) events waiting for delivery; one was dropped (clients resync on their next room:join)")
             if case .join(let j) = work { j.ticket.finish(false) }
+            if case .marker(let t) = work { t.finish(false) }
         }
     }
 
@@ -93,6 +107,8 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                 }
             case .item(_, .join(let join)):
                 deliver(join)
+            case .item(_, .marker(let ticket)):
+                ticket.finish(true)
             case .waitGap(let until):
                 // Only numbers assigned elsewhere (`accept`) can have a gap; bounded by realtime gap wait.
                 try? await Task.sleep(nanoseconds: until &- now)

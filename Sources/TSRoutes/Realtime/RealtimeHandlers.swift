@@ -129,7 +129,7 @@ public struct RealtimeHandlers: Sendable {
     private func join(_ socket: SocketIOSocket, _ input: Input) async throws -> JSONValue {
         let roomId = try input.string("roomId", maxLength: 64)
         guard let uid = socket.userID else { throw DomainError.unauthorized("unauthorized") }
-        let ticket = JoinTicket()
+        let ticket = DeliveryTicket()
         let broadcaster = self.broadcaster
         let elements = try await domain.elements.join(roomId: roomId, viewer: uid) { elements in  // 404 / 403 for non-members
             broadcaster.enqueueJoin(.init(socket: socket, roomId: roomId, elements: elements, ticket: ticket))

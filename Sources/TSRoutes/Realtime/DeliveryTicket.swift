@@ -1,9 +1,10 @@
 import TSSync
 
-/// The `room:join` handler's wait for its batch: finished by the room's drain once the batch is
-/// sent and the socket is in the room's channel (true), or when the room's queue was full and
-/// the join was dropped (false). Finished exactly once; `wait` may come before or after.
-final class JoinTicket: Sendable {
+/// A wait for a place in a room's delivery queue (`RealtimeBroadcaster`): finished by the room's
+/// drain when it gets there (true: for a `room:join`, the batch is sent and the socket is in the
+/// room's channel), or when the room's queue was full and the item was dropped (false).
+/// Finished exactly once; `wait` may come before or after.
+final class DeliveryTicket: Sendable {
     private enum State {
         case pending
         case waiting(CheckedContinuation<Bool, Never>)

@@ -42,6 +42,18 @@ public enum OpenAPICatalog {
            description: "Increments the caller's token version: every token issued to the caller so far, on any device, is refused with 401 "
                + "from now on (REST and new Socket.IO connections), and the caller's connected sockets get a Socket.IO DISCONNECT. Log in again for a new token.",
            responses: [data(200, "Logged out", S.ref("LoggedOut"))], errors: [401]),
+        Op(.DELETE, "/api/auth/me", tag: "Auth", summary: "Delete the caller's account and personal data",
+           description: "Needs the caller's password. In one transaction: the caller's reactions, elements, messages, posts, likes, saves, devices, "
+               + "notifications and memberships are deleted, rooms the caller alone belonged to are deleted, shared rooms stay (one the caller created "
+               + "passes to its earliest remaining member). Other members get element:reaction:removed (with the new stats) for each heart and "
+               + "element:deleted / element:deleted:global for each element. Every token of the caller is refused with 401 from then on and the caller's "
+               + "sockets get a Socket.IO DISCONNECT. A wrong password is 401 and deletes nothing; wrong passwords count against the login throttle "
+               + "(auth.maxFailedLogins per username and client address: 429 with Retry-After past it).",
+           request: S.ref("DeleteAccountRequest"), responses: [data(200, "Deleted", S.ref("AccountDeleted"))], errors: [400, 401, 415]),
+        Op(.GET, "/api/auth/me/export", tag: "Auth", summary: "Everything stored about the caller, as JSON",
+           description: "The profile (never the password hash), rooms, memberships, elements, reactions, messages, posts, likes, saves, devices and "
+               + "notifications, from one consistent snapshot. A section holds at most 50000 rows; one that reaches it is named in truncated.",
+           responses: [data(200, "The caller's data", S.ref("AccountExport"))], errors: [401]),
 
         // Rooms
         Op(.POST, "/api/rooms", tag: "Rooms", summary: "Create a room (the creator is a member)",
@@ -159,5 +171,12 @@ public enum OpenAPICatalog {
                         P(query: "event", "Only this event name.", schema: S.string),
                         P(query: "roomId", "Only events addressed to, or about, this room.", schema: S.string)],
            errors: [400]),
+        Op(.POST, "/api/test/faults", tag: "Test mode", summary: "Inject a network fault into the sockets of a user or an Engine.IO session",
+           description: "Only with --test-mode. disconnect (transport close, ping timeout, transport error, server disconnect), delay, drop, "
+               + "hold, release, clear; only Socket.IO packets are faulted, never the Engine.IO heartbeat. See docs/test-mode.md.",
+           security: .none, request: S.ref("TestFaultRequest"), responses: [data(200, "Applied", S.ref("TestFaultResult"))],
+           errors: [400, 404, 415]),
+        Op(.GET, "/api/test/faults", tag: "Test mode", summary: "The faults active on each session", description: "Only with --test-mode.",
+           security: .none, responses: [data(200, "Active faults", S.ref("TestFaultList"))]),
     ] + InspectorRoutes.openAPIOperations  // the live inspector (Sources/TSRoutes/Inspector), unless --no-inspector
 }

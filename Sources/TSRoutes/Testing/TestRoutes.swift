@@ -15,6 +15,8 @@ public struct TestRoutes: Sendable {
     let eventLog: RealtimeEventLog
     let fixtures: FixtureLoader
     let logger: Logger
+    /// Bytes a delayed or held session may queue (setting `realtime.faultMaxBufferedBytes`).
+    let faultMaxBufferedBytes: Int
     /// Waits until the events queued so far have been emitted (`RealtimeBroadcaster.flush`).
     let flushEvents: @Sendable () async -> Void
 
@@ -24,13 +26,14 @@ public struct TestRoutes: Sendable {
     /// `flushEvents`: waits for the events queued so far to be emitted; events leave after the
     /// write's answer (docs/realtime.md "Order"), so `lastEventSequence` is read after it.
     public init(domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, logger: Logger,
-                flushEvents: @escaping @Sendable () async -> Void = {}) {
+                faultMaxBufferedBytes: Int = 1 << 20, flushEvents: @escaping @Sendable () async -> Void = {}) {
         self.flushEvents = flushEvents
         self.domain = domain
         self.hub = hub
         self.eventLog = eventLog
         fixtures = FixtureLoader(domain: domain, hashes: PasswordHashCache())
         self.logger = logger
+        self.faultMaxBufferedBytes = faultMaxBufferedBytes
     }
 
     public func register(into router: inout RouterBuilder) {
@@ -87,5 +90,7 @@ public struct TestRoutes: Sendable {
                 "capacity": .int(Int64(log.capacity)),
             ]))
         })
+
+        registerFaults(into: &router)
     }
 }

@@ -13,7 +13,6 @@ Sizes are scaled for CI; the environment variables below run the full sizes loca
 import collections
 import os
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import engineio
@@ -23,6 +22,7 @@ import requests
 import socketio
 
 from conftest import start_own_server, stop_own_server
+from test_lifecycle import wait_for  # a deadline-bounded poll
 
 TOGGLE_ROUNDS = int(os.environ.get("ORDER_TOGGLE_ROUNDS", "25"))
 TOGGLES_PER_ROUND = int(os.environ.get("ORDER_TOGGLES_PER_ROUND", "48"))
@@ -96,12 +96,7 @@ class Watcher:
 
 
 def wait_until(predicate, timeout=20.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
+    return wait_for(predicate, timeout)
 
 
 def members_room(server, n):

@@ -65,8 +65,11 @@ public struct RoomEventSequencer<Item> {
 
     /// Queues `item` as the room's next number (call order is delivery order).
     public mutating func append(_ item: Item, room: String) -> (seq: Int64, admission: Admission) {
-        var r = rooms[room] ?? Room()
-        guard r.held.count < maxPendingPerRoom else { return (0, .full) }
+        var r = rooms.removeValue(forKey: room) ?? Room()  // taken out: `held` is then not copied on write
+        guard r.held.count < maxPendingPerRoom else {
+            rooms[room] = r
+            return (0, .full)
+        }
         let seq = r.nextToAssign
         r.nextToAssign += 1
         r.fresh = false
@@ -79,7 +82,7 @@ public struct RoomEventSequencer<Item> {
 
     /// Queues `item` under the number it carries.
     public mutating func accept(_ item: Item, seq: Int64, room: String) -> Admission {
-        var r = rooms[room] ?? Room()
+        var r = rooms.removeValue(forKey: room) ?? Room()  // taken out: `held` is then not copied on write
         r.external = true
         if r.fresh {
             r.fresh = false
@@ -103,7 +106,7 @@ public struct RoomEventSequencer<Item> {
 
     /// What the room's drain does next at time `now`.
     public mutating func next(room: String, now: UInt64) -> Step {
-        guard var r = rooms[room] else { return .idle }
+        guard var r = rooms.removeValue(forKey: room) else { return .idle }
         if let item = r.held.removeValue(forKey: r.nextToDeliver) {
             let seq = r.nextToDeliver
             r.nextToDeliver += 1
@@ -114,7 +117,7 @@ public struct RoomEventSequencer<Item> {
         guard let lowest = r.held.keys.min() else {
             r.draining = false
             r.gapSince = nil
-            if r.external { rooms[room] = r } else { rooms[room] = nil }
+            if r.external { rooms[room] = r }
             return .idle
         }
         let since = r.gapSince ?? now

@@ -39,6 +39,8 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let httpsRedirect: HTTPServer?
     /// Cross-node fan-out over Redis (realtime.redisUrl), nil when off (TouchSyncServer+Redis.swift).
     public let redisBridge: RedisEventBridge?
+    /// Delivers each room's events in commit order (docs/realtime.md "Order").
+    public let broadcaster: RealtimeBroadcaster
     /// The migrations this start applied, by their numeric prefix (`0001`), oldest first; empty
     /// when the database was up to date (`touchsync migrate` reports them).
     public let appliedMigrations: [String]
@@ -115,6 +117,7 @@ public final class TouchSyncServer: @unchecked Sendable {
                                                               logger: logger)
         let events = FanoutEventPublisher()
         let broadcaster = RealtimeBroadcaster(hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime"))
+        self.broadcaster = broadcaster
         // redis hook: publish to other nodes first (an enqueue), then deliver locally as before.
         redisBridge = try Self.makeRedisBridge(configuration: configuration, local: broadcaster, hub: hub, logger: logger)
         if let redisBridge { events.add(redisBridge) }
@@ -202,6 +205,7 @@ public final class TouchSyncServer: @unchecked Sendable {
     @discardableResult
     public func start(handleSIGHUP: Bool = false) throws -> Int {
         let port = try http.start()
+        if let loops = http.eventLoopGroup?.loops { broadcaster.runDrains(on: loops.map { EventLoopTaskExecutor(loop: $0) }) }
         maintenance.start()
         backups?.start()  // backup hook
         redisBridge?.start()  // redis hook

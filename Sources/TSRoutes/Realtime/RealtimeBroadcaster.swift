@@ -25,6 +25,9 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     private let logger: Logger
     nonisolated(unsafe) private var domain: TouchSyncDomain?
     private let queues: LockedValue<RoomEventSequencer<Work>>
+    /// Where drains run (`runDrains(on:)`): the event loops' executors, so that a drain's writes
+    /// to sockets of its loop happen inline, as they did from a request handler on that loop.
+    private let drainExecutors = LockedValue<[any TaskExecutor]>([])
 
     /// One item of a room's queue.
     enum Work: Sendable {
@@ -77,6 +80,11 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         }
     }
 
+    /// Runs each room's drain on one of `executors` (chosen by room, so one room's drains keep to
+    /// one loop), instead of the global pool: a broadcast then writes to the sockets of that loop
+    /// without a hop. Called once the event loops exist.
+    public func runDrains(on executors: [any TaskExecutor]) { drainExecutors.withLock { $0 = executors } }
+
     /// Events waiting in a room's queue (for tests and the inspector).
     public func queuedEvents(roomId: String) -> Int { queues.withLock { $0.pending(room: roomId) } }
 
@@ -84,7 +92,14 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         let (_, admission) = queues.withLock { $0.append(work, room: room) }
         switch admission {
         case .startDrain:
-            Task { await self.drain(room: room) }
+            let executors = drainExecutors.current
+            if executors.isEmpty {
+                Task { await self.drain(room: room) }
+            } else {
+                var h = Hasher()
+                h.combine(room)
+                Task(executorPreference: executors[Int(UInt(bitPattern: h.finalize()) % UInt(executors.count))]) { await self.drain(room: room) }
+            }
         case .queued, .duplicate:
             break
         case .full:

@@ -83,8 +83,8 @@ public struct TestRoutes: Sendable {
                 }
                 limit = v
             }
-            let page = log.events(since: since, limit: limit, event: q["event"].flatMap { $0.isEmpty ? nil : $0 },
-                                  roomId: q["roomId"].flatMap { $0.isEmpty ? nil : $0 })
+            let page = try await Self.events(log, since: since, limit: limit, event: q["event"].flatMap { $0.isEmpty ? nil : $0 },
+                                             roomId: q["roomId"].flatMap { $0.isEmpty ? nil : $0 }, wait: q["wait"], logger: logger)
             return Reply.data(.object([
                 "events": .array(page.entries.map(\.json)), "lastSequence": .int(page.lastSequence), "missed": .int(page.missed),
                 "capacity": .int(Int64(log.capacity)),

@@ -279,6 +279,24 @@ public final class Database: @unchecked Sendable {
         }
     }
 
+    /// `write`, and `committed` with its result on the writer thread once the transaction has
+    /// COMMITted, before the caller resumes: the `committed` hooks of all writes run one at a time,
+    /// in commit order (a job's hook after every hook of the jobs committed before it). Not called
+    /// when the job or its COMMIT fails. A hook must only hand its value on (append to a queue):
+    /// it runs on the writer thread, which meanwhile commits nothing else. For events that must
+    /// leave in the order their changes committed (docs/realtime.md "Order").
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T,
+                                   committed: @escaping @Sendable (T) -> Void) async throws -> T {
+        if let monitor, let error = monitor.unavailableError() { throw error }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let job = TypedWriteJob(body: body, continuation: continuation, committed: committed)
+            if !core.enqueue(job) {
+                continuation.resume(throwing: StorageError.misuse("database is closed"))
+            }
+        }
+    }
+
     /// Runs `body` in its own `BEGIN IMMEDIATE` transaction on the calling thread (blocking),
     /// serialized with the writer thread. For the CLI, migrations, tests and seeding.
     @discardableResult

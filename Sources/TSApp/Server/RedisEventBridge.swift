@@ -110,7 +110,7 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
 
     // MARK: outgoing
 
-    public func publish(_ event: DomainEvent) async {
+    public func publish(_ event: DomainEvent) {
         send(["type": "event", "event": event.wireJSON])
     }
 
@@ -163,7 +163,7 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
                 return invalid("bad event: \(error)")
             }
             counters.withLock { $0.delivered += 1 }
-            await local.publish(event)
+            local.publish(event)
         case "logout":
             guard let userId = envelope["userId"]?.stringValue else { return invalid("logout without userId") }
             counters.withLock { $0.delivered += 1 }

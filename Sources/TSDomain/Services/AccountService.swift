@@ -66,14 +66,17 @@ public struct AccountService: Sendable {
         }
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        let plan = try await db.write { c in try Self.deleteAll(c, userId: userId, now: now, seq: seq) }
-        for r in plan.reactionsRemoved {
-            await events.publish(DomainEvent(kind: .reactionRemoved(elementId: r.elementId, userId: userId, stats: r.stats),
-                                             roomId: r.roomId, actorId: userId, originSocketId: nil))
-        }
-        for e in plan.elementsDeleted {
-            await events.publish(DomainEvent(kind: .elementDeleted(elementId: e.elementId), roomId: e.roomId, actorId: userId, originSocketId: nil))
-        }
+        // The events leave in commit order with every other write's (docs/realtime.md "Order").
+        let events = self.events
+        let plan = try await db.write({ c in try Self.deleteAll(c, userId: userId, now: now, seq: seq) }, committed: { plan in
+            for r in plan.reactionsRemoved {
+                events.publish(DomainEvent(kind: .reactionRemoved(elementId: r.elementId, userId: userId, stats: r.stats),
+                                           roomId: r.roomId, actorId: userId, originSocketId: nil))
+            }
+            for e in plan.elementsDeleted {
+                events.publish(DomainEvent(kind: .elementDeleted(elementId: e.elementId), roomId: e.roomId, actorId: userId, originSocketId: nil))
+            }
+        })
         return plan.deletion
     }
 

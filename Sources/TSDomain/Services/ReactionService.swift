@@ -51,7 +51,14 @@ public struct ReactionService: Sendable {
         let newId = UUIDGenerator.lowercaseV4()
         let now = clock.nowSeconds()
         let seq = sequence.next()
-        let result = try await db.write { c -> ToggleResult in
+        // The event (with the count this transaction wrote) is published in commit order by the
+        // writer thread: two toggles' events can never reach a client in the other order.
+        let result = try await db.write(publishing: events, { (r: ToggleResult) in
+            let kind: DomainEventKind = r.action == .added
+                ? .reactionAdded(elementId: elementId, reaction: r.reaction, stats: r.stats)
+                : .reactionRemoved(elementId: elementId, userId: actor, stats: r.stats)
+            return DomainEvent(kind: kind, roomId: roomId, actorId: actor, originSocketId: originSocketId)
+        }) { c -> ToggleResult in
             let sessionUser = try session.map { try AuthService.sessionUser(c, $0) }
             let lock = c.dialect == .postgres ? Self.lockElementPostgres : Self.lockElementSQLite
             guard let owner = try c.first(lock, [.text(elementId), .text(roomId), .text(actor)], { $0.string(0) }) else {
@@ -94,10 +101,6 @@ public struct ReactionService: Sendable {
                                      topReactors: count > 0 ? try Readers.topReactors(c, elementId: elementId) : [])
             return ToggleResult(action: action, roomId: roomId, reaction: reaction, stats: stats, elementOwner: owner)
         }
-        let kind: DomainEventKind = result.action == .added
-            ? .reactionAdded(elementId: elementId, reaction: result.reaction, stats: result.stats)
-            : .reactionRemoved(elementId: elementId, userId: actor, stats: result.stats)
-        await events.publish(DomainEvent(kind: kind, roomId: roomId, actorId: actor, originSocketId: originSocketId))
         if result.action == .added { notifier.wake() }
         return result
     }

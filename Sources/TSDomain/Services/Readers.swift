@@ -37,6 +37,27 @@ enum Readers {
             """, [.text(elementId)]) { user($0, at: 0) }
     }
 
+    /// The top reactors of every reacted element of a room, in one query: the order and count of
+    /// `topReactors` per element (`ROW_NUMBER()` numbers each element's hearts newest first, over
+    /// index reactions_by_element_seq; window functions: SQLite 3.25+, PostgreSQL). Users are
+    /// joined only for the rows kept. A room's join sends every element anyway, so reading its
+    /// hearts once costs less than one query (one round trip on PostgreSQL) per reacted element.
+    static func topReactors(_ c: SQLConnection, roomId: String) throws -> [String: [PublicUser]] {
+        var out: [String: [PublicUser]] = [:]
+        try c.forEachRow("""
+            SELECT t.element_id, u.id, u.username, u.first_name, u.avatar_url FROM (
+              SELECT r.element_id, r.user_id,
+                     ROW_NUMBER() OVER (PARTITION BY r.element_id ORDER BY r.seq DESC, r.user_id DESC) AS place
+              FROM elements e JOIN reactions r ON r.element_id = e.id
+              WHERE e.room_id = ? AND e.reaction_count > 0
+            ) t JOIN users u ON u.id = t.user_id
+            WHERE t.place <= 3 ORDER BY t.element_id, t.place
+            """, [.text(roomId)]) { row in
+            out[row.string(0), default: []].append(user(row, at: 1))
+        }
+        return out
+    }
+
     /// One primary-key probe of the reactions table.
     static func hasReacted(_ c: SQLConnection, elementId: String, userId: String) throws -> Bool {
         try c.scalarInt("SELECT 1 FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart'",
@@ -49,13 +70,15 @@ enum Readers {
                             topReactors: count > 0 ? try topReactors(c, elementId: elementId) : [])
     }
 
-    /// Attaches `reactions` (for `viewer`) to elements that have any.
-    static func attachReactions(_ c: SQLConnection, _ elements: inout [Element], viewer: String, viewerReacted: Set<String>? = nil) throws {
+    /// Attaches `reactions` (for `viewer`) to elements that have any. With `viewerReacted` and
+    /// `topReactors` (a whole room's, read once) it runs no query.
+    static func attachReactions(_ c: SQLConnection, _ elements: inout [Element], viewer: String, viewerReacted: Set<String>? = nil,
+                                topReactors byElement: [String: [PublicUser]]? = nil) throws {
         for i in elements.indices where elements[i].reactionCount > 0 {
             let id = elements[i].id
             let reacted = try viewerReacted.map { $0.contains(id) } ?? hasReacted(c, elementId: id, userId: viewer)
             elements[i].reactions = ElementReactions(count: elements[i].reactionCount, hasReacted: reacted,
-                                                     topReactors: try topReactors(c, elementId: id))
+                                                     topReactors: try byElement.map { $0[id] ?? [] } ?? topReactors(c, elementId: id))
         }
     }
 
@@ -75,7 +98,7 @@ enum Readers {
                 SELECT r.element_id FROM reactions r JOIN elements e ON e.id = r.element_id
                 WHERE r.user_id = ? AND e.room_id = ?
                 """, [.text(viewer), .text(roomId)]) { $0.string(0) })
-            try attachReactions(c, &list, viewer: viewer, viewerReacted: reacted)
+            try attachReactions(c, &list, viewer: viewer, viewerReacted: reacted, topReactors: topReactors(c, roomId: roomId))
         }
         return list
     }

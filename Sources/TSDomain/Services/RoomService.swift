@@ -135,6 +135,19 @@ public struct RoomService: Sendable {
         }
     }
 
+    /// What `room:join` does after sending the room: resets `badges.elements` like `markSeen`,
+    /// but answers nothing, so it is one statement on the writer thread. The join has just
+    /// checked membership; should the caller have left meanwhile, the update changes no row and
+    /// the same check as `markSeen`'s answers (404 / 403).
+    public func markElementsSeen(roomId: String, actor: String) async throws {
+        let now = clock.nowSeconds()
+        try await db.write { c in
+            guard try c.run("UPDATE room_members SET unseen_elements = 0, elements_seen_at = ? WHERE room_id = ? AND user_id = ?",
+                            [.int(now), .text(roomId), .text(actor)]) == 0 else { return }
+            try Readers.requireMember(c, roomId: roomId, userId: actor)
+        }
+    }
+
     /// Resets `badges.messages` for the caller.
     public func markMessagesRead(roomId: String, actor: String) async throws -> Room {
         let now = clock.nowSeconds()

@@ -129,7 +129,7 @@ public struct RealtimeHandlers: Sendable {
         if configuration.legacyJoinEvents {
             for e in jsons { hub.emit("element:created", [.object(["element": e])], toSocket: socket.id) }
         }
-        _ = try await domain.rooms.markSeen(roomId: roomId, actor: uid)
+        try await domain.rooms.markElementsSeen(roomId: roomId, actor: uid)
         return .object(["roomId": .string(roomId), "elementCount": .int(Int64(elements.count))])
     }
 

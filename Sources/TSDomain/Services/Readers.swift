@@ -37,23 +37,26 @@ enum Readers {
             """, [.text(elementId)]) { user($0, at: 0) }
     }
 
-    /// The top reactors of every reacted element of a room, in one query: the order and count of
-    /// `topReactors` per element (`ROW_NUMBER()` numbers each element's hearts newest first, over
-    /// index reactions_by_element_seq; window functions: SQLite 3.25+, PostgreSQL). Users are
-    /// joined only for the rows kept. A room's join sends every element anyway, so reading its
-    /// hearts once costs less than one query (one round trip on PostgreSQL) per reacted element.
+    /// The top reactors of every reacted element of a room, in one query, in the order and count
+    /// of `topReactors` per element. Per element, the `seq` of its third newest heart is found
+    /// by one probe of index reactions_by_element_seq, then the hearts from that `seq` up are
+    /// read by one range of the same index: at most three rows per element (more only when
+    /// hearts share that `seq`; the order then decides and the rest are dropped here), however
+    /// many hearts an element has. A window function (`ROW_NUMBER() OVER (PARTITION BY
+    /// element_id …)`) gives the same rows but reads every heart of the room and sorts them; on
+    /// SQLite it cost more than the per-element queries it replaced (bench/RESULTS.md, "room:join").
     static func topReactors(_ c: SQLConnection, roomId: String) throws -> [String: [PublicUser]] {
         var out: [String: [PublicUser]] = [:]
         try c.forEachRow("""
-            SELECT t.element_id, u.id, u.username, u.first_name, u.avatar_url FROM (
-              SELECT r.element_id, r.user_id,
-                     ROW_NUMBER() OVER (PARTITION BY r.element_id ORDER BY r.seq DESC, r.user_id DESC) AS place
-              FROM elements e JOIN reactions r ON r.element_id = e.id
-              WHERE e.room_id = ? AND e.reaction_count > 0
-            ) t JOIN users u ON u.id = t.user_id
-            WHERE t.place <= 3 ORDER BY t.element_id, t.place
+            SELECT r.element_id, u.id, u.username, u.first_name, u.avatar_url FROM (
+              SELECT e.id, COALESCE((SELECT x.seq FROM reactions x WHERE x.element_id = e.id
+                                     ORDER BY x.seq DESC, x.user_id DESC LIMIT 1 OFFSET 2), -9223372036854775808) AS floor
+              FROM elements e WHERE e.room_id = ? AND e.reaction_count > 0
+            ) t JOIN reactions r ON r.element_id = t.id AND r.seq >= t.floor JOIN users u ON u.id = r.user_id
+            ORDER BY r.element_id, r.seq DESC, r.user_id DESC
             """, [.text(roomId)]) { row in
-            out[row.string(0), default: []].append(user(row, at: 1))
+            let element = row.string(0)
+            if out[element, default: []].count < 3 { out[element, default: []].append(user(row, at: 1)) }
         }
         return out
     }

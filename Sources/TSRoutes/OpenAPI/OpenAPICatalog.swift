@@ -169,7 +169,18 @@ public enum OpenAPICatalog {
            parameters: [P(query: "since", "Only events with seq > since (default 0).", schema: ["type": "integer", "minimum": 0, "maximum": int64Max]),
                         P(query: "limit", "At most this many (1-10000, default 1000).", schema: ["type": "integer", "minimum": 1, "maximum": 10_000]),
                         P(query: "event", "Only this event name.", schema: S.string),
-                        P(query: "roomId", "Only events addressed to, or about, this room.", schema: S.string)],
+                        P(query: "roomId", "Only events addressed to, or about, this room.", schema: S.string),
+                        P(query: "wait", "Long-poll: while no event matches, hold the request until one is logged or this duration "
+                            + "passes (250ms, 5s, or a number of seconds; at most 30s; default 0, answer at once). Then answers as usual, "
+                            + "with no events when the wait ran out. 503 when 256 requests are already waiting.",
+                          schema: ["type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?(ms|s)?$", "maxLength": 16])],
            errors: [400]),
+        Op(.POST, "/api/test/faults", tag: "Test mode", summary: "Inject a network fault into the sockets of a user or an Engine.IO session",
+           description: "Only with --test-mode. disconnect (transport close, ping timeout, transport error, server disconnect), delay, drop, "
+               + "hold, release, clear; only Socket.IO packets are faulted, never the Engine.IO heartbeat. See docs/test-mode.md.",
+           security: .none, request: S.ref("TestFaultRequest"), responses: [data(200, "Applied", S.ref("TestFaultResult"))],
+           errors: [400, 404, 415]),
+        Op(.GET, "/api/test/faults", tag: "Test mode", summary: "The faults active on each session", description: "Only with --test-mode.",
+           security: .none, responses: [data(200, "Active faults", S.ref("TestFaultList"))]),
     ] + InspectorRoutes.openAPIOperations  // the live inspector (Sources/TSRoutes/Inspector), unless --no-inspector
 }

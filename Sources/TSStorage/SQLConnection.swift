@@ -1,5 +1,5 @@
 /// The SQL dialect a connection speaks. Queries are written in the subset both engines share
-/// (`?` parameters, `ON CONFLICT … DO NOTHING`, window functions, no `rowid`); the few statements
+/// (`?` parameters, `ON CONFLICT … DO NOTHING`, no `rowid`); the few statements
 /// that differ are written once per dialect in `SQLDialectStatements` and reached through
 /// `SQLConnection` (`LockingSelect`, `ChangeReturning`, `lockUntilTransactionEnds`, `schemaTables`).
 public enum SQLDialect: Sendable, Equatable {

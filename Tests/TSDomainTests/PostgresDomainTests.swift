@@ -38,7 +38,7 @@ final class PostgresDomainTests: XCTestCase {
         return (users, room.id, element.id)
     }
 
-    /// The room's top reactors, read for all its elements in one window-function query, are
+    /// The room's top reactors, read for all its elements in one query, are
     /// those the one-element read gives, in the same order, on PostgreSQL too; the seen marker
     /// resets the badge.
     func testRoomListTopReactorsMatchOneElementReads() async throws {

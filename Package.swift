@@ -44,7 +44,7 @@ let package = Package(
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Foundation-free building blocks.
-        .target(name: "TSSync", swiftSettings: strict),
+        .target(name: "TSSync", dependencies: ["CSystem"], swiftSettings: strict),
         .target(name: "TSJSON", swiftSettings: strict),
         .target(name: "TSCrypto", dependencies: ["CCrypto", "TSJSON"], swiftSettings: strict,
                 // libcrypto on Linux only: on Darwin the CCrypto shim uses CommonCrypto (libSystem).

@@ -151,7 +151,7 @@ public final class EngineIOSession: @unchecked Sendable {
     /// leaf lock (call nothing while holding it that could take it again, such as this
     /// session's methods). The session itself calls nothing outside while holding it either:
     /// writes, resumes and delegate calls run after release (`Deferred`).
-    public let lock = Lock()
+    public let lock = Mutex()
     var state: State
     /// This session's place in `shared.timers` (guarded by that object's lock, not `lock`).
     var timerLink = EngineSessionTimers.Link()

@@ -12,9 +12,9 @@ import TSSockets
 /// holds no Task (a suspended Task keeps its task-allocator slabs, ~5 KB after a `room:join`,
 /// which was most of an idle socket's memory — bench/RESULTS.md §4).
 ///
-/// Thread-safety: mutable state is guarded by `lock` (the Engine.IO session's, shared), which
+/// Thread-safety: mutable state is guarded by `session.lock` (the Engine.IO session's, shared), which
 /// is a leaf here (nothing is called while it is held).
-// @unchecked Sendable: all mutable state is in `state`, only accessed under `lock`; `process`
+// @unchecked Sendable: all mutable state is in `state`, only accessed under `session.lock`; `process`
 // is an immutable `@Sendable` closure.
 final class SocketIOClient: @unchecked Sendable {
     enum Work: Sendable {
@@ -40,9 +40,6 @@ final class SocketIOClient: @unchecked Sendable {
 
     let session: EngineIOSession
     let timerLoop: EventLoop
-    /// The session's lock (`EngineIOSession.lock`, lent for this leaf use: one mutex per
-    /// connection). Nothing here calls into the session, or anything else, while holding it.
-    private var lock: Lock { session.lock }
     private var state: State
     /// Runs one packet of the mailbox (`SocketIOServer.process`).
     private let process: @Sendable (Work, SocketIOClient) async -> Void
@@ -55,18 +52,18 @@ final class SocketIOClient: @unchecked Sendable {
         state = State(reassembler: SocketIOBinaryReassembler(maxAttachments: maxAttachments))
     }
 
-    func socket(namespace: String) -> SocketIOSocket? { lock.withLock { state.sockets.first { $0.namespace == namespace } } }
+    func socket(namespace: String) -> SocketIOSocket? { session.lock.withLock { state.sockets.first { $0.namespace == namespace } } }
 
-    var isClosed: Bool { lock.withLock { state.closed } }
+    var isClosed: Bool { session.lock.withLock { state.closed } }
 
     func armConnectTimeout(nanoseconds: UInt64) {
         // Strong capture (no weak side table on every client): the timer is cancelled when a
         // namespace connects (`add`) or the client closes, which releases it.
         let handle = timerLoop.scheduleTask(in: nanoseconds) { [self] in
-            let idle = self.lock.withLock { !self.state.closed && self.state.sockets.isEmpty && !self.state.everConnected }
+            let idle = self.session.lock.withLock { !self.state.closed && self.state.sockets.isEmpty && !self.state.everConnected }
             if idle { self.session.close(reason: "connect timeout") }
         }
-        let cancel: Bool = lock.withLock {
+        let cancel: Bool = session.lock.withLock {
             if state.closed || state.everConnected { return true }
             state.connectTimer = handle
             return false
@@ -84,7 +81,7 @@ final class SocketIOClient: @unchecked Sendable {
 
     /// Runs one reassembler step under the lock and dispatches the packet it completes, if any.
     private func reassemble(_ step: (inout SocketIOBinaryReassembler) throws(SocketIODecodeError) -> SocketIOPacket?) -> Bool {
-        let r: Result<SocketIOPacket?, SocketIODecodeError> = lock.withLock {
+        let r: Result<SocketIOPacket?, SocketIODecodeError> = session.lock.withLock {
             do throws(SocketIODecodeError) { return .success(try step(&state.reassembler)) } catch { return .failure(error) }
         }
         switch r {
@@ -115,13 +112,17 @@ final class SocketIOClient: @unchecked Sendable {
     /// Queues a packet; starts the draining Task when none is running. Packets arriving after
     /// `close()` are dropped (those queued before it still run).
     private func enqueue(_ work: Work) {
-        let start: Bool = lock.withLock {
+        let start: Bool = session.lock.withLock {
             guard !state.closed else { return false }
             state.mailbox.append(work)
             if state.draining { return false }
             state.draining = true
             return true
         }
+        // On the global pool, not on the loop that read the packet (REST handlers run on theirs):
+        // measured, running it on the loop saves two hops but not time (same median), and its
+        // tail is worse, since a resumed handler waits for the one loop thread that also serves
+        // every other connection of the loop (bench/RESULTS.md, "Socket.IO handler executor").
         if start { Task { [self] in await drain() } }
     }
 
@@ -131,7 +132,7 @@ final class SocketIOClient: @unchecked Sendable {
     }
 
     private func nextWork() -> Work? {
-        lock.withLock {
+        session.lock.withLock {
             if state.mailbox.isEmpty {
                 state.draining = false
                 state.mailbox = []  // drop any capacity grown by a burst
@@ -145,7 +146,7 @@ final class SocketIOClient: @unchecked Sendable {
 
     /// Adds a connected socket; false when the client closed meanwhile or the namespace is taken.
     func add(_ socket: SocketIOSocket) -> Bool {
-        lock.withLock {
+        session.lock.withLock {
             guard !state.closed, !state.sockets.contains(where: { $0.namespace == socket.namespace }) else { return false }
             state.sockets.append(socket)
             state.everConnected = true
@@ -157,14 +158,14 @@ final class SocketIOClient: @unchecked Sendable {
 
     /// Removes the socket if it is still this client's; true when it was.
     func remove(_ socket: SocketIOSocket) -> Bool {
-        lock.withLock {
+        session.lock.withLock {
             state.sockets.remove(socket)
         }
     }
 
     /// Marks the client closed; returns its sockets. Pending acks fail with `.disconnected`.
     func close() -> [SocketIOSocket] {
-        let (sockets, acks): ([SocketIOSocket], [(CheckedContinuation<Result<[JSONValue], SocketIOAckError>, Never>, ScheduledTaskHandle)]) = lock.withLock {
+        let (sockets, acks): ([SocketIOSocket], [(CheckedContinuation<Result<[JSONValue], SocketIOAckError>, Never>, ScheduledTaskHandle)]) = session.lock.withLock {
             guard !state.closed else { return ([], []) }
             state.closed = true
             state.connectTimer?.cancel()
@@ -184,7 +185,7 @@ final class SocketIOClient: @unchecked Sendable {
     // MARK: acks (server → client)
 
     func registerAck(_ cont: CheckedContinuation<Result<[JSONValue], SocketIOAckError>, Never>, timeoutNanoseconds: UInt64) -> UInt64? {
-        lock.withLock {
+        session.lock.withLock {
             guard !state.closed else { return nil }
             let id = state.nextAckID
             state.nextAckID &+= 1
@@ -197,7 +198,7 @@ final class SocketIOClient: @unchecked Sendable {
     }
 
     func resolveAck(_ id: UInt64, _ result: Result<[JSONValue], SocketIOAckError>) {
-        guard let (cont, timer) = lock.withLock({ state.pendingAcks.removeValue(forKey: id) }) else { return }
+        guard let (cont, timer) = session.lock.withLock({ state.pendingAcks.removeValue(forKey: id) }) else { return }
         timer.cancel()
         cont.resume(returning: result)
     }

@@ -71,7 +71,7 @@ public final class Connection: @unchecked Sendable {
     private var outboundTimer: ScheduledTaskHandle?
     private var outboundTimerDeadline: UInt64?
     private var lingerTimer: ScheduledTaskHandle?
-    private let openFlag = AtomicFlag(true)
+    private let openFlag = Atomic<Bool>(true)
     /// Called once after the final close, after the handler (used by the listener for accounting).
     var onClosed: (@Sendable (Connection) -> Void)?
     // One optional closure each, not an array: nearly every connection has exactly one (an
@@ -118,7 +118,7 @@ public final class Connection: @unchecked Sendable {
     public var logger: Logger { loop.logger }
 
     /// True until a close (immediate or graceful) has been requested.
-    public var isOpen: Bool { openFlag.current }
+    public var isOpen: Bool { openFlag.load(ordering: .acquiring) }
 
     /// Bytes written but not yet accepted by the kernel. Loop only.
     public var outboundBufferedBytes: Int { outbound.pendingBytes }
@@ -467,7 +467,7 @@ public final class Connection: @unchecked Sendable {
         if let tail = transform?.connectionWillCloseGracefully(self), !tail.isEmpty { enqueue(tail, [], onDone: nil) }
         guard state == .open else { return }
         closeReason = reason
-        openFlag.set(false)
+        openFlag.store(false, ordering: .releasing)
         state = .flushingThenClose
         // Pending bytes go out with the scheduled flush (or on EPOLLOUT), then the linger starts.
         if outboundBufferedBytes == 0 { startLinger() } else if !flushScheduled { updateInterest() }
@@ -496,7 +496,7 @@ public final class Connection: @unchecked Sendable {
     private func finalClose() {
         guard state != .closed else { return }
         state = .closed
-        openFlag.set(false)
+        openFlag.store(false, ordering: .releasing)
         lingerTimer?.cancel()
         lingerTimer = nil
         if registered {

@@ -215,11 +215,14 @@ public final class Database: @unchecked Sendable {
     /// Runs `body` like `read` but BLOCKS the calling thread until it is done. Only for threads
     /// that may block: the CLI, migrations, seeding and tests; never an event loop or a request
     /// handler (use `read`). Not bounded by `maxQueuedReads`. On a `:memory:` database it runs on
-    /// the calling thread through the writer connection (so it also works nested in `writeSync`).
+    /// the calling thread through the writer connection. Never call it (nor `writeSync`) from inside
+    /// a `writeSync`/`withWriterConnection` body: the writer's lock is not recursive; read through
+    /// the connection that body is given.
     public func readSync<T>(_ body: (SQLConnection) throws -> T) throws -> T {
         if routesReadsThroughWriter {
             return try core.withConnection { connection in
-                // Nested inside a write on this thread: read within that transaction.
+                // A transaction left open on the writer connection (by a caller that holds it
+                // between statements): read within it.
                 if connection.isInTransaction { return try body(connection) }
                 try connection.executeScript("PRAGMA query_only = 1")
                 defer { try? connection.executeScript("PRAGMA query_only = 0") }

@@ -121,7 +121,7 @@ public struct Migrator: Sendable {
                 let applied = try Migrator.appliedChecksums(connection)
                 var done: [Migration] = []
                 for migration in try Migrator.unapplied(all, applied: applied) {
-                    if try Migrator.apply(migration, to: db) { done.append(migration) }
+                    if try Migrator.apply(migration, on: connection, of: db) { done.append(migration) }
                 }
                 return done
             }
@@ -130,7 +130,7 @@ public struct Migrator: Sendable {
         let applied = try db.readSync { try Migrator.appliedChecksums($0) }
         var done: [Migration] = []
         for migration in try Migrator.unapplied(all, applied: applied) {
-            if try Migrator.apply(migration, to: db) { done.append(migration) }
+            if try db.withWriterConnection({ try Migrator.apply(migration, on: $0, of: db) }) { done.append(migration) }
         }
         return done
     }
@@ -172,11 +172,13 @@ public struct Migrator: Sendable {
 
     /// Applies one migration in its own `BEGIN IMMEDIATE` transaction. Returns false if another
     /// process applied it first.
-    static func apply(_ migration: Migration, to db: Database) throws -> Bool {
+    /// `connection` is `db`'s writer connection, already held by the caller (the writer's lock is
+    /// not recursive, so this never takes it again).
+    static func apply(_ migration: Migration, on connection: SQLConnection, of db: Database) throws -> Bool {
         let foreignKeysOff = db.dialect == .sqlite && migration.sql.contains(foreignKeysOffMarker)
         let now = db.dialect.statements.nowISO8601
         do {
-            return try db.withWriterConnection { connection in
+            do {  // the scope of the foreign_keys toggle: restored before an error is translated below
                 // PRAGMA foreign_keys is a no-op inside a transaction, so toggle it outside.
                 if foreignKeysOff { try connection.executeScript("PRAGMA foreign_keys = OFF") }
                 defer {

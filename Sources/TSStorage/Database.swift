@@ -64,7 +64,7 @@ public final class Database: @unchecked Sendable {
         if !memory && configuration.readerCount > 0 {
             do {
                 for _ in 0..<configuration.readerCount {
-                    readers.append(SQLConnection(.sqlite(try SQLiteConnection(path: path, readOnly: true, configuration: configuration))))
+                    readers.append(SQLConnection(sqlite: try SQLiteConnection(path: path, readOnly: true, configuration: configuration)))
                 }
             } catch {
                 readers.forEach { $0.close() }
@@ -72,7 +72,7 @@ public final class Database: @unchecked Sendable {
                 throw error
             }
         }
-        try self.init(path: path, dialect: .sqlite, writer: SQLConnection(.sqlite(writer)), readers: readers,
+        try self.init(path: path, dialect: .sqlite, writer: SQLConnection(sqlite: writer), readers: readers,
                       monitor: nil, configuration: configuration, logger: logger)
         logger.debug("sqlite: opened", metadata: ["path": "\(path)", "readers": "\(readers.count)"])
     }
@@ -95,7 +95,7 @@ public final class Database: @unchecked Sendable {
         var readers: [SQLConnection] = []
         do {
             for _ in 0..<max(1, configuration.readerCount) {
-                readers.append(SQLConnection(.postgres(try PostgresConnection(url: url, readOnly: true, configuration: configuration))))
+                readers.append(SQLConnection(postgres: try PostgresConnection(url: url, readOnly: true, configuration: configuration)))
             }
         } catch {
             readers.forEach { $0.close() }
@@ -114,7 +114,7 @@ public final class Database: @unchecked Sendable {
             writer.close()
             throw error
         }
-        try self.init(path: redacted, dialect: .postgres, writer: SQLConnection(.postgres(writer)), readers: readers,
+        try self.init(path: redacted, dialect: .postgres, writer: SQLConnection(postgres: writer), readers: readers,
                       monitor: monitor, configuration: configuration, logger: logger)
         logger.info("storage: PostgreSQL at \(redacted), \(readers.count) readers")
         #else
@@ -247,7 +247,7 @@ public final class Database: @unchecked Sendable {
     /// (https://www.postgresql.org/docs/15/transaction-iso.html#XACT-REPEATABLE-READ): the same
     /// guarantee, one consistent view for every statement of the read.
     static func snapshot(_ connection: SQLConnection, _ body: (SQLConnection) throws -> Void) throws {
-        try connection.executeControl(connection.dialect == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN DEFERRED")
+        try connection.executeControl(connection.statements.beginReadSnapshot)
         do {
             try body(connection)
             try connection.executeControl("COMMIT")

@@ -80,10 +80,12 @@ public struct AccountService: Sendable {
         return plan.deletion
     }
 
+    /// The user's row, locked until the deletion commits (a write of the user's racing it waits).
+    static let lockUser = LockingSelect("SELECT id FROM users WHERE id = ?")
+
     private static func deleteAll(_ c: SQLConnection, userId: String, now: Int64, seq: Int64) throws -> Plan {
         let u = SQLValue.text(userId)
-        let lockUser = c.dialect == .postgres ? "SELECT id FROM users WHERE id = ? FOR UPDATE" : "SELECT id FROM users WHERE id = ?"
-        guard try c.scalarString(lockUser, [u]) != nil else { throw DomainError.unauthorized("Invalid or expired token") }
+        guard try c.first(Self.lockUser, [u], { $0.string(0) }) != nil else { throw DomainError.unauthorized("Invalid or expired token") }
         var plan = Plan(deletion: Deletion(userId: userId))
 
         // Rooms nobody else belongs to (the user's own, or ones the user created and everyone left) go whole.

@@ -79,21 +79,22 @@ let package = Package(
         .target(name: "TouchSyncTesting", swiftSettings: strict),
 
         // Tests, one target per layer, and the raw TCP/HTTP/WebSocket clients the live tests share.
-        .target(name: "TSTestSupport", path: "Tests/TSTestSupport", swiftSettings: strict),
+        .target(name: "TSTestSupport", dependencies: ["TSSockets", "TSHTTP", "TSEngineIO", "TSSocketIO", "TSJSON", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/TSTestSupport", swiftSettings: strict),
         // A fresh PostgreSQL database (or SQLite file) per test, for every test target that needs storage.
         .target(name: "TSStorageTestSupport", dependencies: ["TSStorage"], path: "Tests/TSStorageTestSupport", swiftSettings: strict),
         .testTarget(name: "TSJSONTests", dependencies: ["TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSCryptoTests", dependencies: ["TSCrypto"], swiftSettings: strict),
-        .testTarget(name: "TSStorageTests", dependencies: ["TSStorage", "TSSync", "TSStorageTestSupport"], swiftSettings: strict),
+        .testTarget(name: "TSStorageTests", dependencies: ["TSStorage", "TSSync", "TSStorageTestSupport", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSSocketsTests", dependencies: ["TSSockets", "TSTestSupport"], swiftSettings: strict),  // uring: TSTestSupport for SendRingTests
         .testTarget(name: "TSHTTPTests", dependencies: ["TSHTTP", "TSSockets", "TSJSON", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSWebSocketTests", dependencies: ["TSWebSocket", "TSHTTP", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TSEngineIOTests", dependencies: ["TSEngineIO", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSSocketIOTests", dependencies: ["TSSocketIO", "TSEngineIO", "TSJSON", "TSTestSupport"], swiftSettings: strict),
-        .testTarget(name: "TSDomainTests", dependencies: ["TSDomain", "TSStorage", "TSCrypto", "TSJSON", "TSStorageTestSupport"], swiftSettings: strict),
+        .testTarget(name: "TSDomainTests", dependencies: ["TSDomain", "TSStorage", "TSCrypto", "TSJSON", "TSStorageTestSupport", "TSTestSupport"], swiftSettings: strict),
         .testTarget(name: "TSAPNsTests", dependencies: ["TSAPNs", "CCrypto", "TSCrypto", "TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSTLSTests", dependencies: ["TSTLS", .target(name: "CTLS", condition: .when(platforms: [.linux])), "TSSockets", "TSHTTP", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .testTarget(name: "TSRedisTests", dependencies: ["TSRedis", "TSSockets", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .testTarget(name: "TSRedisTests", dependencies: ["TSRedis", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Runs the built `touchsync` binary as a child process: the kit is tested exactly as an app uses it.
         .testTarget(name: "TouchSyncTestingTests", dependencies: ["TouchSyncTesting"], swiftSettings: strict),
         .testTarget(name: "TSAppTests", dependencies: ["TSRedis", "TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport", "TSStorageTestSupport"], swiftSettings: strict),

@@ -137,9 +137,7 @@ public struct Migrator: Sendable {
 
     /// Versions and checksums recorded in `schema_migrations` (empty if the table does not exist).
     public static func appliedChecksums(_ connection: SQLConnection) throws -> [Int: String] {
-        let exists = try connection.scalarInt(connection.dialect == .postgres
-            ? "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'"
-            : "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") ?? 0
+        let exists = try connection.scalarInt(connection.statements.countTables(named: "schema_migrations")) ?? 0
         guard exists > 0 else { return [:] }
         var result: [Int: String] = [:]
         for (version, checksum) in try connection.rows("SELECT version, checksum FROM schema_migrations", [], {
@@ -178,8 +176,7 @@ public struct Migrator: Sendable {
     /// not recursive, so this never takes it again).
     static func apply(_ migration: Migration, on connection: SQLConnection, of db: Database) throws -> Bool {
         let foreignKeysOff = db.dialect == .sqlite && migration.sql.contains(foreignKeysOffMarker)
-        let now = db.dialect == .postgres ? "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-                                          : "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+        let now = db.dialect.statements.nowISO8601
         do {
             do {  // the scope of the foreign_keys toggle: restored before an error is translated below
                 // PRAGMA foreign_keys is a no-op inside a transaction, so toggle it outside.

@@ -80,7 +80,7 @@ struct Serve: AsyncParsableCommand {
     var tlsKey: String?
 
     // Redis: cross-node fan-out.
-    @Option(name: .customLong("redis-url"), help: "redis://[[user]:password@]host[:port]: share events with the other nodes of a cluster over Redis pub/sub (setting realtime.redisUrl, env TOUCHSYNC_REDIS_URL).")
+    @Option(name: .customLong("redis-url"), help: "redis://[[user]:password@]host[:port]: share events with the other nodes of a cluster over Redis (a stream by default, realtime.redis.transport; setting realtime.redisUrl, env TOUCHSYNC_REDIS_URL).")
     var redisUrl: String?
 
     func run() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import TSJSON
 import TSStorage
+import TSTestSupport
 import XCTest
 
 /// `DELETE /api/auth/me` and `GET /api/auth/me/export` over real HTTP and Socket.IO, on SQLite and
@@ -213,11 +214,8 @@ final class AccountAPITests: LiveServerTestCase, @unchecked Sendable {
             return statuses
         }
         // Let some of the racing writes land first.
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let n = try await live.server.db.read { c in try c.scalarInt("SELECT count(*) FROM elements WHERE created_by = ?", [.text(alice.id)]) } ?? 0
-            if n >= 3 { break }
-            try await Task.sleep(for: .milliseconds(5))
+        try await until {
+            try await live.server.db.read { c in try c.scalarInt("SELECT count(*) FROM elements WHERE created_by = ?", [.text(alice.id)]) } ?? 0 >= 3
         }
         let deleted = try await deleteAccount(alice.token)
         XCTAssertEqual(deleted.status, 200, String(decoding: deleted.body, as: UTF8.self))
@@ -271,10 +269,8 @@ final class AccountAPITests: LiveServerTestCase, @unchecked Sendable {
         _ = try await api.post("/api/mobile/posts/\(post)/save", token: alice.token)
         _ = try await api.post("/api/mobile/posts", ["content": "mine"], token: alice.token)
         // Bob's heart on Alice's element is a notification of hers (delivered or not, it is stored).
-        let deadline = Date().addingTimeInterval(10)
-        while try await live.server.db.read({ c in try c.scalarInt("SELECT count(*) FROM notifications WHERE user_id = ?", [.text(alice.id)]) }) ?? 0 < 1,
-              Date() < deadline {
-            try await Task.sleep(for: .milliseconds(5))
+        try await until {
+            try await live.server.db.read({ c in try c.scalarInt("SELECT count(*) FROM notifications WHERE user_id = ?", [.text(alice.id)]) }) ?? 0 >= 1
         }
 
         let r = try await api.get("/api/auth/me/export", token: alice.token)

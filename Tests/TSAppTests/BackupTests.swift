@@ -3,6 +3,7 @@ import Logging
 import TSApp
 import TSJSON
 import TSStorage
+import TSTestSupport
 import XCTest
 
 /// `touchsync backup` / `restore` (DatabaseBackup) and scheduled backups (ScheduledBackups) against
@@ -57,8 +58,7 @@ final class BackupTests: XCTestCase {
                 acknowledged.add(id)
             }
         }
-        let deadline = Date().addingTimeInterval(20)
-        while acknowledged.count < 30 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        await until(timeout: .seconds(20)) { acknowledged.count >= 30 }
         let before = acknowledged.snapshot
         XCTAssertGreaterThanOrEqual(before.count, 30)
         let target = dir + "/backup.sqlite"
@@ -214,16 +214,19 @@ final class BackupTests: XCTestCase {
         func files() -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: backups)) ?? []).filter { $0.hasSuffix(".sqlite") }.sorted()
         }
+        // Until four backups were seen and the run that wrote the newest one has finished (its
+        // outcome is recorded after it rotated): `now` is the directory as that run left it.
         var seen = Set<String>()
-        let deadline = Date().addingTimeInterval(30)
-        while seen.count < 4 && Date() < deadline {
-            seen.formUnion(files())
-            try await Task.sleep(for: .milliseconds(20))
+        var now: [String] = []
+        await until(timeout: .seconds(30)) {
+            now = files()
+            seen.formUnion(now)
+            let finished = scheduler.lastOutcome.map { ($0.file as NSString).lastPathComponent }
+            return seen.count >= 4 && finished != nil && now.last == finished
         }
         XCTAssertGreaterThanOrEqual(seen.count, 4, "backups appear one interval apart: \(seen)")
         let last = try XCTUnwrap(scheduler.lastOutcome)
         XCTAssertTrue(last.ok, last.error ?? "")
-        let now = files()
         XCTAssertLessThanOrEqual(now.count, 2, "rotated to backup.keep: \(now)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: unfinished), "a copy left by a backup that did not finish is removed at start")
         XCTAssertTrue(now.allSatisfy { $0.hasPrefix("touchsync-") }, "\(now)")

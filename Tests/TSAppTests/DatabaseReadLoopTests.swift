@@ -37,11 +37,7 @@ final class DatabaseReadLoopTests: XCTestCase {
     struct NeverHappened: Error { let what: String }
 
     func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(10)
-        while !condition() {
-            guard Date() < deadline else { throw NeverHappened(what: what) }
-            try await Task.sleep(nanoseconds: 2_000_000)
-        }
+        guard await until(condition) else { throw NeverHappened(what: what) }
     }
 
     /// Runs `body` against a fresh server and stops it afterwards, whatever happened.

@@ -98,7 +98,12 @@ final class InspectorTests: XCTestCase {
         let before = live.server.eventLog.lastSequence
         let toggled = try await api.post("/api/rooms/\(room)/elements/\(element)/reactions/toggle", token: alice.token)
         XCTAssertEqual(toggled.status, 200)
-        let tail = try await api.get("/inspector/api/events?event=element:reaction:added&roomId=\(room)")
+        // The event leaves after the answer, in commit order (docs/realtime.md "Order"): polled for, with a deadline.
+        var tail = try await api.get("/inspector/api/events?event=element:reaction:added&roomId=\(room)")
+        let deadline = Date().addingTimeInterval(10)
+        while (tail.json["events"]?.arrayValue ?? []).isEmpty && Date() < deadline {
+            tail = try await api.get("/inspector/api/events?event=element:reaction:added&roomId=\(room)")
+        }
         try await checkSchema(tail, "/inspector/api/events")
         let events = tail.json["events"]?.arrayValue ?? []
         XCTAssertFalse(events.isEmpty)
@@ -125,8 +130,9 @@ final class InspectorTests: XCTestCase {
         XCTAssertEqual(seconds.count, 120)
         let counted = seconds.reduce(0) { $0 + ($1["requests"]?.intValue ?? 0) }
         XCTAssertGreaterThanOrEqual(counted, 5, "register x2, room, element, toggle (and the Socket.IO polls)")
+        // A request is counted before its response is written (HTTPConnectionHandler.finish):
+        // once a response arrived, the count is final.
         let ring = live.server.httpMetrics.recent(seconds: 120).reduce(0) { $0 + $1.requests }
-        try await Task.sleep(nanoseconds: 50_000_000)
         for _ in 0..<5 { _ = try await api.get("/inspector/api/overview") }
         XCTAssertEqual(live.server.httpMetrics.recent(seconds: 120).reduce(0) { $0 + $1.requests }, ring, "the inspector's own requests are not counted")
         try await expectStatus(api, "/inspector/api/requests?seconds=601", 400)

@@ -106,10 +106,9 @@ final class MetricsTests: XCTestCase {
 
         // The notification for bob is delivered after the response; wait for the counter.
         var s: [Sample: Double] = [:]
-        for _ in 0..<50 {
+        try await until(timeout: .seconds(5)) {
             s = try await scrape().samples
-            if (s[Sample(name: "touchsync_notifications_delivered_total", labels: [:])] ?? 0) >= 1 { break }
-            try await Task.sleep(nanoseconds: 100_000_000)
+            return (s[Sample(name: "touchsync_notifications_delivered_total", labels: [:])] ?? 0) >= 1
         }
         XCTAssertEqual(s[Sample(name: "touchsync_notifications_delivered_total", labels: [:])], 1)
         XCTAssertGreaterThanOrEqual(s[Sample(name: "touchsync_realtime_events_emitted_total", labels: [:])] ?? 0, emittedBefore + 2,

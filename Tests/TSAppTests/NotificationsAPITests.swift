@@ -1,6 +1,7 @@
 import Foundation
 import TSDomain
 import TSJSON
+import TSTestSupport
 import XCTest
 
 /// A delivery that blocks until the test releases it: proves delivery is off the request path.
@@ -56,8 +57,7 @@ final class NotificationsAPITests: XCTestCase {
         _ = try await api.post("/api/rooms/\(roomId)/elements/\(elementId)/reactions/toggle", token: a.token)
 
         for _ in 0..<4 { delivery.gate.signal() }
-        let deadline = Date().addingTimeInterval(5)
-        while delivery.count < 2 && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        await until(timeout: .seconds(5)) { delivery.count >= 2 }
         XCTAssertEqual(Set(delivery.records.map(\.userId)), [a.id, b.id])
         XCTAssertEqual(delivery.count, 2)
 

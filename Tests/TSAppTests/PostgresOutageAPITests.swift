@@ -3,6 +3,7 @@ import TSApp
 import TSJSON
 import TSStorage
 import TSStorageTestSupport
+import TSTestSupport
 import XCTest
 
 /// Over real sockets: a server on PostgreSQL (database.url; the PostgreSQL
@@ -43,12 +44,10 @@ final class PostgresOutageAPITests: XCTestCase {
         XCTAssertTrue(degraded.json["degradedReason"]?.stringValue?.contains("unreachable") == true, String(decoding: degraded.body, as: UTF8.self))
 
         try database.start()
-        let deadline = Date().addingTimeInterval(30)
         var status = 0
-        while Date() < deadline {
+        try await until(timeout: .seconds(30)) {
             status = try await api.get("/health").status
-            if status == 200 { break }
-            try await Task.sleep(nanoseconds: 50_000_000)
+            return status == 200
         }
         XCTAssertEqual(status, 200, "health recovers without a restart")
         let after = try await api.post("/api/auth/login", ["username": "ghost", "password": "not-the-password"])

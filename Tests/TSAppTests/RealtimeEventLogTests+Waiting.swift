@@ -2,6 +2,7 @@ import Dispatch
 import TSJSON
 import TSRoutes
 import TSSocketIO
+import TSTestSupport
 import XCTest
 
 /// The log's long-poll: a waiter is resumed by the next record or by its timer, exactly once,
@@ -11,13 +12,9 @@ final class RealtimeEventLogWaitingTests: XCTestCase {
         log.record(SocketIOEmitRecord(event: "e", args: [.object([:])], target: .room("room:r"), except: nil, recipients: 0))
     }
 
-    /// Polls `condition` until it holds or 5 s pass: a deadline-bounded poll of observable state.
+    /// Waits until `condition` holds (TSTestSupport's `until`); fails after 5 s.
     func waitUntil(_ what: String, _ condition: () -> Bool) async {
-        let deadline = DispatchTime.now() + .seconds(5)
-        while !condition() {
-            guard DispatchTime.now() < deadline else { return XCTFail("timed out waiting until \(what)") }
-            await Task.yield()
-        }
+        if !(await until(timeout: .seconds(5), condition)) { XCTFail("timed out waiting until \(what)") }
     }
 
     func testAWaiterIsResumedByTheNextRecordAndTheBoundRefusesOneMore() async {

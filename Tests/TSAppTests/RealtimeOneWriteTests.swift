@@ -52,22 +52,9 @@ final class RealtimeOneWriteTests: XCTestCase {
         guard case .bytes(let first) = ws.read() else { return XCTFail("nothing arrived after the creation") }
         let created = try await create.value
         XCTAssertEqual(created.status, 201)
-        let texts = RawWebSocketFrame.decodeAllFrames(first).map { String(decoding: $0.payload, as: UTF8.self) }
+        let texts = RawWebSocketFrame.decodeAll(first).map { String(decoding: $0.payload, as: UTF8.self) }
         XCTAssertGreaterThanOrEqual(texts.count, 2, "both events in the first read: \(texts)")
         XCTAssertTrue(texts.first?.hasPrefix("42[\"element:created\",") ?? false, "room event first: \(texts)")
         XCTAssertTrue(texts.dropFirst().first?.hasPrefix("42[\"element:created:global\",") ?? false, "then the global event: \(texts)")
-    }
-}
-
-extension RawWebSocketFrame {
-    /// Every complete frame in `bytes`.
-    static func decodeAllFrames(_ bytes: [UInt8]) -> [RawWebSocketFrame] {
-        var out: [RawWebSocketFrame] = []
-        var rest = bytes
-        while let (frame, used) = decode(rest) {
-            out.append(frame)
-            rest.removeFirst(used)
-        }
-        return out
     }
 }

@@ -71,12 +71,10 @@ final class RedisClusterLiveTests: XCTestCase, @unchecked Sendable {
         return -1
     }
 
-    /// Polls (test side) up to `seconds` until `condition` holds.
+    /// Waits up to `seconds` until `condition` holds (TSTestSupport's `until`).
     func eventually(_ what: String, seconds: Double = 15, _ condition: () async throws -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while try await !condition() {
-            if Date() > deadline { XCTFail("timed out waiting for: \(what)"); throw TestServerError("timed out: \(what)") }
-            try await Task.sleep(for: .milliseconds(25))
+        if try await !until(timeout: .milliseconds(Int(seconds * 1000)), condition) {
+            XCTFail("timed out waiting for: \(what)"); throw TestServerError("timed out: \(what)")
         }
     }
 

@@ -195,6 +195,14 @@ final class RequestValidationTests: XCTestCase {
                        JSONSchemaCheck.Violation(field: "xs[1]", message: "must be an integer"))
         XCTAssertNotNil(c.violation([:], against: ["anyOf": [["required": ["a"]], ["required": ["b"]]]], at: "body"))
         XCTAssertNil(c.violation(["b": 1], against: ["anyOf": [["required": ["a"]], ["required": ["b"]]]], at: "body"))
+        let target: JSONValue = ["oneOf": [["required": ["a"], "properties": ["b": false]], ["required": ["b"], "properties": ["a": false]]]]
+        XCTAssertNil(c.violation(["a": 1], against: target, at: "body"))
+        XCTAssertEqual(c.violation([:], against: target, at: "body")?.field, "a", "no form: the first form's field")
+        XCTAssertEqual(c.violation(["a": 1, "b": 2], against: target, at: "body")?.field, "b", "both: the first form forbids b")
+        let dependent: JSONValue = ["if": ["properties": ["kind": ["const": "drop"]], "required": ["kind"]], "then": ["required": ["events"]]]
+        XCTAssertEqual(c.violation(["kind": "drop"], against: dependent, at: "body"), JSONSchemaCheck.Violation(field: "events", message: "is required"))
+        XCTAssertNil(c.violation(["kind": "hold"], against: dependent, at: "body"))
+        XCTAssertNil(c.violation([:], against: dependent, at: "body"), "if fails without the discriminator")
         XCTAssertNotNil(c.violation(.null, against: ["enum": ["a", "b"]], at: "e"))
         XCTAssertNil(c.violation(.null, against: ["type": ["string", "null"], "enum": ["a", .null]], at: "e"))
         let comments: JSONValue = ["type": "object", "properties": ["a": ["type": "integer"]], "patternProperties": ["^_": [:]], "additionalProperties": false]

@@ -111,11 +111,7 @@ final class TransportLiveTests: XCTestCase, @unchecked Sendable {
         let before = live.server.hub.stats.slowConsumersDisconnected
         let stalled = try connectWebSocket(live, token: owner.token, receiveBuffer: 4096)
         stalled.send("421" + JSONValue.array(["room:join", .object(["roomId": .string(roomId)])]).serializedString())
-        var dropped = false
-        for _ in 0..<200 where !dropped {
-            try await Task.sleep(for: .milliseconds(50))
-            dropped = live.server.hub.stats.slowConsumersDisconnected > before
-        }
+        let dropped = await until { live.server.hub.stats.slowConsumersDisconnected > before }
         XCTAssertTrue(dropped, "the reader that stopped is disconnected as a slow consumer")
         withExtendedLifetime(stalled) {}
     }
@@ -163,7 +159,7 @@ final class TransportLiveTests: XCTestCase, @unchecked Sendable {
         var health: [UInt8] = []
         while RawHTTP.parse(health)?.complete != true, case .bytes(let b) = keepAlive.read() { health += b }
         XCTAssertEqual(RawHTTP.parse(health)?.response.status, 200)
-        let parked = await waitUntil(deadline: 5) { live.server.hub.engine.allSessions.contains { $0.hasParkedPoll } }
+        let parked = await until(timeout: .seconds(5)) { live.server.hub.engine.allSessions.contains { $0.hasParkedPoll } }
         XCTAssertTrue(parked, "the poll is parked on the server")
 
         let start = Date()
@@ -181,15 +177,5 @@ final class TransportLiveTests: XCTestCase, @unchecked Sendable {
         let packets = try await pendingPoll.value
         XCTAssertEqual(packets, ["1"])
         XCTAssertTrue(keepAlive.readEOF(), "the idle keep-alive connection is closed")
-    }
-
-    /// Polls `condition` until it holds or `deadline` seconds pass (yielding between tries).
-    private func waitUntil(deadline: Double, _ condition: () -> Bool) async -> Bool {
-        let end = Date().addingTimeInterval(deadline)
-        while Date() < end {
-            if condition() { return true }
-            await Task.yield()
-        }
-        return condition()
     }
 }

@@ -3,6 +3,7 @@ import TSDomain
 import TSJSON
 import TSStorage
 import TSSync
+import TSTestSupport
 import XCTest
 
 /// Notifications of Migrations/0002: one row per change, the audience resolved on read and on
@@ -42,8 +43,7 @@ final class NotificationAudienceTests: XCTestCase {
         do { let listed = try await domain.notifications.list(userId: a.id, limit: 10); XCTAssertEqual(listed.map(\.type), [.elementReaction]) }
 
         // The worker was woken by each change and delivers in the background.
-        let deadline = Date().addingTimeInterval(5)
-        while recorder.deliveries.count < 2 && Date() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
+        await until(timeout: .seconds(5)) { recorder.deliveries.count >= 2 }
         XCTAssertEqual(Set(recorder.deliveries.map { "\($0.0):\($0.1.rawValue)" }),
                        ["\(b.id):element_created", "\(a.id):element_reaction"])
         // The worker hands rows over before it moves the cursor: let its drain finish first.

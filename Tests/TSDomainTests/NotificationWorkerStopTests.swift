@@ -3,6 +3,7 @@ import Logging
 import TSDomain
 import TSStorage
 import TSSync
+import TSTestSupport
 import XCTest
 
 /// `NotificationWorker.stop` waits for a drain under way through a continuation (no polling), and
@@ -37,8 +38,7 @@ final class NotificationWorkerStopTests: XCTestCase {
         let room = try await domain.rooms.create(actor: a.id, input: Input(["memberIds": [.string(b.id)]]))
         _ = try await domain.elements.create(roomId: room.id, actor: a.id, input: Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1]),
                                              originSocketId: nil)
-        let deadline = Date().addingTimeInterval(10)
-        while delivery.started == 0 && Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
+        await until { delivery.started > 0 }
         XCTAssertEqual(delivery.started, 1, "the worker is inside a delivery")
 
         // The delivery hangs: stop returns by its timeout.

@@ -103,14 +103,25 @@ final class EnginePingDeadlineTests: XCTestCase {
         HTTPRequest(method: method, target: "/socket.io/?\(query)", body: Array(body.utf8))
     }
 
-    func testPollingSessionIsClosedAtIntervalPlusTimeoutEvenBeforeItsTimerRuns() async throws {
+    /// An engine (pingInterval 300 ms, pingTimeout 200 ms) whose time is a `ManualClock`, with one
+    /// polling session open; the caller shuts the loop down.
+    func openSessionOnManualClock() async throws -> (ManualClock, EventLoop, EngineIOServer, String) {
         let clock = ManualClock()
         let loop = try EventLoop(clock: clock)
-        defer { loop.shutdown() }
         let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 300, pingTimeout: 200),
                                         clock: clock, timerLoop: loop, logger: Logger(label: "test"))
         let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
-        let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
+        do {
+            return (clock, loop, engine, try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue))
+        } catch {
+            loop.shutdown()
+            throw error
+        }
+    }
+
+    func testPollingSessionIsClosedAtIntervalPlusTimeoutEvenBeforeItsTimerRuns() async throws {
+        let (clock, loop, engine, sid) = try await openSessionOnManualClock()
+        defer { loop.shutdown() }
         // 499 ms: still open (the GET would park; use a POST, which answers at once).
         clock.advance(by: 499 * ms)
         let before = await engine.handle(request(.POST, "EIO=4&transport=polling&sid=\(sid)", body: "4x"))
@@ -125,13 +136,8 @@ final class EnginePingDeadlineTests: XCTestCase {
     }
 
     func testPostAfterTheDeadlineIs400() async throws {
-        let clock = ManualClock()
-        let loop = try EventLoop(clock: clock)
+        let (clock, loop, engine, sid) = try await openSessionOnManualClock()
         defer { loop.shutdown() }
-        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 300, pingTimeout: 200),
-                                        clock: clock, timerLoop: loop, logger: Logger(label: "test"))
-        let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
-        let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
         clock.advance(by: 500 * ms)
         let late = await engine.handle(request(.POST, "EIO=4&transport=polling&sid=\(sid)", body: "3"))
         XCTAssertEqual(late.status, 400)
@@ -224,57 +230,6 @@ final class EnginePacedWriteTests: XCTestCase {
         XCTAssertFalse(ws.completeNext())
         session.send(text: "normal")
         XCTAssertEqual(ws.entries.last, "frame:4normal", "once drained, writes are not paced any more")
-    }
-}
-
-/// A live Engine.IO echo server at `/engine.io/` (pingInterval 300 ms, pingTimeout 200 ms, as
-/// the official suite's server) on port 0, with raw-client helpers.
-// @unchecked Sendable: set up once in `start`, then only read.
-final class EngineLiveHarness: @unchecked Sendable {
-    var http: HTTPServer?
-    var engine: EngineIOServer?
-    var recorder = EchoRecorder()
-    var port = 0
-
-    func start(_ configure: (inout EngineIOConfiguration) -> Void = { _ in }) throws {
-        var config = EngineIOConfiguration(pingInterval: 300, pingTimeout: 200)
-        config.path = "/engine.io/"
-        configure(&config)
-        let engine = try EngineIOServer(configuration: config, logger: Logger(label: "test"))
-        engine.delegate = recorder
-        var b = RouterBuilder()
-        engine.mount(on: &b)
-        let http = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2),
-                              responder: b.freeze(), logger: Logger(label: "test"))
-        port = try http.start()
-        self.engine = engine
-        self.http = http
-    }
-
-    func stop() {
-        engine?.closeAll()
-        let h = http
-        TestFuture.awaitTask(timeout: 15) { await h?.shutdown() }
-    }
-
-    func get(_ q: String) -> RawHTTP.Response { RawHTTP.request(port: port, "GET", "/engine.io/?\(q)") }
-    func post(_ q: String, _ body: String) -> RawHTTP.Response {
-        RawHTTP.request(port: port, "POST", "/engine.io/?\(q)", body: Array(body.utf8))
-    }
-
-    /// A GET poll for `sid` on another thread, given 50 ms to reach the server and park.
-    func pollInBackground(_ sid: String) -> TestFuture<RawHTTP.Response> {
-        let p = port
-        let poll = TestFuture.run { RawHTTP.request(port: p, "GET", "/engine.io/?EIO=4&transport=polling&sid=\(sid)") }
-        usleep(50_000)
-        return poll
-    }
-
-    func openPolling() throws -> String {
-        let r = get("EIO=4&transport=polling")
-        XCTAssertEqual(r.status, 200)
-        let open = try JSONValue.parse(Array(r.body.dropFirst()))
-        return try XCTUnwrap(open["sid"]?.stringValue)
     }
 }
 

@@ -28,57 +28,27 @@ final class EchoRecorder: EngineIOServerDelegate, @unchecked Sendable {
 /// Live Engine.IO v4 tests over real sockets against an HTTPServer on port 0 (expectations
 /// from the Engine.IO v4 protocol and its official test suite).
 final class EngineIOLiveTests: XCTestCase {
-    var http: HTTPServer!
-    var engine: EngineIOServer!
-    var recorder: EchoRecorder!
-    var port = 0
+    let harness = EngineLiveHarness()
+    var engine: EngineIOServer! { harness.engine }
+    var recorder: EchoRecorder { harness.recorder }
+    var port: Int { harness.port }
 
     func start(_ configure: (inout EngineIOConfiguration) -> Void = { _ in }) throws {
-        var config = EngineIOConfiguration(pingInterval: 300, pingTimeout: 200)
-        config.path = "/engine.io/"
-        configure(&config)
-        engine = try EngineIOServer(configuration: config, logger: Logger(label: "test"))
-        recorder = EchoRecorder()
-        engine.delegate = recorder
-        var b = RouterBuilder()
-        engine.mount(on: &b)
-        var hc = HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2)
-        hc.maxBodyBytes = 2_000_000
-        http = HTTPServer(configuration: hc, responder: b.freeze(), logger: Logger(label: "test"))
-        port = try http.start()
+        try harness.start(maxBodyBytes: 2_000_000, configure)
     }
 
-    override func tearDown() {
-        engine?.closeAll()
-        let h = http
-        TestFuture.awaitTask(timeout: 15) { await h?.shutdown() }
-    }
+    override func tearDown() { harness.stop() }
 
-    func get(_ q: String) -> RawHTTP.Response { RawHTTP.request(port: port, "GET", "/engine.io/?\(q)") }
-    func post(_ q: String, _ body: String) -> RawHTTP.Response {
-        RawHTTP.request(port: port, "POST", "/engine.io/?\(q)", body: Array(body.utf8))
-    }
+    func get(_ q: String) -> RawHTTP.Response { harness.get(q) }
+    func post(_ q: String, _ body: String) -> RawHTTP.Response { harness.post(q, body) }
+    func openPolling() throws -> String { try harness.openPolling() }
+    func pollInBackground(_ sid: String) -> TestFuture<RawHTTP.Response> { harness.pollInBackground(sid) }
 
     /// A websocket session with its open packet consumed.
     func openWebSocket() throws -> RawWebSocketClient {
         let ws = try RawWebSocketClient(port: port, target: "/engine.io/?EIO=4&transport=websocket")
         _ = ws.receive()
         return ws
-    }
-
-    /// A GET poll for `sid` on another thread, given 50 ms to reach the server.
-    func pollInBackground(_ sid: String) -> TestFuture<RawHTTP.Response> {
-        let p = port
-        let poll = TestFuture.run { RawHTTP.request(port: p, "GET", "/engine.io/?EIO=4&transport=polling&sid=\(sid)") }
-        usleep(50_000)
-        return poll
-    }
-
-    func openPolling() throws -> String {
-        let r = get("EIO=4&transport=polling")
-        XCTAssertEqual(r.status, 200)
-        let open = try JSONValue.parse(Array(r.body.dropFirst()))
-        return try XCTUnwrap(open["sid"]?.stringValue)
     }
 
     // MARK: handshake
@@ -202,14 +172,12 @@ final class EngineIOLiveTests: XCTestCase {
     func testPollingPingPongAndTimeout() throws {
         try start()
         let sid = try openPolling()
-        for _ in 0..<2 {
-            XCTAssertEqual(get("EIO=4&transport=polling&sid=\(sid)").text, "2")  // waits for the ping
-            XCTAssertEqual(post("EIO=4&transport=polling&sid=\(sid)", "3").status, 200)
-        }
+        let rounds = EngineHeartbeatCheck.pollingPingPong(rounds: 2, poll: { get("EIO=4&transport=polling&sid=\(sid)") },
+                                                          pong: { post("EIO=4&transport=polling&sid=\(sid)", "3") })
+        XCTAssertEqual(rounds, Array(repeating: EngineHeartbeatCheck.answeredRound, count: 2))
         XCTAssertNil(recorder.reason(sid), "answered pings keep the session open")
         let idle = try openPolling()
-        usleep(560_000)  // pingInterval + pingTimeout + margin
-        XCTAssertEqual(get("EIO=4&transport=polling&sid=\(idle)").status, 400)
+        XCTAssertTrue(EngineHeartbeatCheck.pollingSessionCloses(pingInterval: 300, pingTimeout: 200) { get("EIO=4&transport=polling&sid=\(idle)") })
         XCTAssertEqual(recorder.reason(idle), EngineCloseReason.pingTimeout)
     }
 

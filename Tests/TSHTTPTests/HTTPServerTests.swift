@@ -2,6 +2,7 @@ import XCTest
 import Logging
 import TSJSON
 import TSSockets
+import TSTestSupport
 @testable import TSHTTP
 
 /// Records observer callbacks.
@@ -20,7 +21,8 @@ final class HTTPServerTests: XCTestCase {
     var server: HTTPServer!
     var port = 0
     let observer = RecordingObserver()
-    let slowGate = LockedValue(false)
+    /// How many `/slow` requests reached their handler.
+    let slowStarted = LockedValue(0)
 
     func makeRouter() -> Router {
         var b = RouterBuilder()
@@ -31,8 +33,12 @@ final class HTTPServerTests: XCTestCase {
             return r
         }
         b.get("/rooms/:id") { req in .text(req.parameters["id"] ?? "") }
+        let slowStarted = slowStarted
         b.get("/slow") { _ in
-            try await Task.sleep(for: .milliseconds(300))
+            slowStarted.withLock { $0 += 1 }
+            // A handler that takes a while: the request in flight (during a shutdown, ahead of
+            // pipelined requests) is what the tests using it are about.
+            await TestPause.work(.milliseconds(300))
             return .text("slow done")
         }
         b.get("/boom") { _ in struct Secret: Error {}; throw Secret() }
@@ -201,8 +207,8 @@ final class HTTPServerTests: XCTestCase {
         }
         XCTAssertEqual(server.openConnections, 200)
         clients.removeAll()
-        let deadline = SystemClock().now() + 5_000_000_000
-        while server.openConnections > 0 && SystemClock().now() < deadline { usleep(10_000) }
+        let server = self.server!
+        blockUntil(timeout: .seconds(5)) { server.openConnections == 0 }
         XCTAssertEqual(server.openConnections, 0)
         XCTAssertEqual(observer.opened.current, 200)
         XCTAssertEqual(observer.closed.current, 200)
@@ -231,11 +237,16 @@ final class HTTPServerTests: XCTestCase {
         }
         let c = try RawClient(port: port)
         try c.send("GET /hello HTTP/1.1\r\nHost: h\r\n") // incomplete head
-        usleep(100_000)
+        let server = self.server!
+        XCTAssertTrue(blockUntil { server.openConnections == 1 })
+        let loops = try XCTUnwrap(server.eventLoopGroup)
+        TestSockets.waitUntilDelivered(c.fd)
+        loops.waitForTurns()  // the loop read the first bytes
         clock.advance(by: 9_000_000_000)
-        usleep(100_000)
+        loops.waitForTurns()  // and ran its timeout check at 9 s
         try c.send("X-More: 1\r\n")
-        usleep(100_000)
+        TestSockets.waitUntilDelivered(c.fd)
+        loops.waitForTurns()
         clock.advance(by: 1_500_000_000) // 10.5 s since the first byte
         XCTAssertTrue(c.waitForClose())
     }
@@ -247,7 +258,9 @@ final class HTTPServerTests: XCTestCase {
         try idle.send(request("GET", "/hello"))
         XCTAssertEqual(try idle.readResponse().status, 200)
         try c.send(request("GET", "/slow"))
-        try await Task.sleep(for: .milliseconds(50))
+        let slowStarted = slowStarted
+        let inFlight = await until { slowStarted.current == 1 }
+        XCTAssertTrue(inFlight, "the slow request is in flight")
         let s = server!
         let shutdown = Task { await s.shutdown() }
         let r = try c.readResponse()
@@ -262,17 +275,25 @@ final class HTTPServerTests: XCTestCase {
     }
 
     func testNewRequestDuringShutdownGets503() async throws {
-        try startServer()
+        // One loop: the idle probe below closing shows the drain began where `late` lives.
+        try startServer { $0.eventLoops = 1 }
+        let probe = try RawClient(port: port)
+        try probe.send(request("GET", "/hello"))
+        XCTAssertEqual(try probe.readResponse().status, 200)
         // A pipelined request behind an in-flight one: the in-flight response says Connection: close.
         let busy = try RawClient(port: port)
         try busy.send(request("GET", "/slow") + request("GET", "/hello"))
         // A request whose head is still arriving when the shutdown starts gets 503 + close.
         let late = try RawClient(port: port)
         try late.send("GET /hello HTTP/1.1\r\nHost: h\r\n")
-        try await Task.sleep(for: .milliseconds(50))
         let s = server!
+        let slowStarted = slowStarted
+        let inFlight = await until { slowStarted.current == 1 && s.openConnections == 3 }
+        XCTAssertTrue(inFlight, "the slow request is in flight")
+        TestSockets.waitUntilDelivered(late.fd)
+        s.eventLoopGroup?.waitForTurns()  // the loop read late's first bytes
         let shutdown = Task { await s.shutdown() }
-        try await Task.sleep(for: .milliseconds(50))
+        XCTAssertTrue(probe.waitForClose(), "the drain began: the idle connection is closed")
         try late.send("\r\n")
         let rejected = try late.readResponse()
         XCTAssertEqual(rejected.status, 503)

@@ -61,14 +61,9 @@ final class HTTPTransportLimitsTests: XCTestCase {
         server = nil
     }
 
-    /// Waits up to `seconds` for `condition` (a state another thread changes), polling every 10 ms.
+    /// Waits up to `seconds` for `condition` (a state another thread changes).
     func waitFor(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
+        blockUntil(timeout: .milliseconds(Int(seconds * 1000)), condition)
     }
 
     func testResponseMuchLargerThanTheBoundReachesAReadingClientAndPipeliningWaitsForIt() throws {
@@ -120,7 +115,7 @@ final class HTTPTransportLimitsTests: XCTestCase {
             for _ in 0..<40 {
                 let sent = [UInt8(0x78)].withUnsafeBytes { TestSockets.send(fd, $0) }
                 if sent != 1 { return }
-                usleep(50_000)
+                TestPause.trickle(.milliseconds(50))  // the slow client this test is about
             }
         }
         trickler.start()

@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
 import TSSockets
+import TSTestSupport
 @testable import TSHTTP
 
 final class TimeoutAndLoopTests: XCTestCase {
@@ -69,13 +70,11 @@ final class TimeoutAndLoopTests: XCTestCase {
         defer { group.shutdown() }
         let fired = LockedValue(false)
         group.loops[0].scheduleTask(in: 1_000_000_000) { fired.withLock { $0 = true } }
-        usleep(50_000)
+        group.loops[0].waitForTurns()  // the loop looked at its timers: the clock has not moved
         XCTAssertFalse(fired.current)
         clock.advance(by: 1_000_000_000)
         group.loops[0].execute {} // wake the loop
-        let deadline = SystemClock().now() + 5_000_000_000
-        while !fired.current && SystemClock().now() < deadline { usleep(5_000) }
-        XCTAssertTrue(fired.current)
+        XCTAssertTrue(blockUntil(timeout: .seconds(5)) { fired.current })
     }
 
     func testSocketErrorCapturesErrno() {

@@ -11,11 +11,7 @@ import XCTest
 // @unchecked Sendable: no stored state; XCTest runs each test on one task.
 final class RedisLinkFailureTests: XCTestCase, @unchecked Sendable {
     func eventually(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return XCTFail("timed out waiting for: \(what)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        if !(await until(timeout: .milliseconds(Int(seconds * 1000)), condition)) { XCTFail("timed out waiting for: \(what)") }
     }
 
     func client(_ url: String, connectTimeout: Duration = .seconds(5), received: LockedValue<[String]>) throws -> RedisPubSub {

@@ -34,13 +34,9 @@ final class RedisPubSubLiveTests: XCTestCase, @unchecked Sendable {
         return try RedisPubSub(configuration: c, channel: "test:\(server.port)", logger: Logger(label: "test.redis")) { inbox.add($0) }
     }
 
-    /// Polls `condition` every 20 ms for up to `seconds` (test side only).
+    /// Waits up to `seconds` for `condition` (TSTestSupport's `until`).
     func eventually(_ what: String, seconds: Double = 10, _ condition: () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return XCTFail("timed out waiting for: \(what)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        if !(await until(timeout: .milliseconds(Int(seconds * 1000)), condition)) { XCTFail("timed out waiting for: \(what)") }
     }
 
     func testMessagesFlowInOrderAndSurviveARedisRestart() async throws {

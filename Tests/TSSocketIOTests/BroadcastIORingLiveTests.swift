@@ -1,10 +1,10 @@
 import Logging
-import TSEngineIO
 import TSHTTP
 import TSJSON
 import TSSockets
 import TSTestSupport
 import XCTest
+@testable import TSEngineIO
 @testable import TSSocketIO
 
 /// io_uring sends over real sockets against a real server on port 0: a broadcast's hop flushes
@@ -12,29 +12,26 @@ import XCTest
 /// handled like a send(2) result. One event loop, so every socket of a broadcast is in one flush.
 /// The loop's `SendCounters` tell which path ran (counted by the real code, not a mock).
 final class BroadcastIORingLiveTests: XCTestCase {
-    var http: HTTPServer!
-    var io: SocketIOServer!
-    var port = 0
+    var live: SocketIOLiveServer?
+    var io: SocketIOServer! { live?.io }
+    var port: Int { live?.port ?? 0 }
     var loop: EventLoop!
-    let disconnects = LockedValue<[String: String]>([:])
+    var disconnects: LockedValue<[String: String]> { live?.disconnects ?? LockedValue([:]) }
 
     func start(ioUring: IORingMode) throws {
-        var config = SocketIOConfiguration(engine: EngineIOConfiguration(pingInterval: 20_000, pingTimeout: 20_000), namespaces: ["/"])
-        config.maxOutboundBytesPerSocket = 16 << 20  // the slow reader's backlog stays within it
-        io = try SocketIOServer(configuration: config, clock: SystemClock(), logger: Logger(label: "test"))
-        io.on("join") { socket, args, ack in
-            if let room = args.first?.stringValue { socket.join(room) }
-            ack?.send(["joined"])
+        let live = try SocketIOLiveServer(SocketIOLiveServer.Options {
+            $0.engine = EngineIOConfiguration(pingInterval: 20_000, pingTimeout: 20_000)
+            $0.configure = { $0.maxOutboundBytesPerSocket = 16 << 20 }  // the slow reader's backlog stays within it
+            $0.eventLoops = 1
+            $0.ioUring = ioUring
+        }) { io in
+            io.on("join") { socket, args, ack in
+                if let room = args.first?.stringValue { socket.join(room) }
+                ack?.send(["joined"])
+            }
         }
-        let d = disconnects
-        io.onDisconnect { socket, reason in d.withLock { $0[socket.id] = reason } }
-        var b = RouterBuilder()
-        io.mount(on: &b)
-        var httpConfig = HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 1)
-        httpConfig.ioUring = ioUring
-        http = HTTPServer(configuration: httpConfig, responder: b.freeze(), logger: Logger(label: "test"))
-        port = try http.start()
-        loop = try XCTUnwrap(http.eventLoopGroup?.loops.first)
+        self.live = live
+        loop = try XCTUnwrap(live.http.eventLoopGroup?.loops.first)
     }
 
     /// Starts with the ring, or skips visibly when this kernel (or its seccomp profile) refuses it.
@@ -45,11 +42,7 @@ final class BroadcastIORingLiveTests: XCTestCase {
         }
     }
 
-    override func tearDown() {
-        io?.disconnectAll(reason: "test end")
-        let h = http
-        TestFuture.awaitTask(timeout: 15) { await h?.shutdown() }
-    }
+    override func tearDown() { live?.stop() }
 
     /// A Socket.IO socket on `/` that joined `room` (everything before the broadcast consumed).
     func joinedClient(_ room: String, receiveBuffer: Int32? = nil) throws -> (ws: RawWebSocketClient, sid: String) {
@@ -64,14 +57,15 @@ final class BroadcastIORingLiveTests: XCTestCase {
         return (ws, sid)
     }
 
-    /// A first broadcast everybody reads (ticks -3...-1), then a pause: a new socket's set-up
-    /// writes are paced (EngineIOSession.withPacedWrites, which keeps pacing while packets keep
-    /// coming, one coalesced write at a time), and only then does it take the broadcast path
-    /// these tests are about.
+    /// A first broadcast everybody reads (ticks -3...-1), then a wait until every session takes
+    /// the broadcast path these tests are about: a session whose set-up writes are still paced
+    /// (EngineIOSession.withPacedWrites) has no `activeWebSocket` yet, and a broadcast queues
+    /// behind its set-up writes instead.
     func settle(_ clients: [RawWebSocketClient]) {
         for k in -3 ..< 0 { broadcast(k, pad: 10) }
         for ws in clients { XCTAssertEqual(ticks(ws, 3), [-3, -2, -1]) }
-        usleep(200_000)
+        let engine = io.engine
+        XCTAssertTrue(blockUntil { engine.allSessions.allSatisfy { $0.activeWebSocket != nil } }, "every session takes the broadcast path")
     }
 
     /// One broadcast through the batch path (as the REST fan-out sends): event `tick` with `k`.
@@ -146,19 +140,21 @@ final class BroadcastIORingLiveTests: XCTestCase {
         let victim = clients.removeLast()
         var lingerOption = linger(l_onoff: 1, l_linger: 0)  // closing the socket sends a reset
         _ = setsockopt(victim.ws.fd, SOL_SOCKET, SO_LINGER, &lingerOption, socklen_t(MemoryLayout<linger>.size))
-        // Reset while broadcasts are in flight: from another thread, after a few of them.
-        let resetter = Thread { usleep(2_000); victim.ws.resetForTest() }
+        // Reset while broadcasts are in flight: from another thread, once a few of them left.
+        let fewSent = DispatchSemaphore(value: 0)
+        let resetter = Thread { _ = fewSent.wait(timeout: .now() + 10); victim.ws.resetForTest() }
         resetter.start()
-        for k in 10..<60 { broadcast(k, pad: 500); if k % 10 == 0 { usleep(1_000) } }
+        for k in 10..<60 {
+            broadcast(k, pad: 500)
+            if k == 12 { fewSent.signal() }
+            // Spread out, so that the reset lands between flushes as well as during one.
+            if k % 10 == 0 { TestPause.trickle(.milliseconds(1)) }
+        }
         for (i, c) in clients.enumerated() {
             XCTAssertEqual(ticks(c.ws, 50), Array(10..<60), "socket \(i) got every broadcast in order")
         }
-        var closed = false
-        for _ in 0..<200 where !closed {
-            closed = disconnects.current[victim.sid] != nil
-            if !closed { usleep(10_000) }
-        }
-        XCTAssertTrue(closed, "the reset socket was closed and its disconnect reported")
+        let disconnects = self.disconnects
+        XCTAssertTrue(blockUntil { disconnects.current[victim.sid] != nil }, "the reset socket was closed and its disconnect reported")
         XCTAssertEqual(io.stats.websocketSockets, 5)
         XCTAssertTrue(disconnects.current.keys.allSatisfy { $0 == victim.sid }, "nobody else was disconnected: \(disconnects.current)")
     }

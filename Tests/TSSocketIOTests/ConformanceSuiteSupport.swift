@@ -99,3 +99,32 @@ extension ConformanceSuiteCase {
         XCTAssertEqual(try webSocket("\(m)?EIO=4&transport=abc").status, 400)
     }
 }
+
+// The heartbeat cases, which both official suites run: one body each (the checks themselves are
+// `EngineHeartbeatCheck`'s, shared with the in-process Engine.IO tests).
+extension ConformanceSuiteCase {
+    func heartbeatPollingAnswersPings(_ m: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let sid = try openPollingSession(m)
+        let rounds = EngineHeartbeatCheck.pollingPingPong(poll: { get("\(m)?EIO=4&transport=polling&sid=\(sid)") },
+                                                          pong: { post("\(m)?EIO=4&transport=polling&sid=\(sid)", "3") })
+        XCTAssertEqual(rounds, Array(repeating: EngineHeartbeatCheck.answeredRound, count: 3), file: file, line: line)
+    }
+
+    func heartbeatPollingClosesOnPingTimeout(_ m: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let sid = try openPollingSession(m)
+        XCTAssertTrue(EngineHeartbeatCheck.pollingSessionCloses(pingInterval: Self.pingInterval, pingTimeout: Self.pingTimeout) {
+            get("\(m)?EIO=4&transport=polling&sid=\(sid)")
+        }, "a GET is refused once the unanswered ping timed out", file: file, line: line)
+    }
+
+    func heartbeatWebSocketAnswersPings(_ m: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
+        _ = ws.receive()
+        XCTAssertEqual(EngineHeartbeatCheck.webSocketPingPong(ws), Array(repeating: .text("2"), count: 3), file: file, line: line)
+    }
+
+    func heartbeatWebSocketClosesOnPingTimeout(_ m: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
+        assertCloses(ws, file: file, line: line)  // the ping is never answered
+    }
+}

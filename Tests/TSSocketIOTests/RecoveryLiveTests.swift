@@ -12,39 +12,29 @@ import XCTest
 /// socket.io-client sends: `40{…auth,"pid":…,"offset":…}` on reconnect, the offset being the
 /// last argument of the last event it received.
 final class RecoveryLiveTests: XCTestCase {
-    var http: HTTPServer?
-    var io: SocketIOServer?
-    var port = 0
-    let disconnected = DispatchSemaphore(value: 0)
+    var live: SocketIOLiveServer?
+    var io: SocketIOServer? { live?.io }
+    var port: Int { live?.port ?? 0 }
 
-    func start(windowMs: Int = 5_000, maxPackets: Int = 100) throws {
-        var config = SocketIOConfiguration(engine: EngineIOConfiguration(pingInterval: 5000, pingTimeout: 5000))
-        config.recoveryMaxDisconnectionMs = windowMs
-        config.recoveryMaxBufferedPackets = maxPackets
-        let io = try SocketIOServer(configuration: config, clock: SystemClock(), logger: Logger(label: "test"))
-        // Each user is the `user` field of the CONNECT auth payload.
-        io.setAuthenticator { _, auth in .accept(userID: auth?["user"]?.stringValue ?? "anon", data: .null) }
-        io.onConnect { socket in socket.emit("hello", [.bool(socket.recovered)]) }
-        io.on("join") { socket, args, ack in
-            if let room = args.first?.stringValue { socket.join(room) }
-            ack?.send([true])
+    func start(windowMs: Int = 5_000, maxPackets: Int = 100, clock: any MonotonicClock = SystemClock()) throws {
+        live = try SocketIOLiveServer(SocketIOLiveServer.Options {
+            $0.clock = clock
+            $0.configure = {
+                $0.recoveryMaxDisconnectionMs = windowMs
+                $0.recoveryMaxBufferedPackets = maxPackets
+            }
+        }) { io in
+            // Each user is the `user` field of the CONNECT auth payload.
+            io.setAuthenticator { _, auth in .accept(userID: auth?["user"]?.stringValue ?? "anon", data: .null) }
+            io.onConnect { socket in socket.emit("hello", [.bool(socket.recovered)]) }
+            io.on("join") { socket, args, ack in
+                if let room = args.first?.stringValue { socket.join(room) }
+                ack?.send([true])
+            }
         }
-        let sem = disconnected
-        io.onDisconnect { _, _ in sem.signal() }
-        var b = RouterBuilder()
-        io.mount(on: &b)
-        let http = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2),
-                              responder: b.freeze(), logger: Logger(label: "test"))
-        port = try http.start()
-        self.io = io
-        self.http = http
     }
 
-    override func tearDown() {
-        io?.disconnectAll(reason: "test end")
-        let h = http
-        TestFuture.awaitTask(timeout: 15) { await h?.shutdown() }
-    }
+    override func tearDown() { live?.stop() }
 
     struct Connected {
         let ws: RawWebSocketClient
@@ -87,7 +77,7 @@ final class RecoveryLiveTests: XCTestCase {
         return (name, Array(args.dropFirst()), offset)
     }
 
-    func waitForDisconnect() { XCTAssertEqual(disconnected.wait(timeout: .now() + 5), .success, "the server saw the drop") }
+    func waitForDisconnect() { XCTAssertEqual(live?.waitForDisconnect(), true, "the server saw the drop") }
 
     func testReconnectWithinTheWindowGetsSidRoomsAndMissedEventsInOrder() throws {
         try start()
@@ -123,7 +113,9 @@ final class RecoveryLiveTests: XCTestCase {
     }
 
     func testPastTheWindowIsAFreshSession() throws {
-        try start(windowMs: 200)
+        // The window is measured on the server's clock: moved past it, not waited out.
+        let clock = ManualClock()
+        try start(windowMs: 200, clock: clock)
         let io = try XCTUnwrap(self.io)
         guard let first = try connect(["user": "u1"]) else { return }
         first.ws.send("421[\"join\",\"r\"]")
@@ -132,7 +124,7 @@ final class RecoveryLiveTests: XCTestCase {
         guard let e1 = try event(first.ws.receiveSkippingPings()) else { return }
         first.ws.closeSocket()
         waitForDisconnect()
-        usleep(400_000)  // past maxDisconnectionDuration
+        clock.advance(by: 400_000_000)  // past maxDisconnectionDuration
         guard let back = try connect(["user": "u1", "pid": .string(first.pid ?? ""), "offset": .string(e1.offset)]) else { return }
         XCTAssertNotEqual(back.sid, first.sid)
         XCTAssertFalse(back.recovered)

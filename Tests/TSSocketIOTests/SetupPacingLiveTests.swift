@@ -13,30 +13,21 @@ import XCTest
 /// never leave in one write. With a set-up gap long enough to make the check deterministic
 /// (200 ms), the client's first read holds the CONNECT reply frame and nothing else.
 final class SetupPacingLiveTests: XCTestCase {
-    var http: HTTPServer?
-    var io: SocketIOServer?
+    var live: SocketIOLiveServer?
 
-    override func tearDown() {
-        io?.disconnectAll(reason: "test end")
-        let h = http
-        TestFuture.awaitTask(timeout: 15) { await h?.shutdown() }
-    }
+    override func tearDown() { live?.stop() }
 
     func testConnectReplyArrivesAloneThenTheHandlersEmits() throws {
-        var engine = EngineIOConfiguration(pingInterval: 5000, pingTimeout: 5000)
-        engine.setupPacing = EngineSetupPacing(gap: .milliseconds(200))
-        let io = try SocketIOServer(configuration: SocketIOConfiguration(engine: engine), clock: SystemClock(), logger: Logger(label: "test"))
-        io.onConnect { socket in
-            socket.emit("auth", [.object(JSONObject())])
-            socket.emit("second", [])
+        let live = try SocketIOLiveServer(SocketIOLiveServer.Options {
+            $0.engine.setupPacing = EngineSetupPacing(gap: .milliseconds(200))
+        }) { io in
+            io.onConnect { socket in
+                socket.emit("auth", [.object(JSONObject())])
+                socket.emit("second", [])
+            }
         }
-        var b = RouterBuilder()
-        io.mount(on: &b)
-        let http = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2),
-                              responder: b.freeze(), logger: Logger(label: "test"))
-        let port = try http.start()
-        self.io = io
-        self.http = http
+        self.live = live
+        let port = live.port
 
         let ws = try RawWebSocketClient(port: port, target: "/socket.io/?EIO=4&transport=websocket")
         guard case .text(let open) = ws.receive(), open.hasPrefix("0{") else { return XCTFail("no open packet") }
@@ -52,18 +43,5 @@ final class SetupPacingLiveTests: XCTestCase {
             rest += RawWebSocketFrame.decodeAll(more).map { String(decoding: $0.payload, as: UTF8.self) }
         }
         XCTAssertEqual(rest, ["42[\"auth\",{}]", "42[\"second\"]"])
-    }
-}
-
-extension RawWebSocketFrame {
-    /// Every complete frame in `bytes`.
-    static func decodeAll(_ bytes: [UInt8]) -> [RawWebSocketFrame] {
-        var out: [RawWebSocketFrame] = []
-        var rest = bytes
-        while let (frame, used) = decode(rest) {
-            out.append(frame)
-            rest.removeFirst(used)
-        }
-        return out
     }
 }

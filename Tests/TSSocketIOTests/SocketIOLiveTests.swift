@@ -10,39 +10,29 @@ import XCTest
 /// Live Socket.IO v5 tests over real sockets (expectations from the Socket.IO v5 protocol and
 /// its official test suite), against a server set up like the conformance server's.
 final class SocketIOLiveTests: XCTestCase {
-    var http: HTTPServer!
-    var io: SocketIOServer!
-    var port = 0
-    let disconnects = LockedValue<[String: String]>([:])
+    var live: SocketIOLiveServer?
+    var io: SocketIOServer! { live?.io }
+    var port: Int { live?.port ?? 0 }
+    var disconnects: LockedValue<[String: String]> { live?.disconnects ?? LockedValue([:]) }
 
-    func start(_ configure: (inout SocketIOConfiguration) -> Void = { _ in }) throws {
-        var config = SocketIOConfiguration(engine: EngineIOConfiguration(pingInterval: 5000, pingTimeout: 5000),
-                                           namespaces: ["/", "/custom"])
-        configure(&config)
-        io = try SocketIOServer(configuration: config, clock: SystemClock(), logger: Logger(label: "test"))
-        io.onConnect { socket in socket.emit("auth", [socket.handshake.auth ?? .object(JSONObject())]) }
-        io.on("message", withAttachments: { socket, event, _ in
-            socket.emit("message-back", event.args, attachments: event.attachments)
-        })
-        io.on("message-with-ack", withAttachments: { _, event, ack in ack?.send(event.args, attachments: event.attachments) })
-        io.on("join") { socket, args, ack in
-            if let room = args.first?.stringValue { socket.join(room) }
-            ack?.send(["joined"])
+    func start(_ configure: @escaping (inout SocketIOConfiguration) -> Void = { _ in }) throws {
+        live = try SocketIOLiveServer(SocketIOLiveServer.Options {
+            $0.namespaces = ["/", "/custom"]
+            $0.configure = configure
+        }) { io in
+            io.onConnect { socket in socket.emit("auth", [socket.handshake.auth ?? .object(JSONObject())]) }
+            io.on("message", withAttachments: { socket, event, _ in
+                socket.emit("message-back", event.args, attachments: event.attachments)
+            })
+            io.on("message-with-ack", withAttachments: { _, event, ack in ack?.send(event.args, attachments: event.attachments) })
+            io.on("join") { socket, args, ack in
+                if let room = args.first?.stringValue { socket.join(room) }
+                ack?.send(["joined"])
+            }
         }
-        let d = disconnects
-        io.onDisconnect { socket, reason in d.withLock { $0[socket.id] = reason } }
-        var b = RouterBuilder()
-        io.mount(on: &b)
-        http = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2),
-                          responder: b.freeze(), logger: Logger(label: "test"))
-        port = try http.start()
     }
 
-    override func tearDown() {
-        io?.disconnectAll(reason: "test end")
-        let h = http
-        TestFuture.awaitTask(timeout: 15) { await h?.shutdown() }
-    }
+    override func tearDown() { live?.stop() }
 
     /// An Engine.IO websocket session (open packet consumed).
     func engineSocket(receiveBuffer: Int32? = nil) throws -> RawWebSocketClient {
@@ -173,8 +163,8 @@ final class SocketIOLiveTests: XCTestCase {
         io.on("slow") { _, args, ack in
             let n = args.first?.intValue ?? -1
             trace.withLock { $0.active += 1; $0.maxActive = max($0.maxActive, $0.active) }
-            // Earlier events sleep longer: any overlap or reordering would show.
-            try? await Task.sleep(nanoseconds: UInt64(max(0, 5 - n)) * 10_000_000)
+            // Earlier events take longer: any overlap or reordering would show.
+            await TestPause.work(.milliseconds(max(0, 5 - Int(n)) * 10))
             trace.withLock { $0.active -= 1; $0.order.append(n) }
             ack?.send([.int(n)])
         }
@@ -305,7 +295,7 @@ final class SocketIOLiveTests: XCTestCase {
         _ = RawHTTP.request(port: port, "POST", q, body: Array("40".utf8))
         XCTAssertEqual(poll(q, until: 2).count, 2, "CONNECT reply and auth event")
         _ = RawHTTP.request(port: port, "POST", q, body: Array("42[\"join\",\"room1\"]".utf8))
-        usleep(100_000)
+        blockUntil { self.io.sockets(inRoom: "room1").count == 4 }
         XCTAssertEqual(io.sockets(inRoom: "room1").count, 4)
 
         let records = LockedValue<[SocketIOEmitRecord]>([])
@@ -352,7 +342,7 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(poll(q, until: 2).count, 2, "CONNECT reply and auth event")
         _ = RawHTTP.request(port: port, "POST", q, body: Array("42[\"join\",\"room1\"]".utf8))
         _ = RawHTTP.request(port: port, "POST", q, body: Array("42[\"join\",\"u:a\"]".utf8))
-        usleep(100_000)
+        blockUntil { self.io.sockets(inRoom: "u:a").count == 2 }
         XCTAssertEqual(io.sockets(inRoom: "u:a").count, 2)
 
         let records = LockedValue<[SocketIOEmitRecord]>([])
@@ -421,7 +411,7 @@ final class SocketIOLiveTests: XCTestCase {
         }
         for _ in 0..<1000 {
             io.emit("big", [.string(big)], toRoom: "r")
-            usleep(500)
+            TestPause.trickle(.microseconds(500))  // a steady producer: the fast reader keeps up, the slow one falls behind
         }
         io.emit("done", [], toRoom: "r")
         XCTAssertEqual(fastReader.wait(timeout: 20), 1000, "the fast socket got every packet")

@@ -63,36 +63,22 @@ final class SocketIOProtocolSuiteTests: ConformanceSuiteCase {
 
     // "Engine.IO protocol › heartbeat › HTTP long-polling › should send ping/pong packets"
     func test_SIO_engine_heartbeat_polling_should_send_ping_pong_packets() throws {
-        let sid = try openPollingSession(m)
-        for _ in 0..<3 {
-            let poll = get("\(m)?EIO=4&transport=polling&sid=\(sid)")
-            XCTAssertEqual(poll.status, 200)
-            XCTAssertEqual(poll.text, "2")
-            XCTAssertEqual(post("\(m)?EIO=4&transport=polling&sid=\(sid)", "3").status, 200)
-        }
+        try heartbeatPollingAnswersPings(m)
     }
 
     // "… › HTTP long-polling › should close the session upon ping timeout"
     func test_SIO_engine_heartbeat_polling_should_close_the_session_upon_ping_timeout() throws {
-        let sid = try openPollingSession(m)
-        usleep(useconds_t((Self.pingInterval + Self.pingTimeout) * 1000))
-        XCTAssertEqual(get("\(m)?EIO=4&transport=polling&sid=\(sid)").status, 400)
+        try heartbeatPollingClosesOnPingTimeout(m)
     }
 
     // "… › WebSocket › should send ping/pong packets"
     func test_SIO_engine_heartbeat_websocket_should_send_ping_pong_packets() throws {
-        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
-        _ = ws.receive()
-        for _ in 0..<3 {
-            XCTAssertEqual(ws.receive(), .text("2"))
-            ws.send("3")
-        }
+        try heartbeatWebSocketAnswersPings(m)
     }
 
     // "… › WebSocket › should close the session upon ping timeout"
     func test_SIO_engine_heartbeat_websocket_should_close_the_session_upon_ping_timeout() throws {
-        let ws = try webSocket("\(m)?EIO=4&transport=websocket")
-        assertCloses(ws)
+        try heartbeatWebSocketClosesOnPingTimeout(m)
     }
 
     // MARK: Engine.IO protocol / close

@@ -12,37 +12,27 @@ import XCTest
 /// connection to `/`, namespace CONNECT with a query string as auth, ERROR packets, and binary
 /// events whose attachments travel as v3 binary frames (type byte first).
 final class SocketIOv4ProtocolLiveTests: XCTestCase {
-    var http: HTTPServer?
-    var io: SocketIOServer?
-    var port = 0
+    var live: SocketIOLiveServer?
+    var io: SocketIOServer? { live?.io }
+    var port: Int { live?.port ?? 0 }
 
     func start() throws {
-        var engine = EngineIOConfiguration(pingInterval: 5000, pingTimeout: 5000)
-        engine.allowEIO3 = true
-        let io = try SocketIOServer(configuration: SocketIOConfiguration(engine: engine, namespaces: ["/", "/custom"]),
-                                    clock: SystemClock(), logger: Logger(label: "test"))
-        io.setAuthenticator { handshake, auth in
-            // `/` takes its token from the handshake query, `/custom` from its CONNECT query.
-            let token = handshake.namespace == "/" ? handshake.query["token"] : auth?["token"]?.stringValue
-            return token == "good" ? .accept(userID: "u", data: .null) : .reject(message: "unauthorized")
+        live = try SocketIOLiveServer(SocketIOLiveServer.Options {
+            $0.engine.allowEIO3 = true
+            $0.namespaces = ["/", "/custom"]
+        }) { io in
+            io.setAuthenticator { handshake, auth in
+                // `/` takes its token from the handshake query, `/custom` from its CONNECT query.
+                let token = handshake.namespace == "/" ? handshake.query["token"] : auth?["token"]?.stringValue
+                return token == "good" ? .accept(userID: "u", data: .null) : .reject(message: "unauthorized")
+            }
+            io.on("message", withAttachments: { socket, event, _ in
+                socket.emit("message-back", event.args, attachments: event.attachments)
+            })
         }
-        io.on("message", withAttachments: { socket, event, _ in
-            socket.emit("message-back", event.args, attachments: event.attachments)
-        })
-        var b = RouterBuilder()
-        io.mount(on: &b)
-        let http = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2),
-                              responder: b.freeze(), logger: Logger(label: "test"))
-        port = try http.start()
-        self.io = io
-        self.http = http
     }
 
-    override func tearDown() {
-        io?.disconnectAll(reason: "test end")
-        let h = http
-        TestFuture.awaitTask(timeout: 15) { await h?.shutdown() }
-    }
+    override func tearDown() { live?.stop() }
 
     func open(_ query: String) throws -> RawWebSocketClient {
         let ws = try RawWebSocketClient(port: port, target: "/socket.io/?EIO=3&transport=websocket\(query)")

@@ -46,8 +46,9 @@ final class SendRingTests: XCTestCase, @unchecked Sendable {
             }
             XCTAssertGreaterThanOrEqual(client, 0)
             var accepted: Socket?
-            for _ in 0..<1000 where accepted == nil {
-                if case .accepted(let s, _) = try listener.accept() { accepted = s } else { usleep(1000) }
+            try blockUntil(timeout: .seconds(1)) {
+                if case .accepted(let s, _) = try listener.accept() { accepted = s }
+                return accepted != nil
             }
             out.append((try XCTUnwrap(accepted), client))
         }
@@ -153,7 +154,9 @@ final class SendRingTests: XCTestCase, @unchecked Sendable {
             var linger = linger(l_onoff: 1, l_linger: 0)
             _ = setsockopt(pairs[0].client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
             _ = close(pairs[0].client)
-            usleep(50_000)
+            // Wait for the reset to arrive: it makes the server end readable (with an error).
+            var arrived = pollfd(fd: pairs[0].server.fd, events: Int16(POLLIN), revents: 0)
+            XCTAssertEqual(poll(&arrived, 1, 5_000), 1, "the reset reached the server end")
             let bytes: [UInt8] = Array("after the reset".utf8)
             var results: [Int32] = []
             try bytes.withUnsafeBytes { raw in

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import TSStorage
 import TSStorageTestSupport
+import TSTestSupport
 
 /// The database's contract, run against both backends: each `testX` has a
 /// `testXPostgres` twin on a fresh PostgreSQL database, which skips visibly without a server.
@@ -197,9 +198,9 @@ final class DatabaseTests: XCTestCase {
         // after a read may still see every reader busy (`.busy`, which /health counts as up): the
         // pool must come back to `.ok` by itself.
         var health = await db.health()
-        for _ in 0..<200 where health == .busy {
-            try await Task.sleep(for: .milliseconds(10))
+        await until(timeout: .seconds(2)) {
             health = await db.health()
+            return health != .busy
         }
         XCTAssertEqual(health, .ok)
     }

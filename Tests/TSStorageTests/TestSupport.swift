@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import TSStorage
 import TSStorageTestSupport
+import TSTestSupport
 
 /// A fresh temporary directory, removed at the end of the test.
 func makeTemporaryDirectory(_ testCase: XCTestCase) throws -> String {
@@ -20,16 +21,11 @@ final class Signal: @unchecked Sendable {
     var current: Int { lock.lock(); defer { lock.unlock() }; return value }
 }
 
-/// Polls `condition` (no fixed sleeps as assertions): fails after `seconds`.
+/// Waits until `condition` holds (TSTestSupport's `until`); fails after `seconds`.
 func waitUntil(_ seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line,
                _ condition: () -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() {
-        if Date() > deadline {
-            XCTFail("condition not met within \(seconds)s", file: file, line: line)
-            return
-        }
-        try await Task.sleep(nanoseconds: 1_000_000)
+    if !(await until(timeout: .milliseconds(Int(seconds * 1000)), condition)) {
+        XCTFail("condition not met within \(seconds)s", file: file, line: line)
     }
 }
 

@@ -109,7 +109,8 @@ final class TLSLiveServerTests: XCTestCase {
         let holder = try RawTCPClient(port: port, timeoutSeconds: 5)  // starts a handshake, sends nothing
         holder.write([0x16, 0x03, 0x01])
         // Wait until the server counts it.
-        for _ in 0..<100 where gate.current < 1 { usleep(10_000) }
+        let gate: TLSHandshakeGate = self.gate
+        blockUntil { gate.current >= 1 }
         XCTAssertEqual(gate.current, 1)
         // The server-wide bound counts handshakes under way: the next one is refused at its first byte.
         let refused = try RawTCPClient(port: port, timeoutSeconds: 5)
@@ -153,12 +154,9 @@ final class TLSLiveServerTests: XCTestCase {
         second.send("GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         XCTAssertEqual(second.readResponse()?.status, 200, file: file, line: line)
         // Once one closes, its slot is free for a new TLS connection.
-        for _ in 0..<200 {
-            let next = try LiveTLSClient(port: port, caFile: certs.caFile)
-            if next.handshake() { return }
-            usleep(10_000)
-        }
-        XCTFail("a TLS connection closing must release its slot", file: file, line: line)
+        let port = self.port, caFile = certs.caFile
+        XCTAssertTrue(try blockUntil { try LiveTLSClient(port: port, caFile: caFile).handshake() },
+                      "a TLS connection closing must release its slot", file: file, line: line)
         _ = first
     }
 }

@@ -70,4 +70,15 @@ public struct RawWebSocketFrame: Equatable, Sendable {
                                       opcode: buffer[0] & 0x0F, maskingKey: mask, payload: payload)
         return (frame, offset + length)
     }
+
+    /// Every complete frame in `bytes` (what one read held), in order.
+    public static func decodeAll(_ bytes: [UInt8]) -> [RawWebSocketFrame] {
+        var out: [RawWebSocketFrame] = []
+        var rest = bytes
+        while let (frame, used) = decode(rest) {
+            out.append(frame)
+            rest.removeFirst(used)
+        }
+        return out
+    }
 }

@@ -55,10 +55,7 @@ public final class RedisTestServer: @unchecked Sendable {
                        "--logfile", directory.appendingPathComponent("redis.log").path] + extraArguments
         try p.run()
         process = p
-        for _ in 0..<100 {
-            if Self.accepts(port: port) { return }
-            usleep(50_000)
-        }
+        if blockUntil(timeout: .seconds(5), { Self.accepts(port: port) }) { return }
         throw TestServerError("redis-server on port \(port) did not start (log: \(directory.path)/redis.log)")
     }
 

@@ -111,4 +111,18 @@ public enum TestSockets {
         tv.tv_usec = .init((seconds - whole) * 1e6)  // Int on glibc, Int32 on Darwin
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
+
+    /// Bytes written on `fd` that the peer's TCP has not acknowledged yet. On loopback the peer
+    /// acknowledges a segment once it is in its socket's receive queue, so 0 means the server
+    /// can read everything sent so far (its poller reports the socket readable).
+    public static func unacknowledgedBytes(_ fd: Int32) -> Int {
+        #if canImport(Glibc)
+        var n: Int32 = 0
+        return ioctl(fd, UInt(TIOCOUTQ), &n) == 0 ? Int(n) : -1
+        #else
+        var n: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fd, SOL_SOCKET, SO_NWRITE, &n, &size) == 0 ? Int(n) : -1
+        #endif
+    }
 }

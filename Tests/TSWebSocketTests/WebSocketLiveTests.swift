@@ -180,16 +180,21 @@ final class WebSocketLiveTests: XCTestCase {
         client.sendFrame(.text, Array("hello".utf8))
         let frame = clientFrame(.text, String(repeating: "a", count: 100))
         client.write(Array(frame[0..<10]))
-        usleep(100_000)
+        // The bytes reached the server's socket and the loop has read them: the frame's deadline
+        // starts at the clock's current time.
+        TestSockets.waitUntilDelivered(client.fd)
+        ws.loop.waitForTurns()
         clock.advance(by: 6_000_000_000)
         ws.loop.execute {}
         client.write(Array(frame[10..<20]))
-        usleep(100_000)
+        TestSockets.waitUntilDelivered(client.fd)
+        ws.loop.waitForTurns()
         clock.advance(by: 3_000_000_000)
         ws.loop.execute {}
         XCTAssertEqual(client.read(maxBytes: 1024), .timedOut, "9 s into the frame: still open")
         client.write(Array(frame[20..<30]))
-        usleep(100_000)
+        TestSockets.waitUntilDelivered(client.fd)
+        ws.loop.waitForTurns()
         clock.advance(by: 1_000_000_001)
         ws.loop.execute {}
         XCTAssertEqual(try client.readFrame(), WebSocketFrame(opcode: .close, payload: closePayload(1008, Array("frame read timeout".utf8))))
@@ -239,7 +244,7 @@ final class WebSocketLiveTests: XCTestCase {
         let chunk = WebSocketFrameEncoder.encodeBinary([UInt8](repeating: 1, count: 256 * 1024))
         for _ in 0..<400 where closes.get().isEmpty {
             ws.sendFrameBytes(chunk)
-            usleep(1_000)
+            ws.loop.waitForTurns(1)  // that chunk was queued (and the bound checked) before the next
         }
         try waitFor { self.closes.get().count == 1 }
         XCTAssertNil(closes.get().first?.0)
@@ -259,11 +264,7 @@ final class WebSocketLiveTests: XCTestCase {
     }
 
     private func waitFor(_ condition: @escaping () -> Bool, timeout: Double = 5) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            if Date() > deadline { XCTFail("timed out"); return }
-            usleep(5_000)
-        }
+        if !blockUntil(timeout: .milliseconds(Int(timeout * 1000)), condition) { XCTFail("timed out") }
     }
 }
 

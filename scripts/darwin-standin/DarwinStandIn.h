@@ -156,6 +156,7 @@ struct darwin_linger {
 #define SO_ERROR        0x1007
 #define SO_LINGER       0x0080   // linger on close if data present (in ticks; SO_LINGER_SEC is in seconds)
 #define SO_NOSIGPIPE    0x1022   // APPLE: no SIGPIPE on EPIPE (glibc has no such option)
+#define SO_NWRITE       0x1024   // APPLE: bytes in the send buffer not yet acknowledged
 #define AF_INET         2
 #define AF_INET6        30       // glibc: 10
 #define MSG_DONTWAIT    0x80

@@ -53,9 +53,9 @@ public final class NotificationWorker: @unchecked Sendable {
 
     // MARK: Writing (inside the change's transaction)
 
-    /// The key of the PostgreSQL advisory lock that orders notification inserts (any constant
-    /// both nodes agree on; "tsnotify" in ASCII, folded into a bigint).
-    static let postgresInsertLockKey: Int64 = 0x7473_6e6f_7469_6679
+    /// The key of the lock that orders notification inserts (any constant both nodes agree on;
+    /// "tsnotify" in ASCII, folded into a bigint).
+    static let insertLockKey: Int64 = 0x7473_6e6f_7469_6679
 
     /// Delivery reads rows past a cursor in `seq` order, so no row may become visible after a row
     /// with a higher `seq` has been delivered. SQLite's single writer commits in `seq` order
@@ -68,8 +68,7 @@ public final class NotificationWorker: @unchecked Sendable {
     /// in-flight transaction), which needs transaction-id bookkeeping per row; the lock is held
     /// only from the insert to the commit of the same short transaction.
     static func orderInserts(_ c: SQLConnection) throws {
-        guard c.dialect == .postgres else { return }
-        _ = try c.first("SELECT pg_advisory_xact_lock(\(postgresInsertLockKey))") { _ in 0 }
+        try c.lockUntilTransactionEnds(key: insertLockKey)
     }
 
     static func insertPersonal(_ c: SQLConnection, userId: String, roomId: String, elementId: String, actor: String, now: Int64) throws {

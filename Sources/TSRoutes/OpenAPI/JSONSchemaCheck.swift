@@ -4,8 +4,8 @@ import TSJSON
 /// request schema in `OpenAPICatalog` is both the documentation and the check:
 /// one source of truth. Keywords (JSON Schema Validation 2020-12 §6): `$ref` (into
 /// `#/components/schemas/`), `type` (a name or a list), `enum`, `const`, `allOf`, `anyOf`,
-/// `oneOf`, `properties`, `patternProperties`, `required`, `additionalProperties` (boolean or
-/// schema), `items`,
+/// `oneOf`, `if`/`then`/`else` (§10.2.2), `properties`, `patternProperties`, `required`,
+/// `additionalProperties` (boolean or schema), `items`,
 /// `minItems`, `maxItems`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
 /// `minLength`, `maxLength` (in Unicode code points, §6.3.1), `pattern` (searched, not anchored,
 /// §6.3.3) and `format: uuid` (RFC 9562 text form). Any other keyword is a documentation
@@ -22,7 +22,7 @@ public struct JSONSchemaCheck: Sendable {
 
     /// The keywords this checker enforces, plus the annotation keywords it may skip.
     public static let keywords: Set<String> = [
-        "$ref", "type", "enum", "const", "allOf", "anyOf", "oneOf", "properties", "patternProperties", "required", "additionalProperties", "items",
+        "$ref", "type", "enum", "const", "allOf", "anyOf", "oneOf", "if", "then", "else", "properties", "patternProperties", "required", "additionalProperties", "items",
         "minItems", "maxItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
         "pattern", "format", "description", "title", "examples", "default", "x-patternMessage",
     ]
@@ -74,6 +74,12 @@ public struct JSONSchemaCheck: Sendable {
             }
             if n == 0 { return first ?? Violation(field: field, message: "matches none of the allowed forms") }
             if n > 1 { return Violation(field: field, message: "is ambiguous") }
+        }
+        // §10.2.2.1–3: `then` applies when the value is valid against `if`, `else` when it is not;
+        // the branch's own violation names the field (a requirement that depends on a value).
+        if let condition = s["if"] {
+            let branch = violation(value, against: condition, at: field) == nil ? s["then"] : s["else"]
+            if let branch, let v = violation(value, against: branch, at: field) { return v }
         }
         switch value {
         case .object(let o):

@@ -182,6 +182,10 @@ enum OpenAPIComponents {
             ["required": ["sid"], "properties": ["userId": false]],
             ["properties": ["action": ["const": "clear"], "userId": false, "sid": false]],
         ]
+        // What each action needs besides its target, as schema too.
+        faultRequest["allOf"] = .array([("disconnect", "reason"), ("delay", "milliseconds"), ("drop", "events")].map { action, field in
+            ["if": ["properties": ["action": ["const": .string(action)]], "required": ["action"]], "then": ["required": [.string(field)]]]
+        })
         s["TestFaultRequest"] = .object(faultRequest)
         s["TestFaultResult"] = S.object([
             ("action", S.string), ("reason", S.nullable(S.string)),

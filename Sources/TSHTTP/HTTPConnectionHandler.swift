@@ -172,10 +172,16 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
             // completes before `Task.immediate` returns and `finish` runs inline (no job queued
             // on the loop, no extra turn of it); one that awaits resumes on this loop (the
             // executor preference) when its work is done. `processBuffered` is not re-entered
-            // by that inline `finish` (see `processing`).
-            Task.immediate(executorPreference: registry.executor) {
+            // by that inline `finish` (see `processing`). Apple ships `Task.immediate` from
+            // macOS 26: before, the task is queued on the loop and runs later in this iteration.
+            let run: @Sendable () async -> Void = {
                 let response = await responder.respond(to: frozen)
                 loop.executeOrRun { self.finish(request: frozen, response: response, start: start) }
+            }
+            if #available(macOS 26, *) {
+                Task.immediate(executorPreference: registry.executor, operation: run)
+            } else {
+                Task(executorPreference: registry.executor, operation: run)
             }
         } else {
             Task {

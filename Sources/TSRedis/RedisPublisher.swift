@@ -56,7 +56,7 @@ public final class RedisPublisher: @unchecked Sendable {
                         + "(realtime.redis.maxPendingPublishes \(configuration.maxPendingPublishes), maxPendingBytes \(configuration.maxPendingBytes))")
         }
         let command = RESPEncoder.command([Array("PUBLISH".utf8), channel, payload])
-        if link.state == .ready && head == queued.count {
+        if link.isReady && head == queued.count {
             send(command)
         } else {
             queued.append(command)

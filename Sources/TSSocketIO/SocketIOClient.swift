@@ -12,8 +12,9 @@ import TSSockets
 /// holds no Task (a suspended Task keeps its task-allocator slabs, ~5 KB after a `room:join`,
 /// which was most of an idle socket's memory — bench/RESULTS.md §4).
 ///
-/// Thread-safety: mutable state is guarded by `lock` (the Engine.IO session's, shared), which
-/// is a leaf here (nothing is called while it is held).
+/// Thread-safety: mutable state is guarded by this client's own `lock`, a leaf (nothing is
+/// called while it is held); the Engine.IO session below keeps its own. Packets are decoded
+/// before the lock is taken: it only covers handing a decoded packet to the reassembler.
 // @unchecked Sendable: all mutable state is in `state`, only accessed under `lock`; `process`
 // is an immutable `@Sendable` closure.
 final class SocketIOClient: @unchecked Sendable {
@@ -40,9 +41,9 @@ final class SocketIOClient: @unchecked Sendable {
 
     let session: EngineIOSession
     let timerLoop: EventLoop
-    /// The session's lock (`EngineIOSession.lock`, lent for this leaf use: one mutex per
-    /// connection). Nothing here calls into the session, or anything else, while holding it.
-    private var lock: Lock { session.lock }
+    let maxAttachments: Int
+    /// Guards `state`. Nothing here calls into the session, or anything else, while holding it.
+    private let lock = Lock()
     private var state: State
     /// Runs one packet of the mailbox (`SocketIOServer.process`).
     private let process: @Sendable (Work, SocketIOClient) async -> Void
@@ -51,6 +52,7 @@ final class SocketIOClient: @unchecked Sendable {
          process: @escaping @Sendable (Work, SocketIOClient) async -> Void) {
         self.session = session
         self.timerLoop = timerLoop
+        self.maxAttachments = maxAttachments
         self.process = process
         state = State(reassembler: SocketIOBinaryReassembler(maxAttachments: maxAttachments))
     }
@@ -76,13 +78,18 @@ final class SocketIOClient: @unchecked Sendable {
 
     // MARK: inbound (network threads)
 
-    /// Decodes a text message. Returns false when the packet was invalid (caller closes).
-    func receive(text: String) -> Bool { reassemble { r throws(SocketIODecodeError) in try r.receive(text: text) } }
+    /// Decodes a text message (before taking the lock). Returns false when the packet was
+    /// invalid (caller closes).
+    func receive(text: String) -> Bool {
+        let packet: SocketIOPacket
+        do { packet = try SocketIOPacketCodec.decode(text, maxAttachments: maxAttachments) } catch { return false }
+        return reassemble { r throws(SocketIODecodeError) in try r.receive(decoded: packet) }
+    }
 
-    /// Decodes a binary message (an attachment). Returns false when it was invalid (caller closes).
+    /// Takes a binary message (an attachment). Returns false when it was unexpected (caller closes).
     func receive(binary: [UInt8]) -> Bool { reassemble { r throws(SocketIODecodeError) in try r.receive(binary: binary) } }
 
-    /// Runs one reassembler step under the lock and dispatches the packet it completes, if any.
+    /// Runs one reassembler step (no parsing) under the lock and dispatches the packet it completes, if any.
     private func reassemble(_ step: (inout SocketIOBinaryReassembler) throws(SocketIODecodeError) -> SocketIOPacket?) -> Bool {
         let r: Result<SocketIOPacket?, SocketIODecodeError> = lock.withLock {
             do throws(SocketIODecodeError) { return .success(try step(&state.reassembler)) } catch { return .failure(error) }

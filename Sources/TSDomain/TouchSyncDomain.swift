@@ -54,6 +54,8 @@ public final class TouchSyncDomain: Sendable {
     public let devices: DeviceService
     /// Per-user write budgets, taken by the REST routes and Socket.IO handlers before a write.
     public let writeLimits: WriteLimits
+    /// Account deletion and export (`DELETE /api/auth/me`, `GET /api/auth/me/export`).
+    public let accounts: AccountService
 
     public init(db: Database, configuration: DomainConfiguration, events: any DomainEventPublisher,
                 delivery: (any NotificationDelivery)? = nil, clock: any WallClock = SystemWallClock(), logger: Logger) {
@@ -74,5 +76,6 @@ public final class TouchSyncDomain: Sendable {
         posts = PostService(db: db, clock: clock, sequence: sequence)
         devices = DeviceService(db: db, clock: clock, sequence: sequence)
         writeLimits = WriteLimits(configuration: configuration.writeLimits, clock: clock, logger: logger)
+        accounts = AccountService(db: db, clock: clock, events: events, auth: auth)
     }
 }

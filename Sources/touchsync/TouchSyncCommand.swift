@@ -11,7 +11,7 @@ struct TouchSyncCommand: AsyncParsableCommand {
         commandName: "touchsync",
         abstract: "TouchSync server: the REST API and Socket.IO realtime backend of the TouchSync iOS app.",
         version: "touchsync \(BuildInfo.version)",
-        subcommands: [Serve.self, Migrate.self, Token.self, Exec.self, Export.self, Import.self, Version.self, BenchSeed.self, Cert.self],
+        subcommands: [Serve.self, Migrate.self, Token.self, Exec.self, Export.self, Import.self, Backup.self, Restore.self, Version.self, BenchSeed.self, Cert.self],
         defaultSubcommand: Serve.self)
 }
 

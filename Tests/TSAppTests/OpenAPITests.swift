@@ -218,6 +218,12 @@ final class OpenAPITests: XCTestCase {
         check(try await api.post("/api/auth/refresh", token: dave), "POST", "/api/auth/refresh")  // 401: revoked
         check(try await api.post("/api/auth/logout", token: dave), "POST", "/api/auth/logout")  // 401
 
+        // Account export and deletion: a wrong password (401), then the deletion and its answer.
+        let erin = try await api.post("/api/auth/register", ["username": "erin", "password": "erin-password"]).dataString("token")
+        check(try await api.get("/api/auth/me/export", token: erin), "GET", "/api/auth/me/export")
+        check(try await api.send("DELETE", "/api/auth/me", json: ["password": "wrong-password"], token: erin), "DELETE", "/api/auth/me")  // 401
+        check(try await api.send("DELETE", "/api/auth/me", json: ["password": "erin-password"], token: erin), "DELETE", "/api/auth/me")
+
         // The inspector's data browser (dx; editable in test mode).
         let action = ["X-Inspector-Action": "1"]
         check(try await api.get("/inspector/api/browse/rooms?limit=2"), "GET", "/inspector/api/browse/:kind")

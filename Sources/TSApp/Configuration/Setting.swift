@@ -138,6 +138,13 @@ public struct Setting: Sendable {
                 help: "Time between background pruning rounds of notifications (0s = off)."),
         Setting(path: "notifications.pruneBatchSize", kind: .int, defaultValue: 500,
                 help: "Rows deleted per write while pruning, so the writer is never held long."),
+        // Backups while serving (docs/backup.md): SQLite only; PostgreSQL uses pg_dump.
+        Setting(path: "backup.directory", kind: .optionalString, defaultValue: nil,
+                help: "Directory for scheduled backups of the SQLite database (touchsync-YYYYMMDDTHHMMSS.mmmZ.sqlite, each checked with integrity_check); null turns them off."),
+        Setting(path: "backup.interval", kind: .duration, defaultValue: "6h",
+                help: "Time between scheduled backups; the first is due an interval after the newest backup already in backup.directory (at start when there is none)."),
+        Setting(path: "backup.keep", kind: .int, defaultValue: 7,
+                help: "Newest scheduled backups kept in backup.directory; older ones are deleted after each backup (0 = keep all)."),
         Setting(path: "auth.jwtSecret", kind: .optionalString, defaultValue: nil,
                 help: "HS256 secret. When null a random one is generated and stored beside the database (refused with TOUCHSYNC_ENV=production)."),
         Setting(path: "auth.passwordIterations", kind: .int, defaultValue: 210_000, help: "PBKDF2-HMAC-SHA256 iterations for password hashes."),

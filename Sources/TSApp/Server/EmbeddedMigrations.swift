@@ -16,7 +16,7 @@ public enum EmbeddedMigrations {
 
     /// The migrator start-up uses: the configured directory (it must exist), else
     /// `$TOUCHSYNC_MIGRATIONS_DIR` (it must exist), else the embedded migrations.
-    static func migrator(configuration: AppConfiguration, logger: Logger,
+    public static func migrator(configuration: AppConfiguration, logger: Logger = Logger(label: "touchsync"),
                          environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Migrator {
         let named: (String, String)? = configuration.optionalString("database.migrationsDir").map { ($0, "database.migrationsDir") }
             ?? environment[directoryEnvironmentVariable].flatMap { $0.isEmpty ? nil : ($0, directoryEnvironmentVariable) }

@@ -53,6 +53,11 @@ public final class TouchSyncServer: @unchecked Sendable {
         case tool
     }
 
+    /// Backups while serving (backup.directory), nil when off (TouchSyncServer+Backup.swift).
+    public let backups: ScheduledBackups?
+    /// Held while the SQLite database is open, so `touchsync restore` refuses (DatabaseLock).
+    let databaseLock: DatabaseLock?
+
     public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
                 clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
                 delivery: (any NotificationDelivery)? = nil, role: Role = .server) throws {
@@ -79,6 +84,7 @@ public final class TouchSyncServer: @unchecked Sendable {
             if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         }
         let dbConfig = try Self.databaseConfiguration(configuration)
+        databaseLock = try Self.lockDatabase(path: path, postgres: databaseURL != nil)  // backup hook
         if let databaseURL {
             guard PostgresURL.isPostgres(databaseURL) else {
                 throw ConfigurationError("database.url (TOUCHSYNC_DATABASE_URL, --database-url) must be postgres://user:pass@host:port/db; "
@@ -165,12 +171,15 @@ public final class TouchSyncServer: @unchecked Sendable {
             for socket in logoutHub.sockets(inRoom: RealtimeConfiguration.userChannel(userId)) { socket.disconnect() }
             bridge?.publishLogout(userId: userId)  // redis hook: and on the other nodes
         }).register(into: &router)
+        backups = try ScheduledBackups.make(configuration: configuration, databasePath: path, postgres: databaseURL != nil,
+                                            logger: Logger(label: "touchsync.backup"))  // backup hook
         OperationsRoutes(domain: domain, version: BuildInfo.version,
-                         components: bridge.map { b in [HealthComponent(name: "redis") { b.health }] } ?? []).register(into: &router)
+                         components: (bridge.map { b in [HealthComponent(name: "redis") { b.health }] } ?? [])
+                             + (backups.map { [$0.health] } ?? [])).register(into: &router)
         let httpBox = LateBound<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
                       tcpConnections: { httpBox.value?.openConnections ?? 0 },
-                      extra: Self.redisMetrics(bridge), access: try Self.metricsAccess(configuration, trustedProxies: trustedProxies)).register(into: &router)
+                      extra: Self.extraMetrics(redis: bridge, backups: backups), access: try Self.metricsAccess(configuration, trustedProxies: trustedProxies)).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
         let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, trustedProxies: trustedProxies, domain: domain,
@@ -279,6 +288,7 @@ public final class TouchSyncServer: @unchecked Sendable {
     public func start(handleSIGHUP: Bool = false) throws -> Int {
         let port = try http.start()
         maintenance.start()
+        backups?.start()  // backup hook
         redisBridge?.start()  // redis hook
         startTLSRotation(handleSIGHUP: handleSIGHUP)  // tls hook
         if let httpsRedirect {  // tls hook
@@ -302,6 +312,8 @@ public final class TouchSyncServer: @unchecked Sendable {
         await redisBridge?.stop()  // redis hook
         await domain.notifications.stop()
         await maintenance.stop()
+        await backups?.stop()  // backup hook
         db.close()
+        databaseLock?.release()
     }
 }

@@ -42,6 +42,18 @@ public enum OpenAPICatalog {
            description: "Increments the caller's token version: every token issued to the caller so far, on any device, is refused with 401 "
                + "from now on (REST and new Socket.IO connections), and the caller's connected sockets get a Socket.IO DISCONNECT. Log in again for a new token.",
            responses: [data(200, "Logged out", S.ref("LoggedOut"))], errors: [401]),
+        Op(.DELETE, "/api/auth/me", tag: "Auth", summary: "Delete the caller's account and personal data",
+           description: "Needs the caller's password. In one transaction: the caller's reactions, elements, messages, posts, likes, saves, devices, "
+               + "notifications and memberships are deleted, rooms the caller alone belonged to are deleted, shared rooms stay (one the caller created "
+               + "passes to its earliest remaining member). Other members get element:reaction:removed (with the new stats) for each heart and "
+               + "element:deleted / element:deleted:global for each element. Every token of the caller is refused with 401 from then on and the caller's "
+               + "sockets get a Socket.IO DISCONNECT. A wrong password is 401 and deletes nothing; wrong passwords count against the login throttle "
+               + "(auth.maxFailedLogins per username and client address: 429 with Retry-After past it).",
+           request: S.ref("DeleteAccountRequest"), responses: [data(200, "Deleted", S.ref("AccountDeleted"))], errors: [400, 401, 415]),
+        Op(.GET, "/api/auth/me/export", tag: "Auth", summary: "Everything stored about the caller, as JSON",
+           description: "The profile (never the password hash), rooms, memberships, elements, reactions, messages, posts, likes, saves, devices and "
+               + "notifications, from one consistent snapshot. A section holds at most 50000 rows; one that reaches it is named in truncated.",
+           responses: [data(200, "The caller's data", S.ref("AccountExport"))], errors: [401]),
 
         // Rooms
         Op(.POST, "/api/rooms", tag: "Rooms", summary: "Create a room (the creator is a member)",

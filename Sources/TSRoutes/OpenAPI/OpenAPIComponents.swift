@@ -101,8 +101,12 @@ enum OpenAPIComponents {
                                 ("database", S.enumeration(["ok", "error", "unavailable"])),
                                 // redis is present when realtime.redisUrl is set; degradedReason says why when
                                 // status is degraded (database unreachable, Redis down).
-                                ("redis", S.enumeration(["ok", "down"])), ("degradedReason", S.string)],
-                               optional: ["redis", "degradedReason"])
+                                ("redis", S.enumeration(["ok", "down"])), ("backup", S.ref("BackupStatus")), ("degradedReason", S.string)],
+                               optional: ["redis", "backup", "degradedReason"])
+        // Present when backup.directory is set (docs/backup.md): the last scheduled backup.
+        s["BackupStatus"] = S.object([("status", S.enumeration(["pending", "ok", "failed"])), ("directory", S.string),
+                                      ("at", S.dateTime), ("file", S.string), ("bytes", S.integer), ("error", S.string)],
+                                     optional: ["at", "file", "bytes", "error"])
 
         // Small results
         s["MemberAdded"] = S.object([("roomId", S.id), ("user", S.ref("User"))])
@@ -110,6 +114,19 @@ enum OpenAPIComponents {
         s["ElementDeleted"] = S.object([("id", S.id)])
         s["RoomCleared"] = S.object([("roomId", S.id), ("deleted", S.integer)])
         s["DeviceDeleted"] = S.object([("token", S.string)])
+        s["AccountDeleted"] = S.object([("userId", S.id), ("deleted", S.constant(true)), ("roomsDeleted", S.integer), ("elementsDeleted", S.integer),
+                                        ("reactionsDeleted", S.integer), ("messagesDeleted", S.integer)],
+                                       description: "What the deletion removed; the rooms counted are those the caller alone belonged to.")
+        let row = S.object([], open: true)
+        s["AccountExport"] = S.object([
+            ("exportedAt", S.dateTime),
+            ("user", S.object([("id", S.id), ("username", S.string), ("firstName", S.nullable(S.string)), ("avatarUrl", S.nullable(S.string)),
+                               ("createdAt", S.dateTime)])),
+            ("rooms", S.array(S.ref("Room"))), ("memberships", S.array(row)), ("elements", S.array(S.ref("Element"))),
+            ("reactions", S.array(row)), ("messages", S.array(row)), ("posts", S.array(row)), ("likes", S.array(row)), ("saves", S.array(row)),
+            ("devices", S.array(row)), ("notifications", S.array(row)),
+            ("truncated", S.describe(S.array(S.string), "Sections that reached 50000 rows and were cut there.")),
+        ])
         s["LoggedOut"] = S.object([("userId", S.id), ("loggedOut", S.constant(true))],
                                   description: "Every token issued to the user before this request is revoked.")
 
@@ -119,6 +136,7 @@ enum OpenAPIComponents {
             ("username", S.username), ("password", S.string(min: 8, max: 1024)),
             ("firstName", S.nullable(S.string(max: 100))), ("avatarUrl", S.nullable(S.string(max: 2048))),
         ], optional: ["firstName", "avatarUrl"])
+        s["DeleteAccountRequest"] = S.object([("password", S.describe(S.string(min: 1, max: 1024), "The caller's current password."))])
         s["LoginRequest"] = S.object([("username", S.string(min: 1, max: 64)), ("password", S.string(min: 1, max: 1024))])
         s["CreateRoomRequest"] = S.object([
             ("name", S.describe(S.nullable(S.notBlank(max: 200)), "Without it (or null) the room is named after its creation date and time.")),

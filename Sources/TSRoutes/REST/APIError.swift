@@ -78,6 +78,12 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
             return APIError(status: 503, code: "UNAVAILABLE", message: "The database is unreachable; retry shortly", envelope: envelope,
                             retryAfterSeconds: u.retryAfterSeconds)
         }
+        if let s = error as? StorageError, s.isForeignKeyViolation {
+            // A row the write refers to was deleted by a transaction that committed meanwhile (on
+            // PostgreSQL, e.g. the caller's account deleted while another device of theirs wrote).
+            return APIError(status: 409, code: "CONFLICT", message: "Something this request refers to was deleted meanwhile; reload and retry",
+                            envelope: envelope)
+        }
         if let h = error as? HTTPError, envelope == .mobile {
             return APIError(status: h.status, code: h.code, message: h.message, field: h.field, envelope: .mobile)
         }

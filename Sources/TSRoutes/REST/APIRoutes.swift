@@ -44,6 +44,13 @@ public struct APIRoutes: Sendable {
             loggedOut(ctx.user.id)
             return Reply.data(.object(["userId": .string(ctx.user.id), "loggedOut": true]))
         })
+        // The account and its personal data (AccountService); its sockets are then kicked as on logout.
+        router.delete("/api/auth/me", a.wrap { ctx in
+            let deletion = try await d.accounts.delete(userId: ctx.user.id, input: ctx.input(), clientAddress: proxies.clientAddress(of: ctx.request))
+            loggedOut(ctx.user.id)
+            return Reply.data(deletion.json)
+        })
+        router.get("/api/auth/me/export", a.wrap { ctx in Reply.data(try await d.accounts.export(userId: ctx.user.id)) })
 
         // Rooms
         let limits = d.writeLimits

@@ -44,7 +44,7 @@ public struct OperationsRoutes: Sendable {
             }
             for c in components {  // redis hook
                 let state = c.check()
-                body[c.name] = .string(state.status)
+                body[c.name] = c.detail?() ?? .string(state.status)
                 if let reason = state.degradedReason { reasons.append("\(c.name): \(reason)") }
             }
             if !reasons.isEmpty {
@@ -57,13 +57,17 @@ public struct OperationsRoutes: Sendable {
 }
 
 /// A part of the node `/health` reports on (redis hook): its status word and, when it degrades
-/// the node, why.
+/// the node, why. `detail`, when given, is what `/health` shows under `name` instead of the word
+/// (scheduled backups show their last outcome).
 public struct HealthComponent: Sendable {
     public let name: String
     public let check: @Sendable () -> (status: String, degradedReason: String?)
+    public let detail: (@Sendable () -> JSONValue)?
 
-    public init(name: String, check: @escaping @Sendable () -> (status: String, degradedReason: String?)) {
+    public init(name: String, check: @escaping @Sendable () -> (status: String, degradedReason: String?),
+                detail: (@Sendable () -> JSONValue)? = nil) {
         self.name = name
         self.check = check
+        self.detail = detail
     }
 }

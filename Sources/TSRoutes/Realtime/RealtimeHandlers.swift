@@ -125,9 +125,9 @@ public struct RealtimeHandlers: Sendable {
         socket.join(RealtimeConfiguration.roomChannel(roomId))
         let jsons = elements.map(\.json)
         // Through the hub (not socket.emit) so the emit is recorded for /api/test/events and the inspector.
-        hub.emit("elements:batch", [.object(["roomId": .string(roomId), "elements": .array(jsons)])], toSocket: socket.id)
+        hub.emit("elements:batch", [.object(["roomId": .string(roomId), "elements": .array(jsons)])], to: .socket(socket.id, namespace: socket.namespace))
         if configuration.legacyJoinEvents {
-            for e in jsons { hub.emit("element:created", [.object(["element": e])], toSocket: socket.id) }
+            for e in jsons { hub.emit("element:created", [.object(["element": e])], to: .socket(socket.id, namespace: socket.namespace)) }
         }
         _ = try await domain.rooms.markSeen(roomId: roomId, actor: uid)
         return .object(["roomId": .string(roomId), "elementCount": .int(Int64(elements.count))])

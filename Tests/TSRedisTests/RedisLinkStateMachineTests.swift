@@ -12,6 +12,18 @@ final class RedisLinkStateMachineTests: XCTestCase {
         Machine(handshakeCount: handshake, decoderLimits: RESPDecoder.Limits(), downLogInterval: 30 * second)
     }
 
+    /// A machine without handshake commands, started, resolved and connected (ready); its generation.
+    func readyMachine() -> (Machine, UInt64) {
+        var m = machine(handshake: 0)
+        guard case .startAttempt(let gen)? = m.start() else {
+            XCTFail("no attempt started")
+            return (m, 0)
+        }
+        _ = m.resolved("127.0.0.1", generation: gen)
+        XCTAssertEqual(m.connected(now: 0), .ready(downNanoseconds: nil, failedAttempts: 0, reconnect: false))
+        return (m, gen)
+    }
+
     func read(_ m: inout Machine, _ text: String, now: UInt64 = 0) -> [Machine.Action] {
         Array(text.utf8).withUnsafeBytes { m.bytesRead($0, now: now) }
     }
@@ -53,19 +65,14 @@ final class RedisLinkStateMachineTests: XCTestCase {
     }
 
     func testAReplySplitAcrossReadsIsDeliveredOnceComplete() {
-        var m = machine(handshake: 0)
-        guard case .startAttempt(let gen)? = m.start() else { return XCTFail() }
-        _ = m.resolved("127.0.0.1", generation: gen)
-        _ = m.connected(now: 0)
+        var m = readyMachine().0
         XCTAssertEqual(read(&m, "$5\r\nhel"), [])
         XCTAssertEqual(read(&m, "lo\r\n"), [.deliver(.bulkString(Array("hello".utf8)))])
     }
 
     func testPongsAreSwallowedAndAnyByteCountsAsAnAnswerToPing() {
-        var m = machine(handshake: 0)
-        guard case .startAttempt(let gen)? = m.start() else { return XCTFail() }
-        _ = m.resolved("127.0.0.1", generation: gen)
-        _ = m.connected(now: 0)
+        let (ready, gen) = readyMachine()
+        var m = ready
         XCTAssertEqual(m.pingTimerFired(generation: gen, now: 1, pingInterval: "1s"), .sendPing)
         XCTAssertEqual(m.state, .ready(heardSincePing: false))
         XCTAssertEqual(read(&m, "+PONG\r\n"), [], "a plain PONG is not a reply")
@@ -76,10 +83,8 @@ final class RedisLinkStateMachineTests: XCTestCase {
     }
 
     func testNoAnswerToPingFailsTheConnectionAsLost() {
-        var m = machine(handshake: 0)
-        guard case .startAttempt(let gen)? = m.start() else { return XCTFail() }
-        _ = m.resolved("127.0.0.1", generation: gen)
-        _ = m.connected(now: 0)
+        let (ready, gen) = readyMachine()
+        var m = ready
         XCTAssertEqual(m.pingTimerFired(generation: gen, now: 1, pingInterval: "1s"), .sendPing)
         XCTAssertEqual(m.pingTimerFired(generation: gen, now: 2, pingInterval: "1s"),
                        .fail(reason: "no answer to PING within 1s", log: .first(wasReady: true)))
@@ -97,10 +102,7 @@ final class RedisLinkStateMachineTests: XCTestCase {
     }
 
     func testUndecodableBytesFailTheConnection() {
-        var m = machine(handshake: 0)
-        guard case .startAttempt(let gen)? = m.start() else { return XCTFail() }
-        _ = m.resolved("127.0.0.1", generation: gen)
-        _ = m.connected(now: 0)
+        var m = readyMachine().0
         let actions = read(&m, "?nonsense\r\n")
         guard case .fail(_, .first(wasReady: true))? = actions.first, actions.count == 1 else { return XCTFail("\(actions)") }
         XCTAssertEqual(m.state, .waiting)
@@ -118,10 +120,7 @@ final class RedisLinkStateMachineTests: XCTestCase {
     }
 
     func testAnOutageLogsOnceThenASummaryPerIntervalThenTheRecoveryWithItsLength() {
-        var m = machine(handshake: 0)
-        guard case .startAttempt(let gen)? = m.start() else { return XCTFail() }
-        _ = m.resolved("127.0.0.1", generation: gen)
-        _ = m.connected(now: 0)
+        var m = readyMachine().0
         XCTAssertEqual(m.connectionClosed("peer closed", now: 100 * second),
                        .fail(reason: "connection closed (peer closed)", log: .first(wasReady: true)))
         XCTAssertNil(m.connectionClosed("again", now: 100 * second), "a close while waiting is not a second failure")

@@ -12,7 +12,11 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "touchsync",
-    platforms: [.macOS(.v14)],
+    // macOS 15: the code uses Swift 6.0 runtime APIs that Apple ships from macOS 15 on (task
+    // executors, `String(validating:as:)`, `Atomic`, `Int128`), and Xcode 26 (Swift 6.2,
+    // which the dependencies need) runs only on macOS 15.6 or later anyway (README "macOS";
+    // scripts/check-availability holds the code to this floor).
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "touchsync", targets: ["touchsync"]),
         .executable(name: "conformance-server", targets: ["conformance-server"]),

@@ -120,6 +120,11 @@ def server():
     })
     assert base, "server did not start:\n" + "".join(lines)
     yield Server(proc, base, lines)
+    stop_serve(proc, drop_db)
+
+
+def stop_serve(proc, drop_db):
+    """SIGTERM, which must end the server with exit 0; then its database goes."""
     proc.terminate()
     try:
         assert proc.wait(timeout=15) == 0, "SIGTERM must end the server with exit 0"

@@ -449,3 +449,32 @@ def test_request_list_is_off_in_production():
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+@needs_chromium
+def test_disconnect_button_sends_a_server_disconnect_and_the_client_stays_away(test_server, fixtures, browser):
+    bob = fixtures["users"]["bob"]
+    reasons, connects = [], []
+    client = socketio.Client(reconnection=True, reconnection_delay=0.1, reconnection_delay_max=0.2, randomization_factor=0)
+    client.on("connect", lambda: connects.append(time.monotonic()))
+    client.on("disconnect", lambda reason=None: reasons.append(reason))
+    client.connect(test_server, auth={"token": bob["token"]}, transports=["websocket"])
+    try:
+        sid = client.get_sid()
+        browser.call("Page.navigate", url=test_server + "/inspector")
+        browser.wait_for("document.body && document.body.dataset.ready === '1'", what="the first poll")
+        click(browser, f"#sockets-body button.kick-socket[data-socket='{sid}']", what="the socket's Disconnect button")
+        browser.wait_for("document.getElementById('data-status').textContent.startsWith('Sent a server disconnect')", what="the status")
+        deadline = time.monotonic() + 5
+        while not reasons and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert reasons == ["server disconnect"], reasons
+        # python-socketio would reconnect after 0.1 s on a transport loss; after a server disconnect it must not.
+        deadline = time.monotonic() + 1.0
+        while len(connects) == 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(connects) == 1, "the client reconnected after a server disconnect"
+        browser.wait_for(f"!document.querySelector('#sockets-body tr[data-socket=\"{sid}\"]')", what="the socket row to go")
+        assert browser.exceptions == []
+    finally:
+        client.disconnect()

@@ -170,7 +170,7 @@ extension EngineIOSession {
         }
         var actions = Deferred()
         lock.withLock {
-            guard !state.closed else { return }
+            guard !state.closed, !isSilencedLocked else { return }
             if let probe = state.probe, probe === ws {
                 handleProbeLocked(decoded, probe: probe, into: &actions)
             } else if let active = state.ws, active === ws {

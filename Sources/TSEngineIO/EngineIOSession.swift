@@ -134,6 +134,8 @@ public final class EngineIOSession: @unchecked Sendable {
         var pacedQueue: [[UInt8]] = []
         /// `userInfo` (kept under the session lock: no lock object of its own per session).
         var userInfo: (any AnyObject & Sendable)?
+        /// Injected faults (test mode; `EngineIOSession+Faults.swift`), nil when none.
+        var faults: EngineSessionFaults?
         // While a probe is attached, sends keep going to `queue` (polling); on the client's
         // `5` the queue is flushed over the new websocket, so order survives the switch.
 
@@ -214,11 +216,13 @@ public final class EngineIOSession: @unchecked Sendable {
 
     /// Sends packets encoded once for many recipients (broadcast). Returns false when the
     /// session is closed or was closed because its buffer bound was passed (slow consumer).
+    /// `throughFaults` false: the fault queue's own flush, which must not be faulted again.
     @discardableResult
-    public func sendPreEncoded(_ packets: [EnginePreEncodedPacket]) -> Bool {
+    public func sendPreEncoded(_ packets: [EnginePreEncodedPacket], throughFaults: Bool = true) -> Bool {
         var actions = Deferred()
         let ok: Bool = lock.withLock {
             if state.closed { return false }
+            if throughFaults, let f = state.faults, let taken = faultedSendLocked(packets, f, into: &actions) { return taken }
             if state.transport == .websocket, let ws = state.ws {
                 let frames = protocolVersion == 3 ? packets.map { webSocketFrame(forSegment: $0.segment) } : packets.map(\.frame)
                 if state.pacing || state.pacedInFlight {
@@ -242,10 +246,11 @@ public final class EngineIOSession: @unchecked Sendable {
 
     /// The WebSocket this session writes to, when it is on the websocket transport
     /// (broadcast writes pre-encoded frames to it directly). Nil while set-up writes are paced,
-    /// so a broadcast then queues behind them (`sendPreEncoded`).
+    /// so a broadcast then queues behind them (`sendPreEncoded`), and nil while faults are
+    /// injected, so a broadcast meets them there.
     var activeWebSocket: (any EngineWebSocketTransport)? {
         // v3 sessions frame binary messages differently: they take the per-session path.
-        lock.withLock { state.closed || state.transport != .websocket || state.pacing || state.pacedInFlight || protocolVersion == 3 ? nil : state.ws }
+        lock.withLock { state.closed || state.transport != .websocket || state.pacing || state.pacedInFlight || protocolVersion == 3 || state.faults != nil ? nil : state.ws }
     }
 
     // MARK: set-up pacing
@@ -440,7 +445,7 @@ public final class EngineIOSession: @unchecked Sendable {
     /// Arms the single session timer at the heartbeat's next deadline (if it changed).
     func rearmTimer() {
         lock.withLock {
-            guard !state.closed, let deadline = state.heartbeat.nextDeadline else { return }
+            guard !state.closed, !isSilencedLocked, let deadline = state.heartbeat.nextDeadline else { return }
             if state.timerDeadline == deadline { return }
             state.timerDeadline = deadline
             let hb = state.heartbeat

@@ -439,6 +439,19 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Closes immediately with a TCP reset (RST: `SO_LINGER` 0, then close), dropping unsent
+    /// data: how a connection dies on a network error, as the peer sees it. Idempotent,
+    /// thread-safe.
+    public func reset(_ reason: CloseReason) {
+        guard loop.inEventLoop else {
+            loop.execute { self.reset(reason) }
+            return
+        }
+        guard state != .closed else { return }
+        socket.setResetOnClose()
+        closeNow(reason)
+    }
+
     /// Flushes pending output, shuts down the sending side, drains the peer's input for up to
     /// `lingerNanoseconds` (so the peer reads our last response instead of a reset), then closes.
     /// Further writes are ignored. Idempotent, thread-safe.

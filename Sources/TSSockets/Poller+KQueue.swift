@@ -1,9 +1,18 @@
 #if canImport(Darwin)
 import Darwin
 
-// NOT BUILT ON A MAC YET: written and reviewed line by line against the macOS SDK's <sys/event.h>
-// and kqueue(2); no Mac was available to compile or run it. The poll(2) backend, which runs the
-// same event loop on Linux in ./scripts/test, covers the logic above the poller.
+// Never compiled on a Mac by us: scripts/check-darwin-typecheck type-checks it on Linux against a
+// stand-in <sys/event.h> written from xnu's, and the CI's macos-15 job builds and runs it
+// (docs/macos.md). The poll(2) backend, which runs the same event loop on Linux in ./scripts/test,
+// covers the logic above the poller.
+
+/// kevent(2), bound once by its function type. <sys/event.h> names a struct and a function
+/// `kevent`; a module-qualified `Darwin.kevent(...)` finds only the struct (its memberwise
+/// initializer) and does not compile, and the unqualified name is ambiguous as a value, so the
+/// function is taken here by its exact type (as swift-nio's System.swift does) and called as
+/// `sysKevent`. `kevent(ident:…)` and `kevent()` below are the struct.
+private let sysKevent: @convention(c) (Int32, UnsafePointer<kevent>?, Int32, UnsafeMutablePointer<kevent>?, Int32,
+                                       UnsafePointer<timespec>?) -> Int32 = kevent
 
 /// kqueue(2), level-triggered (no EV_CLEAR on descriptors), with an EVFILT_USER event for the
 /// cross-thread wake-up. A descriptor is two kevents (EVFILT_READ and EVFILT_WRITE), both added at
@@ -28,16 +37,16 @@ final class KQueuePoller: Poller {
             _ = Darwin.close(q)
             throw e
         }
-        var wake = Darwin.kevent(ident: Self.wakeIdent, filter: Int16(EVFILT_USER),
-                                 flags: UInt16(EV_ADD | EV_CLEAR), fflags: 0, data: 0, udata: nil)
-        if Darwin.kevent(q, &wake, 1, nil, 0, nil) < 0 {
+        var wake = kevent(ident: Self.wakeIdent, filter: Int16(EVFILT_USER),
+                          flags: UInt16(EV_ADD | EV_CLEAR), fflags: 0, data: 0, udata: nil)
+        if sysKevent(q, &wake, 1, nil, 0, nil) < 0 {
             let e = SocketError.current("kevent")
             _ = Darwin.close(q)
             throw e
         }
         kq = q
         buffer = .allocate(capacity: maxEvents)
-        buffer.initialize(repeating: Darwin.kevent())
+        buffer.initialize(repeating: kevent())
     }
 
     deinit { buffer.deallocate() }
@@ -49,11 +58,11 @@ final class KQueuePoller: Poller {
         let read = UInt16(EV_ADD | (interest.contains(.readable) ? EV_ENABLE : EV_DISABLE))
         let write = UInt16(EV_ADD | (interest.contains(.writable) ? EV_ENABLE : EV_DISABLE))
         var changes = (
-            Darwin.kevent(ident: UInt(fd), filter: Int16(EVFILT_READ), flags: read, fflags: 0, data: 0, udata: udata),
-            Darwin.kevent(ident: UInt(fd), filter: Int16(EVFILT_WRITE), flags: write, fflags: 0, data: 0, udata: udata)
+            kevent(ident: UInt(fd), filter: Int16(EVFILT_READ), flags: read, fflags: 0, data: 0, udata: udata),
+            kevent(ident: UInt(fd), filter: Int16(EVFILT_WRITE), flags: write, fflags: 0, data: 0, udata: udata)
         )
         let rc = withUnsafePointer(to: &changes) { p in
-            p.withMemoryRebound(to: Darwin.kevent.self, capacity: 2) { Darwin.kevent(kq, $0, 2, nil, 0, nil) }
+            p.withMemoryRebound(to: kevent.self, capacity: 2) { sysKevent(kq, $0, 2, nil, 0, nil) }
         }
         if rc < 0 { throw SocketError.current("kevent") }
     }
@@ -68,11 +77,11 @@ final class KQueuePoller: Poller {
 
     func remove(fd: Int32, token: UInt64) {
         var changes = (
-            Darwin.kevent(ident: UInt(fd), filter: Int16(EVFILT_READ), flags: UInt16(EV_DELETE), fflags: 0, data: 0, udata: nil),
-            Darwin.kevent(ident: UInt(fd), filter: Int16(EVFILT_WRITE), flags: UInt16(EV_DELETE), fflags: 0, data: 0, udata: nil)
+            kevent(ident: UInt(fd), filter: Int16(EVFILT_READ), flags: UInt16(EV_DELETE), fflags: 0, data: 0, udata: nil),
+            kevent(ident: UInt(fd), filter: Int16(EVFILT_WRITE), flags: UInt16(EV_DELETE), fflags: 0, data: 0, udata: nil)
         )
         _ = withUnsafePointer(to: &changes) { p in
-            p.withMemoryRebound(to: Darwin.kevent.self, capacity: 2) { Darwin.kevent(kq, $0, 2, nil, 0, nil) }
+            p.withMemoryRebound(to: kevent.self, capacity: 2) { sysKevent(kq, $0, 2, nil, 0, nil) }
         }
     }
 
@@ -80,10 +89,10 @@ final class KQueuePoller: Poller {
         let capacity = Int32(min(buffer.count, events.count))
         let n: Int32
         if timeoutMilliseconds < 0 {
-            n = Darwin.kevent(kq, nil, 0, buffer.baseAddress, capacity, nil)
+            n = sysKevent(kq, nil, 0, buffer.baseAddress, capacity, nil)
         } else {
             var ts = timespec(tv_sec: Int(timeoutMilliseconds / 1000), tv_nsec: Int(timeoutMilliseconds % 1000) * 1_000_000)
-            n = Darwin.kevent(kq, nil, 0, buffer.baseAddress, capacity, &ts)
+            n = sysKevent(kq, nil, 0, buffer.baseAddress, capacity, &ts)
         }
         if n < 0 {
             if Darwin.errno == EINTR { return 0 }
@@ -109,9 +118,9 @@ final class KQueuePoller: Poller {
     }
 
     func wakeUp() {
-        var trigger = Darwin.kevent(ident: Self.wakeIdent, filter: Int16(EVFILT_USER), flags: 0,
-                                    fflags: UInt32(NOTE_TRIGGER), data: 0, udata: nil)
-        _ = Darwin.kevent(kq, &trigger, 1, nil, 0, nil)
+        var trigger = kevent(ident: Self.wakeIdent, filter: Int16(EVFILT_USER), flags: 0,
+                             fflags: UInt32(NOTE_TRIGGER), data: 0, udata: nil)
+        _ = sysKevent(kq, &trigger, 1, nil, 0, nil)
     }
 
     func close() {

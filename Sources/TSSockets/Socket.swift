@@ -143,6 +143,14 @@ public struct Socket: Sendable, Hashable {
         _ = Platform.shutdown(fd, Platform.shutWrite)
     }
 
+    /// SO_LINGER on with a zero timeout: the next `close()` sends a TCP reset (RST) instead of a
+    /// FIN, and drops unsent data (the peer sees ECONNRESET). Errors are ignored, as for
+    /// `shutdownWrite`.
+    public func setResetOnClose() {
+        var l = linger(l_onoff: 1, l_linger: 0)
+        _ = Platform.setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
+    }
+
     /// close(2). EINTR is not retried (on Linux the descriptor is released regardless).
     public func close() {
         _ = Platform.close(fd)

@@ -21,7 +21,8 @@ public final class SQLiteConnection {
 
     /// Opens (creating if needed, unless `readOnly`) the database at `path` and applies
     /// `configuration`: extended result codes, busy timeout, and for writable connections
-    /// `journal_mode`, `synchronous`, `foreign_keys` and the defensive flag.
+    /// `journal_mode`, `synchronous` (with the platform's `durabilityPragmas`), `foreign_keys`
+    /// and the defensive flag.
     /// `path` may be a filename, `":memory:"` or a `file:` URI.
     public init(path: String, readOnly: Bool = false, configuration: DatabaseConfiguration) throws {
         var db: OpaquePointer?
@@ -46,6 +47,7 @@ public final class SQLiteConnection {
                 _ = ts_sqlite3_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &ignored)
                 try executeScript("PRAGMA journal_mode = \(configuration.journalMode.rawValue)")
                 try executeScript("PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+                for pragma in Self.durabilityPragmas(for: .current) { try executeScript(pragma) }
                 // The WAL's bound: checkpoint every N pages, and shrink the file after a reset.
                 try executeScript("PRAGMA journal_size_limit = \(configuration.journalSizeLimitBytes)")
                 try executeScript("PRAGMA wal_autocheckpoint = \(max(0, configuration.walAutocheckpointPages))")

@@ -7,9 +7,7 @@
 #elseif canImport(Darwin)
 @_exported import Darwin
 #endif
-#if os(Linux)
 import Synchronization
-#endif
 
 // The few POSIX types whose Swift shape differs between Glibc and Darwin, named once here so no
 // other file needs `#if`.
@@ -28,8 +26,11 @@ public func platformSpawnAttributes() -> PlatformSpawnAttributes { nil }
 
 /// `pthread_create` (POSIX.1-2017) of a joinable thread with a `stackSize`-byte stack running
 /// `body(argument)`. `body` may not capture (it is a C function pointer). Glibc's `pthread_t` is an
-/// integer and its start routine takes an optional pointer; Darwin's is a non-optional pointer
-/// and its routine a non-optional argument. Returns pthread_create's result and the thread.
+/// integer, Darwin's a pointer that pthread_create writes through `pthread_t?`. The start routine's
+/// argument imports as Optional on Glibc and in Darwin's <pthread.h> as Swift 6 reads it, and as
+/// non-optional in that header's older shape (`_PTHREAD_SWIFT_IMPORTER_NULLABILITY_COMPAT`); the
+/// trampoline widens it to Optional first, which compiles with either. Returns pthread_create's
+/// result and the thread.
 public func platformThreadCreate(stackSize: Int, argument: UnsafeMutableRawPointer,
                                  _ body: @convention(c) (UnsafeMutableRawPointer) -> Void) -> (code: Int32, thread: pthread_t?) {
     var attr = pthread_attr_t()
@@ -37,47 +38,60 @@ public func platformThreadCreate(stackSize: Int, argument: UnsafeMutableRawPoint
     defer { pthread_attr_destroy(&attr) }
     pthread_attr_setstacksize(&attr, stackSize)
     // The routine and its argument travel together in one heap pair, unpacked by a capture-free trampoline.
-    let pair = UnsafeMutablePointer<(@convention(c) (UnsafeMutableRawPointer) -> Void, UnsafeMutableRawPointer)>.allocate(capacity: 1)
-    pair.initialize(to: (body, argument))
+    let pair = UnsafeMutablePointer<ThreadStart>.allocate(capacity: 1)
+    pair.initialize(to: ThreadStart(body: body, argument: argument))
     #if canImport(Glibc)
     var tid = pthread_t()
-    let rc = pthread_create(&tid, &attr, { raw in
-        let p = raw!.assumingMemoryBound(to: (@convention(c) (UnsafeMutableRawPointer) -> Void, UnsafeMutableRawPointer).self)
-        let (f, a) = p.move()
-        p.deallocate()
-        f(a)
-        return nil
-    }, pair)
-    if rc != 0 { pair.deinitialize(count: 1); pair.deallocate() }
-    return (rc, rc == 0 ? tid : nil)
     #else
     var tid: pthread_t? = nil
+    #endif
     let rc = pthread_create(&tid, &attr, { raw in
-        let p = raw.assumingMemoryBound(to: (@convention(c) (UnsafeMutableRawPointer) -> Void, UnsafeMutableRawPointer).self)
-        let (f, a) = p.move()
-        p.deallocate()
-        f(a)
+        // Widened to Optional first, so the same line compiles whether `raw` imports as Optional or not.
+        let start = (raw as UnsafeMutableRawPointer?)!
+        ThreadStart.run(start)
         return nil
     }, pair)
     if rc != 0 { pair.deinitialize(count: 1); pair.deallocate() }
     return (rc, rc == 0 ? tid : nil)
-    #endif
+}
+
+/// What `platformThreadCreate`'s trampoline runs: the C routine and its argument, on the heap.
+struct ThreadStart {
+    let body: @convention(c) (UnsafeMutableRawPointer) -> Void
+    let argument: UnsafeMutableRawPointer
+
+    /// Takes the pair out of `raw` (freeing it) and runs the routine on this thread.
+    static func run(_ raw: UnsafeMutableRawPointer) {
+        let p = raw.assumingMemoryBound(to: ThreadStart.self)
+        let start = p.move()
+        p.deallocate()
+        start.body(start.argument)
+    }
 }
 
 /// A Boolean that any thread may read and write without a lock: one writer publishes a change
-/// (release), readers elsewhere see it (acquire). Stored inline in its owner (no allocation) on
-/// Linux, where it is the standard library's `Atomic<Bool>`; on Darwin, whose `Atomic` needs
-/// macOS 15 (the package supports 14), a `LockedValue`. Non-copyable: keep it as a `let` of a class.
+/// (release), readers elsewhere see it (acquire). Stored inline in its owner (no allocation): the
+/// standard library's `Atomic<Bool>` (Linux, and macOS 15, the package's floor). Non-copyable:
+/// keep it as a `let` of a class.
 public struct AtomicFlag: ~Copyable, Sendable {
-    #if os(Linux)
     private let value: Atomic<Bool>
     public init(_ initial: Bool) { value = Atomic(initial) }
     public var current: Bool { value.load(ordering: .acquiring) }
     public func set(_ newValue: Bool) { value.store(newValue, ordering: .releasing) }
-    #else
-    private let value: LockedValue<Bool>
-    public init(_ initial: Bool) { value = LockedValue(initial) }
-    public var current: Bool { value.current }
-    public func set(_ newValue: Bool) { value.withLock { $0 = newValue } }
-    #endif
+}
+
+/// The operating system this build is for, so that the few choices above the platform layer that
+/// depend on it (TSStorage's durability pragmas) are made from a value, not from an `#if` of their own.
+public enum OperatingSystem: Sendable, Equatable {
+    case linux
+    case darwin
+
+    /// The system this binary was compiled for.
+    public static var current: OperatingSystem {
+        #if canImport(Darwin)
+        return .darwin
+        #else
+        return .linux
+        #endif
+    }
 }

@@ -45,8 +45,8 @@ struct Restore: AsyncParsableCommand {
 /// the `pg_dump` / `pg_restore` command to use instead.
 private func sqliteDatabase(_ common: CommonOptions, file: String, restore: Bool) throws -> (AppConfiguration, String) {
     let config = try common.load(extra: ["log.level": "warning"])
-    if let url = config.optionalString("database.url"), !url.isEmpty {
+    if let url = config[.databaseUrl], !url.isEmpty {
         throw Fatal.fail(DatabaseBackup.postgresAdvice(url: url, file: file, restore: restore))
     }
-    return (config, config.string("database.path"))
+    return (config, config[.databasePath])
 }

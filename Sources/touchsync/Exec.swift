@@ -67,7 +67,7 @@ struct Exec: AsyncParsableCommand {
 
         // An in-memory run needs no stored JWT secret: a random one for this process, without the warning.
         let probe = try AppConfiguration.load(configFile: common.config, environment: ProcessInfo.processInfo.environment, overrides: extra)
-        if probe.optionalString("auth.jwtSecret") == nil && probe.string("database.path") == ":memory:" {
+        if probe[.authJwtSecret] == nil && probe[.databasePath] == ":memory:" {
             var g = SystemRandomNumberGenerator()
             extra["auth.jwtSecret"] = .string((0..<4).map { _ in String(g.next() as UInt64, radix: 16) }.joined())
         }
@@ -113,7 +113,7 @@ struct Exec: AsyncParsableCommand {
                 env[k] = v
                 env["TEST_RUNNER_" + k] = v
             }
-            FileHandle.standardError.write(Data("touchsync exec: test-mode server on \(base) (\(config.string("database.path"))); running \(command.joined(separator: " "))\n".utf8))
+            FileHandle.standardError.write(Data("touchsync exec: test-mode server on \(base) (\(config[.databasePath])); running \(command.joined(separator: " "))\n".utf8))
             status = await ChildProcess.run(command, environment: env)
         } catch {
             await server.shutdown()

@@ -39,10 +39,10 @@ struct CommonOptions: ParsableArguments {
         if let logLevel { overrides["log.level"] = .string(logLevel) }
         if let logFormat { overrides["log.format"] = .string(logFormat) }
         let config = try AppConfiguration.load(configFile: config, environment: ProcessInfo.processInfo.environment, overrides: overrides)
-        guard let level = Logger.Level(rawValue: config.string("log.level")) else {
+        guard let level = Logger.Level(rawValue: config[.logLevel]) else {
             throw ValidationError("log.level must be one of trace, debug, info, notice, warning, error, critical")
         }
-        guard let format = TouchSyncLogHandler.Format(rawValue: config.string("log.format")) else {
+        guard let format = TouchSyncLogHandler.Format(rawValue: config[.logFormat]) else {
             throw ValidationError("log.format must be text or json")
         }
         TouchSyncLogHandler.bootstrap(level: level, format: format)
@@ -95,7 +95,7 @@ struct Serve: AsyncParsableCommand {
         if let redisUrl { extra["realtime.redisUrl"] = .string(redisUrl) }
         let config = try common.load(extra: extra)
         // The listening address first: a busy port should not cost a migration and a demo seed.
-        do { try PortCheck.ensureAvailable(host: config.string("server.host"), port: config.int("server.port")) } catch {
+        do { try PortCheck.ensureAvailable(host: config[.serverHost], port: config[.serverPort]) } catch {
             throw Fatal.fail("\(error)")
         }
         let server: TouchSyncServer
@@ -103,13 +103,13 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data("touchsync: \(error)\n".utf8))
             throw ExitCode.failure
         }
-        let demoMode = config.bool("demo")
+        let demoMode = config[.demo]
         if demoMode { try await DemoSeeder.seedIfEmpty(server.domain) }
-        let host = config.string("server.host")
+        let host = config[.serverHost]
         let port: Int
         do { port = try server.start(handleSIGHUP: true) } catch let error as SocketError {
             // Taken between the check and now (another process raced us): the same advice.
-            throw Fatal.fail(PortCheck.message(for: error, host: host, port: config.int("server.port")))
+            throw Fatal.fail(PortCheck.message(for: error, host: host, port: config[.serverPort]))
         }
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         let base = "\(server.scheme)://\(shownHost):\(port)"

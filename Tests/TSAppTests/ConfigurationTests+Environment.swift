@@ -9,7 +9,7 @@ extension ConfigurationTests {
         XCTAssertEqual(Setting.named("realtime.globalEvents")?.environmentName, "TOUCHSYNC_REALTIME_GLOBAL_EVENTS")
         for name in ["TOUCHSYNC_REALTIME_ALLOW_EIO3", "TOUCHSYNC_REALTIME_ALLOW_E_I_O3"] {
             let config = try AppConfiguration.load(configFile: nil, environment: [name: "true"], overrides: [:])
-            XCTAssertTrue(config.bool("realtime.allowEIO3"), name)
+            XCTAssertTrue(config[.realtimeAllowEIO3], name)
             XCTAssertEqual(config.sources["realtime.allowEIO3"], "env \(name)")
         }
         // Every setting's variable is unique, and no alias shadows another setting's.

@@ -15,12 +15,12 @@ final class ConfigurationTests: XCTestCase {
                                                environment: ["TOUCHSYNC_PORT": "5000", "TOUCHSYNC_LOG_LEVEL": "warning",
                                                              "TOUCHSYNC_REALTIME_LEGACY_JOIN_EVENTS": "true", "UNRELATED": "x"],
                                                overrides: ["log.level": "error"])
-        XCTAssertEqual(config.int("server.maxBodyBytes"), 1_048_576, "default")
-        XCTAssertEqual(config.string("server.host"), "0.0.0.0", "file over default")
-        XCTAssertEqual(config.string("realtime.globalEvents"), "all", "file")
-        XCTAssertEqual(config.int("server.port"), 5000, "environment over file")
-        XCTAssertTrue(config.bool("realtime.legacyJoinEvents"), "generic TOUCHSYNC_* name")
-        XCTAssertEqual(config.string("log.level"), "error", "flag over environment")
+        XCTAssertEqual(config[.serverMaxBodyBytes], 1_048_576, "default")
+        XCTAssertEqual(config[.serverHost], "0.0.0.0", "file over default")
+        XCTAssertEqual(config[.realtimeGlobalEvents], "all", "file")
+        XCTAssertEqual(config[.serverPort], 5000, "environment over file")
+        XCTAssertTrue(config[.realtimeLegacyJoinEvents], "generic TOUCHSYNC_* name")
+        XCTAssertEqual(config[.logLevel], "error", "flag over environment")
         XCTAssertEqual(config.sources["server.port"], "env TOUCHSYNC_PORT")
     }
 

@@ -9,7 +9,7 @@ import XCTest
 final class LimitsDocTests: XCTestCase {
     /// Numeric settings that bound nothing (an address, a count of threads, a cost, a lifetime).
     static let notLimits: Set<String> = ["server.port", "server.eventLoops", "tls.redirectPort",
-                                         "auth.passwordIterations", "auth.tokenLifetimeSeconds"]
+                                         "auth.passwordIterations", "auth.tokenLifetime"]
 
     func testEveryLimitSettingHasARowWithItsDefault() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

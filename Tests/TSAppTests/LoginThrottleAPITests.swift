@@ -4,6 +4,15 @@ import TSRoutes
 import TSTestSupport
 import XCTest
 
+/// Skips, with the reason, where a client cannot take the other loopback addresses these tests use:
+/// macOS's lo0 has only 127.0.0.1 until aliases are added. On Linux every 127/8 address binds.
+private func requireLoopbackAliases(_ addresses: String...) throws {
+    for address in addresses where !TestSockets.canBindSource(address) {
+        throw XCTSkip("SKIPPED (needs another client address): cannot bind \(address) here (macOS's lo0 has only "
+                      + "127.0.0.1; add it with `sudo ifconfig lo0 alias \(address) up`)")
+    }
+}
+
 /// Over real sockets: login throttling per (username, client address), and per
 /// address for unknown usernames, so nobody can lock another user out by name. Other client
 /// addresses are 127.0.0.2 and 127.0.0.3 (the client socket is bound to them; Linux routes 127/8).
@@ -17,6 +26,7 @@ final class LoginThrottleAPITests: LiveServerTestCase, @unchecked Sendable {  //
     }
 
     func testBobsFailuresLockOnlyBobFromThatAddress() async throws {
+        try requireLoopbackAliases("127.0.0.2")
         _ = try await api.register("bob")
         _ = try await api.register("alice")
         for i in 0..<10 {
@@ -41,6 +51,7 @@ final class LoginThrottleAPITests: LiveServerTestCase, @unchecked Sendable {  //
     }
 
     func testUnknownUsernamesAreThrottledPerAddress() async throws {
+        try requireLoopbackAliases("127.0.0.2", "127.0.0.3")
         _ = try await api.register("carol")
         for i in 0..<10 {
             XCTAssertEqual(login("ghost\(i)", "whatever-password", from: "127.0.0.3").status, 401)
@@ -107,6 +118,7 @@ final class TrustedProxyLoginThrottleAPITests: LiveServerTestCase, @unchecked Se
     }
 
     func testForwardedForFromAPeerOutsideTheListIsIgnored() async throws {
+        try requireLoopbackAliases("127.0.0.2")
         _ = try await api.register("frank")
         // 127.0.0.2 is not a trusted proxy: its X-Forwarded-For is its own claim, ignored.
         for i in 0..<10 {

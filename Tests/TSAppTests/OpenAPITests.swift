@@ -127,6 +127,10 @@ final class OpenAPITests: XCTestCase {
         check(fx, "POST", "/api/test/fixtures")
         let fixtures = fx.json["data"] ?? .null
         check(try await api.post("/api/test/fixtures", ["users": [["username": "x"]]]), "POST", "/api/test/fixtures")  // 400
+        check(try await api.post("/api/test/faults", ["action": "clear"]), "POST", "/api/test/faults")
+        check(try await api.post("/api/test/faults", ["action": "hold", "userId": "nobody"]), "POST", "/api/test/faults")  // 404
+        check(try await api.post("/api/test/faults", ["action": "nap"]), "POST", "/api/test/faults")  // 400
+        check(try await api.get("/api/test/faults"), "GET", "/api/test/faults")
         check(try await api.get("/health"), "GET", "/health")
         check(try await api.get("/metrics"), "GET", "/metrics")
         check(try await api.get("/openapi.json"), "GET", "/openapi.json")
@@ -243,6 +247,8 @@ final class OpenAPITests: XCTestCase {
         check(try await api.send("DELETE", "/inspector/api/rows/elements/\(noteId)", headers: action), "DELETE", "/inspector/api/rows/:kind/:key")  // 404
         check(try await api.send("POST", "/inspector/api/fixtures", json: try TestModeTests.exampleFixtures(), headers: action),
               "POST", "/inspector/api/fixtures")  // 409: alice exists
+        check(try await api.send("POST", "/inspector/api/sockets/no-such-socket/disconnect", headers: action),
+              "POST", "/inspector/api/sockets/:socketId/disconnect")  // 404
         check(try await api.send("POST", "/inspector/api/reset", headers: action), "POST", "/inspector/api/reset")
 
         // Parameterless GET routes added by other features (the inspector): their live answer too.

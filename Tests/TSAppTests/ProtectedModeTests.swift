@@ -90,6 +90,7 @@ final class ProtectedModeTests: XCTestCase {
         XCTAssertEqual(decide(.remotePeer("198.51.100.1"), "198.51.100.1:1", token: "t0k", configured: "t0k"), .allowed)
         XCTAssertEqual(decide(.local, "127.0.0.1:1", token: "nope", configured: "t0k"), .wrongToken)
         XCTAssertEqual(decide(.remotePeer("198.51.100.1"), "198.51.100.1:1", token: "t0k"), .wrongToken, "no token configured")
+        XCTAssertEqual(decide(.local, "127.0.0.1:1", token: "an-app-token"), .allowed, "no token configured: this machine still may")
         XCTAssertTrue(MetricsAccess.refusedMessage(.remotePeer("198.51.100.1")).contains("metrics.allowFrom"))
     }
 

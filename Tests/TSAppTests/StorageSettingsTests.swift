@@ -23,9 +23,9 @@ final class StorageSettingsTests: XCTestCase {
         XCTAssertThrowsError(try AppConfiguration.load(configFile: nil, environment: [:], overrides: ["notifications.retention": "a week"]))
         XCTAssertThrowsError(try AppConfiguration.load(configFile: nil, environment: [:], overrides: ["notifications.retention": 30]))
         let fromEnv = try AppConfiguration.load(configFile: nil, environment: ["TOUCHSYNC_NOTIFICATIONS_RETENTION": "12h"], overrides: [:])
-        XCTAssertEqual(fromEnv.duration("notifications.retention"), .seconds(43_200))
-        XCTAssertEqual(AppConfiguration().duration("notifications.pruneInterval"), .seconds(300))
-        XCTAssertEqual(AppConfiguration().duration("database.checkpointInterval"), .seconds(60))
+        XCTAssertEqual(fromEnv[.notificationsRetention], .seconds(43_200))
+        XCTAssertEqual(AppConfiguration()[.notificationsPruneInterval], .seconds(300))
+        XCTAssertEqual(AppConfiguration()[.databaseCheckpointInterval], .seconds(60))
     }
 
     func testStorageSettingsReachTheDatabase() throws {

@@ -59,7 +59,7 @@ final class TestModeTests: XCTestCase {
         }
         // The environment variable name of the setting works too.
         let viaEnv = try AppConfiguration.load(configFile: nil, environment: ["TOUCHSYNC_TEST_MODE": "true"], overrides: [:])
-        XCTAssertTrue(viaEnv.bool("testMode"))
+        XCTAssertTrue(viaEnv[.testMode])
     }
 
     func testExampleFixturesLoadInOneCallAndAreUsable() async throws {

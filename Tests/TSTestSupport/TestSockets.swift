@@ -74,6 +74,20 @@ public enum TestSockets {
         } == 0
     }
 
+    /// Whether this machine lets a client bind `address` (a loopback alias such as "127.0.0.2"):
+    /// Linux routes all of 127/8 to lo, macOS's lo0 has only 127.0.0.1 until an alias is added
+    /// (`sudo ifconfig lo0 alias 127.0.0.2 up`).
+    public static func canBindSource(_ address: String) -> Bool {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return bindSource(fd, address: address)
+    }
+
     /// SO_RCVBUF: a small one lets a test play a slow consumer.
     public static func setReceiveBuffer(_ fd: Int32, bytes: Int32) {
         var size = bytes

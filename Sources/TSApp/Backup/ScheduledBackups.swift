@@ -52,7 +52,7 @@ public final class ScheduledBackups: Sendable {
     /// The scheduler the settings ask for: nil when `backup.directory` is unset, and (with a log
     /// line saying why) for PostgreSQL or an in-memory database.
     static func make(configuration: AppConfiguration, databasePath: String, postgres: Bool, logger: Logger) throws -> ScheduledBackups? {
-        guard let directory = configuration.optionalString("backup.directory"), !directory.isEmpty else { return nil }
+        guard let directory = configuration[.backupDirectory], !directory.isEmpty else { return nil }
         if postgres {
             logger.warning("backup.directory is set but the database is PostgreSQL: scheduled backups are off; use pg_dump (docs/backup.md)")
             return nil
@@ -61,9 +61,9 @@ public final class ScheduledBackups: Sendable {
             logger.warning("backup.directory is set but database.path is :memory:: scheduled backups are off")
             return nil
         }
-        let interval = configuration.duration("backup.interval")
+        let interval = configuration[.backupInterval]
         guard interval > .zero else { throw ConfigurationError("backup.interval must be longer than 0s when backup.directory is set") }
-        let keep = configuration.int("backup.keep")
+        let keep = configuration[.backupKeep]
         guard keep >= 0 else { throw ConfigurationError("backup.keep must be 0 (keep all) or more") }
         do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
             throw ConfigurationError("backup.directory \(directory) cannot be created: \(error.localizedDescription)")

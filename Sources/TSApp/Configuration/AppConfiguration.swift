@@ -25,12 +25,13 @@ public struct AppConfiguration: Sendable {
             try config.merge(object: root, prefix: "", source: file)
         }
         for (name, raw) in environment where name.hasPrefix("TOUCHSYNC_") {
-            guard let path = Setting.settingPath(forEnvironmentName: name), let setting = Setting.named(path) else { continue }
-            try config.set(setting, try Self.parseEnvironment(raw, kind: setting.kind, name: name), source: "env \(name)")
+            guard let path = Setting.settingPath(forEnvironmentName: name), let (setting, unit) = Setting.resolve(path) else { continue }
+            try config.set(setting, try Self.parseEnvironment(raw, kind: setting.kind, integerUnit: unit, name: name), source: "env \(name)",
+                           as: path, integerUnit: unit)
         }
         for (path, value) in overrides {
-            guard let setting = Setting.named(path) else { throw ConfigurationError("unknown setting \(path)") }
-            try config.set(setting, value, source: "flag")
+            guard let (setting, unit) = Setting.resolve(path) else { throw ConfigurationError("unknown setting \(path)") }
+            try config.set(setting, value, source: "flag", as: path, integerUnit: unit)
         }
         return config
     }
@@ -38,8 +39,8 @@ public struct AppConfiguration: Sendable {
     private mutating func merge(object: JSONObject, prefix: String, source: String) throws {
         for (key, value) in object {
             let path = prefix.isEmpty ? key : prefix + "." + key
-            if let setting = Setting.named(path) {
-                try set(setting, value, source: source)
+            if let (setting, unit) = Setting.resolve(path) {
+                try set(setting, value, source: source, as: path, integerUnit: unit)
             } else if let nested = value.objectValue {
                 try merge(object: nested, prefix: path, source: source)
             } else if !key.hasPrefix("_") && !key.hasPrefix("$") {
@@ -48,7 +49,17 @@ public struct AppConfiguration: Sendable {
         }
     }
 
-    public mutating func set(_ setting: Setting, _ value: JSONValue, source: String) throws {
+    /// Sets `setting` from `source`, refusing a value of the wrong type. `name` is the name the
+    /// source used (a `.duration`'s older name, for one), and a `.duration` set under a name with
+    /// an `integerUnit` also takes a whole number of that unit (stored as "60s" or "250ms").
+    public mutating func set(_ setting: Setting, _ value: JSONValue, source: String, as name: String? = nil,
+                             integerUnit: Duration? = nil) throws {
+        let name = name ?? setting.path
+        var value = value
+        if setting.kind == .duration, let unit = integerUnit, let n = value.intValue {
+            guard n >= 0 else { throw ConfigurationError("\(source): \(name) must not be negative, got \(n)") }
+            value = .string(unit == .milliseconds(1) ? "\(n)ms" : "\(n)s")
+        }
         let ok: Bool
         switch setting.kind {
         case .string: ok = value.stringValue != nil
@@ -59,14 +70,24 @@ public struct AppConfiguration: Sendable {
         case .optionalStringList: ok = value.isNull || value.arrayValue?.allSatisfy { $0.stringValue != nil } == true
         case .duration: ok = value.stringValue.flatMap(Self.parseDuration) != nil
         }
-        guard ok else { throw ConfigurationError("\(source): \(setting.path) must be \(setting.kind)") }
+        guard ok else {
+            if setting.kind == .duration {
+                let number = integerUnit.map { $0 == .milliseconds(1) ? " or a whole number of milliseconds" : " or a whole number of seconds" } ?? ""
+                throw ConfigurationError("\(source): \(name) must be a duration such as \"30s\" or \"250ms\" (units ms, s, m, h, d)\(number)")
+            }
+            throw ConfigurationError("\(source): \(name) must be \(setting.kind)")
+        }
         values[setting.path] = value
         sources[setting.path] = source
     }
 
-    static func parseEnvironment(_ raw: String, kind: Setting.Kind, name: String) throws -> JSONValue {
+    static func parseEnvironment(_ raw: String, kind: Setting.Kind, integerUnit: Duration? = nil, name: String) throws -> JSONValue {
         switch kind {
-        case .string, .duration: return .string(raw)
+        case .duration:
+            // An older name's bare number ("60" in TOUCHSYNC_SERVER_IDLE_TIMEOUT_SECONDS).
+            if integerUnit != nil, let n = Int64(raw) { return .int(n) }
+            return .string(raw)
+        case .string: return .string(raw)
         case .optionalString: return raw.isEmpty ? .null : .string(raw)
         case .int:
             guard let v = Int64(raw) else { throw ConfigurationError("\(name) must be an integer, got \(raw)") }
@@ -83,20 +104,26 @@ public struct AppConfiguration: Sendable {
         }
     }
 
-    public func string(_ path: String) -> String { values[path]?.stringValue ?? "" }
-    public func optionalString(_ path: String) -> String? { values[path]?.stringValue }
-    public func int(_ path: String) -> Int { Int(values[path]?.intValue ?? 0) }
-    /// A `.duration` setting ("250ms", "30s", "5m", "12h", "30d"); validated when set.
-    public func duration(_ path: String) -> Duration { values[path]?.stringValue.flatMap(Self.parseDuration) ?? .zero }
-    public func bool(_ path: String) -> Bool { values[path]?.boolValue ?? false }
-    public func stringList(_ path: String) -> [String]? { values[path]?.arrayValue?.compactMap(\.stringValue) }
+    /// A setting's value, as its key's type: `configuration[.serverMaxBodyBytes]` is an `Int`.
+    /// The only way to read a setting: there is no lookup by name to misspell.
+    public subscript<Value: SettingValue>(key: SettingKey<Value>) -> Value {
+        if let value = values[key.path].flatMap(Value.init(settingJSON:)) { return value }
+        // `set` refuses a value of the wrong type, and SettingsRegistryTests reads every default.
+        guard let fallback = Value(settingJSON: key.setting.defaultValue) else {
+            preconditionFailure("the default of \(key.path) is not a \(Value.self)")
+        }
+        return fallback
+    }
+
+    /// Settings whose value `document(maskSecrets: true)` hides.
+    static let secrets: Set<String> = [SettingKeys.authJwtSecret.path, SettingKeys.inspectorAdminToken.path, SettingKeys.metricsToken.path]
 
     /// The configuration as a nested JSON document (the example file; secrets masked when asked).
     public func document(maskSecrets: Bool) -> JSONValue {
         var root = JSONObject()
         for s in Setting.all {
             var value = values[s.path] ?? .null
-            if maskSecrets && (s.path == "auth.jwtSecret" || s.path == "inspector.adminToken" || s.path == "metrics.token") && !value.isNull { value = "***" }
+            if maskSecrets && Self.secrets.contains(s.path) && !value.isNull { value = "***" }
             let parts = s.path.split(separator: ".").map(String.init)
             Self.insert(&root, parts[...], value)
         }

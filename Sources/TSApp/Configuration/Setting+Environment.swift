@@ -3,10 +3,13 @@
 /// in a config file stops the start (`AppConfiguration.merge`).
 extension Setting {
     /// The setting an environment variable sets: a short alias (`TOUCHSYNC_PORT`), the setting's
-    /// own name, or its spelled-out older form (`TOUCHSYNC_REALTIME_ALLOW_E_I_O3`).
+    /// own name, its spelled-out older form (`TOUCHSYNC_REALTIME_ALLOW_E_I_O3`), or a duration's
+    /// older name (`Setting.IntegerForm`; then the path returned is that name, for `Setting.resolve`).
     public static func settingPath(forEnvironmentName name: String) -> String? {
         if let alias = environmentAliases[name] { return alias }
-        return all.first { $0.environmentName == name || $0.spelledOutEnvironmentName == name }?.path
+        if let setting = all.first(where: { $0.environmentName == name || $0.spelledOutEnvironmentName == name }) { return setting.path }
+        // A duration's older name, which takes a bare number (TOUCHSYNC_SERVER_IDLE_TIMEOUT_SECONDS=60).
+        return all.lazy.compactMap(\.integerForm).first { $0.environmentName == name }?.path
     }
 
     /// `TOUCHSYNC_*` variables the programs read that are not settings: the production switch, the
@@ -33,7 +36,7 @@ extension Setting {
                 && !otherEnvironmentPrefixes.contains { name.hasPrefix($0) }
         }.sorted()
         guard !unknown.isEmpty else { return nil }
-        let known = all.map(\.environmentName) + environmentAliases.keys.sorted()
+        let known = all.map(\.environmentName) + environmentAliases.keys.sorted() + all.compactMap(\.integerForm?.environmentName)
         let described = unknown.map { name -> String in
             guard let closest = known.min(by: { editDistance($0, name) < editDistance($1, name) }) else { return name }
             return "\(name) (did you mean \(closest)?)"

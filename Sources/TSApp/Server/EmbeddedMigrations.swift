@@ -18,7 +18,7 @@ public enum EmbeddedMigrations {
     /// `$TOUCHSYNC_MIGRATIONS_DIR` (it must exist), else the embedded migrations.
     public static func migrator(configuration: AppConfiguration, logger: Logger = Logger(label: "touchsync"),
                          environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Migrator {
-        let named: (String, String)? = configuration.optionalString("database.migrationsDir").map { ($0, "database.migrationsDir") }
+        let named: (String, String)? = configuration[.databaseMigrationsDir].map { ($0, SettingKeys.databaseMigrationsDir.path) }
             ?? environment[directoryEnvironmentVariable].flatMap { $0.isEmpty ? nil : ($0, directoryEnvironmentVariable) }
         if let (dir, source) = named {
             var isDir: ObjCBool = false

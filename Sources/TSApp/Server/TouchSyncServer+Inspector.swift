@@ -16,23 +16,23 @@ extension TouchSyncServer {
     static func registerInspector(into router: inout RouterBuilder, configuration: AppConfiguration, production: Bool,
                                   trustedProxies: TrustedProxies, domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, httpMetrics: HTTPMetrics,
                                   logger: Logger) -> InspectorRequestLog? {
-        guard configuration.bool("inspector.enabled") else { return nil }
-        let access = InspectorAccess(adminToken: configuration.optionalString("inspector.adminToken"), trustedProxies: trustedProxies)
+        guard configuration[.inspectorEnabled] else { return nil }
+        let access = InspectorAccess(adminToken: configuration[.inspectorAdminToken], trustedProxies: trustedProxies)
         if production && !access.tokenRequired {
             logger.notice("inspector off: with TOUCHSYNC_ENV=production it needs inspector.adminToken (TOUCHSYNC_INSPECTOR_ADMIN_TOKEN)")
             return nil
         }
-        let demoUsers = configuration.bool("demo")
+        let demoUsers = configuration[.demo]
             ? DemoSeeder.users.map { InspectorRoutes.DemoUser(username: $0.username, password: $0.password) } : []
-        let capacity = configuration.int("inspector.requestLogCapacity")
+        let capacity = configuration[.inspectorRequestLogCapacity]
         let requestLog = production || capacity <= 0 ? nil
-            : InspectorRequestLog(capacity: capacity, maxBodyBytes: configuration.int("inspector.requestLogMaxBodyBytes"))
+            : InspectorRequestLog(capacity: capacity, maxBodyBytes: configuration[.inspectorRequestLogMaxBodyBytes])
         // Test or demo mode (never production: both are refused or local-only there) may change data from the page.
-        let editable = !production && (configuration.bool("testMode") || configuration.bool("demo"))
+        let editable = !production && (configuration[.testMode] || configuration[.demo])
         InspectorRoutes(domain: domain, hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, access: access, demoUsers: demoUsers,
                         version: BuildInfo.version, editable: editable, requestLog: requestLog,
-                        maxPageSize: configuration.int("inspector.maxPageSize")).register(into: &router)
-        let host = configuration.string("server.host")
+                        maxPageSize: configuration[.inspectorMaxPageSize]).register(into: &router)
+        let host = configuration[.serverHost]
         if !access.tokenRequired && host != "127.0.0.1" && host != "localhost" && host != "::1" {
             logger.notice("the inspector answers only requests from this machine (protected mode): other addresses get 403 until inspector.adminToken (TOUCHSYNC_INSPECTOR_ADMIN_TOKEN) is set")
         }

@@ -9,20 +9,20 @@ extension TouchSyncServer {
     /// and then nothing connects anywhere.
     static func makeRedisBridge(configuration: AppConfiguration, local: any DomainEventPublisher, hub: SocketIOServer,
                                 logger: Logger) throws -> RedisEventBridge? {
-        guard let text = configuration.optionalString("realtime.redisUrl"), !text.isEmpty else { return nil }
+        guard let text = configuration[.realtimeRedisUrl], !text.isEmpty else { return nil }
         let url: RedisURL
         do { url = try RedisURL(parsing: text) } catch { throw ConfigurationError("\(error)") }
         var redis = RedisConfiguration(url: url)
-        redis.reconnectMinDelay = positive(configuration.duration("realtime.redis.reconnectMinDelay"), or: .milliseconds(100))
-        redis.reconnectMaxDelay = positive(configuration.duration("realtime.redis.reconnectMaxDelay"), or: .seconds(5))
-        redis.connectTimeout = positive(configuration.duration("realtime.redis.connectTimeout"), or: .seconds(5))
-        redis.pingInterval = positive(configuration.duration("realtime.redis.pingInterval"), or: .seconds(5))
-        redis.maxPendingPublishes = max(1, configuration.int("realtime.redis.maxPendingPublishes"))
-        redis.maxPendingBytes = max(1024, configuration.int("realtime.redis.maxPendingBytes"))
-        redis.maxMessageBytes = max(1024, configuration.int("realtime.redis.maxMessageBytes"))
-        let prefix = configuration.string("realtime.redis.channelPrefix")
+        redis.reconnectMinDelay = positive(configuration[.realtimeRedisReconnectMinDelay], or: .milliseconds(100))
+        redis.reconnectMaxDelay = positive(configuration[.realtimeRedisReconnectMaxDelay], or: .seconds(5))
+        redis.connectTimeout = positive(configuration[.realtimeRedisConnectTimeout], or: .seconds(5))
+        redis.pingInterval = positive(configuration[.realtimeRedisPingInterval], or: .seconds(5))
+        redis.maxPendingPublishes = max(1, configuration[.realtimeRedisMaxPendingPublishes])
+        redis.maxPendingBytes = max(1024, configuration[.realtimeRedisMaxPendingBytes])
+        redis.maxMessageBytes = max(1024, configuration[.realtimeRedisMaxMessageBytes])
+        let prefix = configuration[.realtimeRedisChannelPrefix]
         return try RedisEventBridge(configuration: redis, channelPrefix: prefix.isEmpty ? "touchsync" : prefix,
-                                    maxInboundBacklog: max(1, configuration.int("realtime.redis.maxInboundBacklog")),
+                                    maxInboundBacklog: max(1, configuration[.realtimeRedisMaxInboundBacklog]),
                                     local: local, hub: hub, logger: Logger(label: "touchsync.redis"))
     }
 

@@ -10,11 +10,11 @@ extension TouchSyncServer {
     static func makeTLS(configuration: AppConfiguration, logger: Logger) throws -> TLSServerSetup? {
         do {
             let setup = try TLSServerSetup.make(
-                certificateFile: configuration.optionalString("tls.certificateFile"),
-                privateKeyFile: configuration.optionalString("tls.privateKeyFile"),
-                handshakeTimeoutNanoseconds: UInt64(max(1, configuration.int("tls.handshakeTimeoutSeconds"))) * 1_000_000_000,
-                maxConcurrentHandshakes: configuration.int("tls.maxConcurrentHandshakes"),
-                maxHandshakesPerAddress: configuration.int("tls.maxHandshakesPerAddress"),
+                certificateFile: configuration[.tlsCertificateFile],
+                privateKeyFile: configuration[.tlsPrivateKeyFile],
+                handshakeTimeoutNanoseconds: max(.seconds(1), configuration[.tlsHandshakeTimeout]).settingNanoseconds,
+                maxConcurrentHandshakes: configuration[.tlsMaxConcurrentHandshakes],
+                maxHandshakesPerAddress: configuration[.tlsMaxHandshakesPerAddress],
                 logger: Logger(label: "touchsync.tls"))
             if let setup { logger.info("HTTPS on: \(setup.summary)") }
             return setup
@@ -26,7 +26,7 @@ extension TouchSyncServer {
     /// The `tls.redirectPort` server (plain HTTP answering 308 to the HTTPS URL, `/health` served).
     static func makeRedirectServer(configuration: AppConfiguration, tls: TLSServerSetup?, https: HTTPServer,
                                    health: any HTTPResponder) throws -> HTTPServer? {
-        let port = configuration.int("tls.redirectPort")
+        let port = configuration[.tlsRedirectPort]
         guard port > 0 else { return nil }
         guard tls != nil else {
             throw ConfigurationError("tls.redirectPort needs HTTPS: set tls.certificateFile and tls.privateKeyFile (--tls-cert/--tls-key)")
@@ -36,7 +36,7 @@ extension TouchSyncServer {
         config.eventLoops = 1
         config.connectionTransform = nil
         config.maxConnections = min(config.maxConnections, 1024)
-        let host = configuration.string("server.host")
+        let host = configuration[.serverHost]
         let responder = HTTPSRedirectResponder(httpsPort: { https.port }, fallbackHost: host, health: health)
         return HTTPServer(configuration: config, responder: responder, logger: Logger(label: "touchsync.redirect"))
     }
@@ -49,7 +49,6 @@ extension TouchSyncServer {
     /// Starts certificate rotation (SIGHUP when `handleSIGHUP`, and the periodic file check).
     func startTLSRotation(handleSIGHUP: Bool) {
         guard let tls, let loop = http.eventLoopGroup?.loops.first else { return }
-        let seconds = UInt64(max(0, configuration.int("tls.reloadCheckSeconds")))
-        tls.startRotation(handleSIGHUP: handleSIGHUP, checkInterval: seconds * 1_000_000_000, loop: loop)
+        tls.startRotation(handleSIGHUP: handleSIGHUP, checkInterval: configuration[.tlsReloadCheckInterval].settingNanoseconds, loop: loop)
     }
 }

@@ -66,24 +66,25 @@ public final class TouchSyncServer: @unchecked Sendable {
         self.logger = logger
         let secretAdvice: Logger.Level = role == .server ? .warning : .debug
         let production = environment["TOUCHSYNC_ENV"] == "production"
-        testMode = configuration.bool("testMode")
+        testMode = configuration[.testMode]
         if testMode && production {
             throw ConfigurationError("test mode (--test-mode / testMode) is refused with TOUCHSYNC_ENV=production: "
                                      + "it serves unauthenticated routes that delete all data. Unset TOUCHSYNC_ENV or turn test mode off.")
         }
 
-        // The readiness backend, before anything is opened (an unavailable one would fail later).
-        let poller = try Self.poller(configuration)
+        // The listener's settings, checked before anything is opened (an unavailable poller would fail later).
+        var http = try HTTPServerConfiguration(reader: configuration)
+        http.clock = clock
 
         // Storage: open, migrate. database.url (postgres://…) selects PostgreSQL; else the SQLite file.
-        let path = configuration.string("database.path")
-        let databaseURL = configuration.optionalString("database.url").flatMap { $0.isEmpty ? nil : $0 }
+        let path = configuration[.databasePath]
+        let databaseURL = configuration[.databaseUrl].flatMap { $0.isEmpty ? nil : $0 }
         databasePath = databaseURL.map(PostgresURL.redact) ?? path
         if path != ":memory:" {  // with database.url this directory still holds the generated JWT secret
             let dir = (path as NSString).deletingLastPathComponent
             if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         }
-        let dbConfig = try Self.databaseConfiguration(configuration)
+        let dbConfig = try DatabaseConfiguration(reader: configuration)
         databaseLock = try Self.lockDatabase(path: path, postgres: databaseURL != nil)  // backup hook
         if let databaseURL {
             guard PostgresURL.isPostgres(databaseURL) else {
@@ -91,7 +92,7 @@ public final class TouchSyncServer: @unchecked Sendable {
                                          + "for SQLite set database.path instead")
             }
             db = try Database(url: databaseURL, configuration: dbConfig, logger: Logger(label: "touchsync.storage"))
-            if configuration.optionalString("auth.jwtSecret") == nil {
+            if configuration[.authJwtSecret] == nil {
                 logger.log(level: secretAdvice, "database.url is set but auth.jwtSecret is not: this node's generated secret will not be shared; nodes sharing one database need the same TOUCHSYNC_JWT_SECRET")
             }
         } else {
@@ -100,32 +101,12 @@ public final class TouchSyncServer: @unchecked Sendable {
         appliedMigrations = try Self.migrate(db, configuration: configuration, logger: logger)
 
         // Domain and realtime.
-        let secret = try SecretStore.resolve(configured: configuration.optionalString("auth.jwtSecret"), databasePath: path,
+        let secret = try SecretStore.resolve(configured: configuration[.authJwtSecret], databasePath: path,
                                              production: production, logger: logger, adviceLevel: secretAdvice)
-        var realtime = RealtimeConfiguration()
-        guard let global = RealtimeConfiguration.GlobalEvents(rawValue: configuration.string("realtime.globalEvents")) else {
-            throw ConfigurationError("realtime.globalEvents must be members or all")
-        }
-        realtime.globalEvents = global
-        realtime.legacyJoinEvents = configuration.bool("realtime.legacyJoinEvents")
-
-        var engine = EngineIOConfiguration()
-        engine.pingInterval = configuration.int("realtime.pingIntervalMs")
-        engine.pingTimeout = configuration.int("realtime.pingTimeoutMs")
-        engine.maxPayload = configuration.int("realtime.maxPayload")
-        engine.allowedOrigins = configuration.stringList("realtime.corsAllowedOrigins") ?? ["*"]
-        engine.webSocketAllowedOrigins = configuration.stringList("realtime.allowedOrigins")
-        engine.frameReadTimeout = .seconds(max(1, configuration.int("server.bodyReadTimeoutSeconds")))
-        engine.allowEIO3 = configuration.bool("realtime.allowEIO3")
-        var sio = SocketIOConfiguration(engine: engine)
-        sio.recoveryMaxDisconnectionMs = configuration.int("realtime.connectionStateRecovery.maxDisconnectionDuration")
-        sio.recoveryMaxBufferedPackets = configuration.int("realtime.connectionStateRecovery.maxBufferedPackets")
-        sio.recoveryMaxBufferedBytes = configuration.int("realtime.connectionStateRecovery.maxBufferedBytes")
-        sio.maxOutboundBytesPerSocket = configuration.int("realtime.maxOutboundBytesPerSocket")
-        sio.engine.maxBufferedPacketsBytes = sio.maxOutboundBytesPerSocket  // the same backlog bound over polling
-        hub = try SocketIOServer(configuration: sio, clock: clock, logger: Logger(label: "touchsync.realtime"))
-        eventLog = RealtimeEventLog(capacity: configuration.int("realtime.eventLogCapacity"),
-                                    maxBytes: configuration.int("realtime.eventLogMaxBytes"), clock: wallClock)
+        let realtime = try RealtimeConfiguration(reader: configuration)
+        hub = try SocketIOServer(configuration: SocketIOConfiguration(reader: configuration), clock: clock, logger: Logger(label: "touchsync.realtime"))
+        eventLog = RealtimeEventLog(capacity: configuration[.realtimeEventLogCapacity],
+                                    maxBytes: configuration[.realtimeEventLogMaxBytes], clock: wallClock)
         eventLog.observe(hub)
 
         // Push delivery: the log backend unless APNs is configured (dx, TouchSyncServer+APNs.swift).
@@ -138,22 +119,11 @@ public final class TouchSyncServer: @unchecked Sendable {
         redisBridge = try Self.makeRedisBridge(configuration: configuration, local: broadcaster, hub: hub, logger: logger)
         if let redisBridge { events.add(redisBridge) }
         events.add(broadcaster)
-        domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(
-            jwtSecret: secret, passwordIterations: configuration.int("auth.passwordIterations"),
-            tokenLifetimeSeconds: Int64(configuration.int("auth.tokenLifetimeSeconds")),
-            maxFailedLogins: configuration.int("auth.maxFailedLogins"),
-            failedLoginWindowSeconds: Int64(configuration.int("auth.failedLoginWindowSeconds")),
-            maxFailedLoginEntries: configuration.int("auth.maxFailedLoginEntries"),
-            tokenLeewaySeconds: Int64(configuration.int("auth.tokenLeewaySeconds")), writeLimits: Self.writeLimits(configuration)),
-            events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
+        domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(reader: configuration, jwtSecret: secret), events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
-        maintenance = StorageMaintenance(db: db, notifications: domain.notifications, configuration: .init(
-            retention: NotificationRetention(retentionSeconds: configuration.duration("notifications.retention").components.seconds,
-                                             maxPerFeed: max(0, configuration.int("notifications.maxPerUser")),
-                                             batchSize: max(1, configuration.int("notifications.pruneBatchSize"))),
-            pruneInterval: configuration.duration("notifications.pruneInterval"),
-            checkpointInterval: configuration.duration("database.checkpointInterval")), logger: Logger(label: "touchsync.storage"))
+        maintenance = StorageMaintenance(db: db, notifications: domain.notifications, configuration: .init(reader: configuration),
+                                         logger: Logger(label: "touchsync.storage"))
         domain.notifications.onDelivered = { n in notificationsDelivered.add(n) }
         let httpMetrics = HTTPMetrics()
         self.httpMetrics = httpMetrics
@@ -164,7 +134,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         let logoutHub = hub
         let bridge = redisBridge
         let trustedProxies: TrustedProxies
-        do { trustedProxies = try TrustedProxies(configuration.stringList("server.trustedProxies") ?? []) } catch {
+        do { trustedProxies = try TrustedProxies(configuration[.serverTrustedProxies]) } catch {
             throw ConfigurationError("\(error)")
         }
         APIRoutes(domain: domain, trustedProxies: trustedProxies, onLogout: { userId in
@@ -185,34 +155,13 @@ public final class TouchSyncServer: @unchecked Sendable {
         let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, trustedProxies: trustedProxies, domain: domain,
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
-            TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test")).register(into: &router)
-            logger.warning("test mode is on: /api/test/reset, /api/test/fixtures and /api/test/events need no token")
+            TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
+                       faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes]).register(into: &router)
+            logger.warning("test mode is on: /api/test/reset, /api/test/fixtures, /api/test/events and /api/test/faults need no token")
         }
         let hub = self.hub
         hub.mount(on: &router)
 
-        var http = HTTPServerConfiguration()
-        http.host = configuration.string("server.host")
-        http.port = configuration.int("server.port")
-        let loops = configuration.int("server.eventLoops")
-        if loops > 0 { http.eventLoops = loops }
-        http.poller = poller
-        http.ioUring = try Self.ioUring(configuration)  // io_uring sends where the kernel has them
-        http.maxConnections = configuration.int("server.maxConnections")
-        http.maxRequestLineBytes = configuration.int("server.maxRequestLineBytes")
-        http.maxHeaderBytes = configuration.int("server.maxHeaderBytes")
-        http.maxHeaderCount = configuration.int("server.maxHeaderCount")
-        http.maxBodyBytes = configuration.int("server.maxBodyBytes")
-        http.maxJSONDepth = configuration.int("server.maxJsonDepth")
-        http.headerReadTimeout = UInt64(configuration.int("server.headerReadTimeoutSeconds")) * 1_000_000_000
-        http.idleTimeout = UInt64(configuration.int("server.idleTimeoutSeconds")) * 1_000_000_000
-        http.shutdownGracePeriod = UInt64(configuration.int("server.shutdownGraceSeconds")) * 1_000_000_000
-        http.maxOutboundBytesPerConnection = configuration.int("server.maxOutboundBytesPerConnection")
-        http.bodyReadTimeout = UInt64(max(1, configuration.int("server.bodyReadTimeoutSeconds"))) * 1_000_000_000
-        http.outboundStallTimeout = UInt64(max(1, configuration.int("server.outboundStallTimeoutSeconds"))) * 1_000_000_000
-        http.minOutboundBytesPerSecond = max(0, configuration.int("server.minOutboundBytesPerSecond"))
-        http.maxConnectionsPerAddress = max(0, configuration.int("server.maxConnectionsPerAddress"))
-        http.clock = clock
         // Every documented route checks its request against its OpenAPI schema: one source of truth.
         RequestValidation.install(into: &router, authenticator: Authenticator(auth: domain.auth))
         tls = try Self.makeTLS(configuration: configuration, logger: logger)  // tls hook
@@ -227,51 +176,6 @@ public final class TouchSyncServer: @unchecked Sendable {
         self.http = HTTPServer(configuration: http, responder: responder, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
         httpBox.set(self.http)
         httpsRedirect = try Self.makeRedirectServer(configuration: configuration, tls: tls, https: self.http, health: frozen)  // tls hook
-    }
-
-    /// The storage settings (`database.*`) as a `DatabaseConfiguration`.
-    static func databaseConfiguration(_ configuration: AppConfiguration) throws -> DatabaseConfiguration {
-        var dbConfig = DatabaseConfiguration()
-        dbConfig.busyTimeoutMilliseconds = configuration.int("database.busyTimeoutMs")
-        guard let sync = DatabaseConfiguration.Synchronous(string: configuration.string("database.synchronous")) else {
-            throw ConfigurationError("database.synchronous must be FULL or NORMAL")
-        }
-        dbConfig.synchronous = sync
-        dbConfig.readerCount = max(1, configuration.int("database.readers"))
-        dbConfig.maxWriteBatch = max(1, configuration.int("database.maxWriteBatch"))
-        dbConfig.maxQueuedReads = max(1, configuration.int("database.maxQueuedReads"))
-        dbConfig.journalSizeLimitBytes = configuration.int("database.journalSizeLimitBytes")
-        dbConfig.walAutocheckpointPages = max(0, configuration.int("database.walAutocheckpointPages"))
-        // toggle: reads through a memory map, the writer's page cache.
-        dbConfig.mmapSizeBytes = max(0, configuration.int("database.mmapSizeBytes"))
-        dbConfig.writerCacheKiB = max(0, configuration.int("database.writerCacheBytes")) / 1024
-        // PostgreSQL connection settings.
-        dbConfig.postgresConnectTimeout = configuration.duration("database.connectTimeout")
-        dbConfig.postgresStatementTimeout = configuration.duration("database.statementTimeout")
-        dbConfig.reconnectInitialBackoff = configuration.duration("database.reconnectInitialBackoff")
-        dbConfig.reconnectMaxBackoff = configuration.duration("database.reconnectMaxBackoff")
-        dbConfig.startupWait = configuration.duration("database.startupWait")
-        dbConfig.maxWriteRetries = max(0, configuration.int("database.maxWriteRetries"))
-        return dbConfig
-    }
-
-    /// `server.ioUring`, checked: `auto` or `off`.
-    static func ioUring(_ configuration: AppConfiguration) throws -> IORingMode {
-        let value = configuration.string("server.ioUring")
-        guard let mode = IORingMode(rawValue: value.lowercased()) else {
-            throw ConfigurationError("server.ioUring (TOUCHSYNC_SERVER_IO_URING) is \"\(value)\"; it must be auto or off")
-        }
-        return mode
-    }
-
-    /// `server.poller`, checked: `auto` or a backend this system has.
-    static func poller(_ configuration: AppConfiguration) throws -> PollerKind {
-        let value = configuration.string("server.poller")
-        guard let kind = PollerKind(rawValue: value), kind.isAvailable else {
-            throw ConfigurationError("server.poller (TOUCHSYNC_SERVER_POLLER) is \"\(value)\"; on this system it must be auto, "
-                + Platform.availablePollers.map(\.rawValue).joined(separator: " or "))
-        }
-        return kind
     }
 
     /// Applies pending migrations; a changed, already-applied one stops the start naming the file.
@@ -302,7 +206,7 @@ public final class TouchSyncServer: @unchecked Sendable {
     /// Stops accepting, closes every socket's transport as the reference server does (a WebSocket
     /// Close frame / the pending poll answered `1`; no Socket.IO DISCONNECT, so clients
     /// reconnect), closes idle connections, lets in-flight requests finish (bounded by
-    /// `server.shutdownGraceSeconds`), then closes the database.
+    /// `server.shutdownGrace`), then closes the database.
     public func shutdown() async {
         let hub = self.hub
         tls?.stop()  // tls hook

@@ -145,7 +145,7 @@ textarea { width: 100%; min-height: 160px; font-family: var(--mono); font-size: 
 
   <section class="card span-6" id="sockets-card">
     <h2>Connected sockets <span class="count" id="sockets-count">0</span></h2>
-    <div class="scroll"><table><thead><tr><th>socket</th><th>user</th><th>transport</th><th>rooms</th><th>connected</th></tr></thead>
+    <div class="scroll"><table><thead><tr><th>socket</th><th>user</th><th>transport</th><th>rooms</th><th>connected</th><th></th></tr></thead>
     <tbody id="sockets-body"></tbody></table></div>
   </section>
 
@@ -267,15 +267,22 @@ textarea { width: 100%; min-height: 160px; font-family: var(--mono); font-size: 
   }
 
   // --- sockets --------------------------------------------------------------------------
+  let socketsKickable = null;  // test or demo mode (browse's `editable`): a Disconnect button per socket (a server disconnect)
+  async function kickSocket(id) {
+    try { const d = await send("POST", "sockets/" + encodeURIComponent(id) + "/disconnect"); status("Sent a server disconnect to socket " + d.socketId + " (it will not reconnect)", true); }
+    catch (e) { status("Disconnect failed: " + e.message); }
+  }
   function renderSockets(d) {
+    if (socketsKickable === null) { socketsKickable = false; api("browse").then((b) => { socketsKickable = b.editable; }, () => {}); }
     $("sockets-count").textContent = d.total;
     const rows = d.sockets.slice().reverse().map((s) => el("tr", { "data-socket": s.id },
       el("td", { class: "mono", title: "socket " + s.id + "\nEngine.IO session " + s.engineSessionId + (s.remoteAddress ? "\nfrom " + s.remoteAddress : "") }, short(s.id)),
       el("td", null, s.username ? el("span", { title: s.userId }, s.username) : el("span", { class: "muted", text: s.userId ? short(s.userId) : "anonymous" })),
       el("td", null, el("span", { class: "badge " + (s.transport === "websocket" ? "b-ws" : "b-poll"), text: s.transport })),
       el("td", null, ...(s.roomIds.length ? s.roomIds.map((r) => el("span", { class: "chip mono", title: r, text: roomLabel(r) })) : [el("span", { class: "muted", text: "none" })])),
-      el("td", { title: s.connectedAtISO, style: "white-space:nowrap" }, ago(s.connectedAt, serverNow))));
-    replaceRows($("sockets-body"), rows, "No socket connected. Connect a Socket.IO client to " + location.origin + "/socket.io/ with auth: {token}.", 5);
+      el("td", { title: s.connectedAtISO, style: "white-space:nowrap" }, ago(s.connectedAt, serverNow)),
+      el("td", null, socketsKickable ? el("button", { type: "button", class: "danger kick-socket", "data-socket": s.id, title: "Socket.IO DISCONNECT: the client must not reconnect", onclick: () => kickSocket(s.id) }, "Disconnect") : "")));
+    replaceRows($("sockets-body"), rows, "No socket connected. Connect a Socket.IO client to " + location.origin + "/socket.io/ with auth: {token}.", 6);
   }
 
   // --- rooms ----------------------------------------------------------------------------

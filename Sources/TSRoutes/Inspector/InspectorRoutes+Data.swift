@@ -13,6 +13,7 @@ import TSJSON
 /// | `DELETE rows/:kind/:key?roomId=` | delete one row — test/demo mode |
 /// | `POST reset` | what `POST /api/test/reset` does — test/demo mode |
 /// | `POST fixtures` | what `POST /api/test/fixtures` does — test/demo mode |
+/// | `POST sockets/:socketId/disconnect` | a server disconnect of the socket's connection (Socket.IO DISCONNECT: no reconnect) — test/demo mode |
 /// | `GET export` | the whole dataset as a fixture document (`touchsync export`) — test/demo mode |
 ///
 /// The changing routes are registered only in test or demo mode, and they require the header
@@ -87,6 +88,14 @@ extension InspectorRoutes {
                 "users": .object(r.users), "rooms": .object(r.rooms), "elements": .object(r.elements), "messages": .object(r.messages),
                 "posts": .object(r.posts), "counts": .object(r.counts), "lastEventSequence": .int(routes.eventLog.lastSequence),
             ])
+        }
+        action(.POST, "sockets/:socketId/disconnect") { request in
+            let id = request.parameters["socketId"] ?? ""
+            guard let socket = routes.hub.socket(id: id), let session = routes.hub.engine.session(id: socket.engineSessionID) else {
+                throw DomainError.notFound("Socket \(id)")
+            }
+            routes.hub.kick(session)
+            return .object(["socketId": .string(id), "sid": .string(session.id)])
         }
         get("export") { _ in
             guard routes.editable else { throw DomainError.forbidden("export needs test or demo mode") }

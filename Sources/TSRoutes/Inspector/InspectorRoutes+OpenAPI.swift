@@ -147,6 +147,8 @@ extension InspectorRoutes {
         ]), errors: [403]),
         action(.POST, "fixtures", "Load a fixture document (as POST /api/test/fixtures)", S.ref("FixtureResult"),
                request: S.ref("FixtureDocument"), errors: [400, 403, 409, 415]),
+        action(.POST, "sockets/:socketId/disconnect", "Disconnect a socket as the server would (Socket.IO DISCONNECT: the client does not reconnect)",
+               S.object([("socketId", S.string), ("sid", S.describe(S.string, "Its Engine.IO session, closed with it."))]), errors: [403, 404]),
         OpenAPIOperation(.GET, "/inspector/api/export", tag: tag, summary: "The whole dataset as a fixture document (touchsync export)",
                          description: accessNote + " Registered only in test or demo mode.", security: .none, envelope: .standard,
                          responses: [OpenAPIOperation.Body(200, "The document", schema: S.ref("FixtureDocument"))] + refused),

@@ -33,12 +33,14 @@ public struct MetricsAccess: Sendable {
     /// The rule as a pure function. `client`: the address the request is attributed to (the TCP
     /// peer, or the client a trusted proxy names).
     static func decide(local: LocalOnly.Decision, client: String, presentedToken: String?, allowFrom: AddressRanges, token: String?) -> Decision {
-        if let presentedToken {
-            guard let token, InspectorAccess.constantTimeEqual(presentedToken, token) else { return .wrongToken }
-            return .allowed
+        // With `metrics.token` set, a presented token decides. Without it, an Authorization header
+        // meant for something else (an app's bearer token from this machine) does not close /metrics
+        // to an address that may read it; elsewhere it is still a wrong token.
+        if let presentedToken, let token {
+            return InspectorAccess.constantTimeEqual(presentedToken, token) ? .allowed : .wrongToken
         }
         if local == .local || allowFrom.contains(TrustedProxies.hostOnly(client)) { return .allowed }
-        return .refused(local)
+        return presentedToken == nil ? .refused(local) : .wrongToken
     }
 
     static func refusedMessage(_ decision: LocalOnly.Decision) -> String {

@@ -171,5 +171,12 @@ public enum OpenAPICatalog {
                         P(query: "event", "Only this event name.", schema: S.string),
                         P(query: "roomId", "Only events addressed to, or about, this room.", schema: S.string)],
            errors: [400]),
+        Op(.POST, "/api/test/faults", tag: "Test mode", summary: "Inject a network fault into the sockets of a user or an Engine.IO session",
+           description: "Only with --test-mode. disconnect (transport close, ping timeout, transport error, server disconnect), delay, drop, "
+               + "hold, release, clear; only Socket.IO packets are faulted, never the Engine.IO heartbeat. See docs/test-mode.md.",
+           security: .none, request: S.ref("TestFaultRequest"), responses: [data(200, "Applied", S.ref("TestFaultResult"))],
+           errors: [400, 404, 415]),
+        Op(.GET, "/api/test/faults", tag: "Test mode", summary: "The faults active on each session", description: "Only with --test-mode.",
+           security: .none, responses: [data(200, "Active faults", S.ref("TestFaultList"))]),
     ] + InspectorRoutes.openAPIOperations  // the live inspector (Sources/TSRoutes/Inspector), unless --no-inspector
 }

@@ -162,6 +162,30 @@ enum OpenAPIComponents {
             ("disconnectedSockets", S.integer), ("durationMs", S.number),
             ("lastEventSequence", S.describe(S.integer, "Pass as ?since= to /api/test/events to see only later events.")),
         ])
+        s["TestFaultRequest"] = S.object([
+            ("action", S.describe(S.enumeration(TestRoutes.faultActions), "What to do to the target's sockets (docs/test-mode.md, Faults).")),
+            ("userId", S.describe(S.string(min: 1, max: 200), "Act on every socket of this user.")),
+            ("sid", S.describe(S.string(min: 1, max: 200), "Act on the sockets of this Engine.IO session.")),
+            ("reason", S.describe(S.enumeration(TestRoutes.disconnectReasons), "disconnect: how the connection ends, as the client sees it.")),
+            ("milliseconds", S.describe(["type": "integer", "minimum": 0, "maximum": .int(Int64(TestRoutes.maxFaultDelayMilliseconds))],
+                                        "delay: how late each outbound Socket.IO packet leaves (0 ends the delay).")),
+            ("events", S.describe(["type": "array", "items": S.string(min: 1, max: 200), "minItems": 1, "maxItems": .int(Int64(TestRoutes.maxDropEvents))],
+                                  "drop: the event names to drop.")),
+            ("count", S.describe(["type": "integer", "minimum": 1, "maximum": .int(Int64(TestRoutes.maxDropCount))],
+                                 "drop: how many matching events to drop (default 1).")),
+        ], optional: ["userId", "sid", "reason", "milliseconds", "events", "count"],
+           description: "userId or sid (not both) is required except for clear, which without either acts on every session.")
+        s["TestFaultResult"] = S.object([
+            ("action", S.string), ("reason", S.nullable(S.string)),
+            ("sessions", S.describe(S.array(S.string), "The Engine.IO sessions the action was applied to.")),
+        ])
+        s["TestFault"] = S.object([
+            ("sid", S.string), ("userId", S.nullable(S.id)), ("socketIds", S.array(S.string)),
+            ("delayMilliseconds", S.integer), ("holding", S.boolean), ("dropEvents", S.array(S.string)), ("dropRemaining", S.integer),
+            ("silenced", S.describe(S.boolean, "A ping-timeout disconnect in progress: nothing is sent until the client gives up.")),
+            ("queuedPackets", S.integer), ("queuedBytes", S.describe(S.integer, "Held or delayed; past realtime.faultMaxBufferedBytes the socket is dropped.")),
+        ])
+        s["TestFaultList"] = S.object([("faults", S.array(S.ref("TestFault")))])
         let ref: JSONValue = S.describe(S.string(min: 1, max: 200), "A client-chosen key other objects of the document use to refer to this one.")
         let to: JSONValue = S.describe(S.string(min: 1, max: 200), "The ref of an object of this document.")
         func list(_ item: JSONValue) -> JSONValue { S.array(item, maxItems: FixtureLoader.maxObjectsPerKind) }
@@ -203,7 +227,9 @@ enum OpenAPIComponents {
             ("args", S.array(["type": "object"])), ("target", S.ref("RealtimeEventTarget")),
             ("except", S.describe(S.nullable(S.string), "The originating socket, skipped by a room emit.")),
             ("recipients", S.describe(S.integer, "Sockets the event was handed to.")), ("timestampMs", S.integer),
-        ])
+            ("dropped", S.describe(S.boolean, "Present (true) when a drop fault (POST /api/test/faults) kept the event from a socket.")),
+            ("droppedSessions", S.describe(S.array(S.string), "The Engine.IO sessions it was dropped for.")),
+        ], optional: ["dropped", "droppedSessions"])
         s["RealtimeEventPage"] = S.object([
             ("events", S.array(S.ref("RealtimeEvent"))), ("lastSequence", S.integer),
             ("missed", S.describe(S.integer, "Events after `since` already evicted from the ring buffer.")), ("capacity", S.integer),

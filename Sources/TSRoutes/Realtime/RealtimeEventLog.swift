@@ -24,6 +24,8 @@ public final class RealtimeEventLog: Sendable {
         public let recipients: Int
         /// Unix time in milliseconds.
         public let timestampMs: Int64
+        /// Engine.IO sessions a test-mode `drop` fault kept this event from (docs/test-mode.md).
+        public var droppedSessions: [String] = []
 
         public var json: JSONValue {
             var target: JSONObject
@@ -39,11 +41,16 @@ public final class RealtimeEventLog: Sendable {
             case .socket(let id):
                 target = ["type": "socket", "socketId": .string(id), "userId": .optional(targetUserId)]
             }
-            return .object([
+            var o: JSONObject = [
                 "seq": .int(sequence), "event": .string(event), "payload": args.first ?? .null, "args": .array(args),
                 "target": .object(target), "except": .optional(except), "recipients": .int(Int64(recipients)),
                 "timestampMs": .int(timestampMs),
-            ])
+            ]
+            if !droppedSessions.isEmpty {
+                o["dropped"] = true
+                o["droppedSessions"] = .array(droppedSessions.map { .string($0) })
+            }
+            return .object(o)
         }
     }
 
@@ -63,7 +70,13 @@ public final class RealtimeEventLog: Sendable {
         var count = 0
         var bytes = 0
         var lastSequence: Int64 = 0
+        /// Drops by a test-mode fault (event name, Engine.IO sid) not yet attached to the record
+        /// of their emit, which follows them on the same thread (`noteDropped`). Bounded.
+        var pendingDrops: [(event: String, sid: String)] = []
     }
+
+    /// Most drops waiting for their emit's record (older ones are forgotten).
+    static let maxPendingDrops = 1024
 
     public let capacity: Int
     /// Approximate payload bytes kept at most (setting `realtime.eventLogMaxBytes`).
@@ -109,12 +122,26 @@ public final class RealtimeEventLog: Sendable {
                 s.count -= 1
             }
             s.lastSequence += 1
-            s.ring[s.head] = Entry(sequence: s.lastSequence, event: r.event, args: args, target: r.target, except: r.except,
-                                   targetUserId: targetUserId, recipients: r.recipients, timestampMs: now)
+            var entry = Entry(sequence: s.lastSequence, event: r.event, args: args, target: r.target, except: r.except,
+                              targetUserId: targetUserId, recipients: r.recipients, timestampMs: now)
+            if !s.pendingDrops.isEmpty {
+                entry.droppedSessions = s.pendingDrops.filter { $0.event == r.event }.map(\.sid)
+                s.pendingDrops.removeAll { $0.event == r.event }
+            }
+            s.ring[s.head] = entry
             s.sizes[s.head] = entrySize
             s.bytes += entrySize
             s.head = (s.head + 1) % capacity
             s.count += 1
+        }
+    }
+
+    /// A test-mode `drop` fault kept event `event` from session `sid`: the next record of that
+    /// event (its emit's, recorded right after the packets were handed out) is marked dropped.
+    public func noteDropped(event: String, sid: String) {
+        state.withLock { s in
+            if s.pendingDrops.count >= Self.maxPendingDrops { s.pendingDrops.removeFirst() }
+            s.pendingDrops.append((event, sid))
         }
     }
 

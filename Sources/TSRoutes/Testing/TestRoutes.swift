@@ -15,16 +15,20 @@ public struct TestRoutes: Sendable {
     let eventLog: RealtimeEventLog
     let fixtures: FixtureLoader
     let logger: Logger
+    /// Bytes a delayed or held session may queue (setting `realtime.faultMaxBufferedBytes`).
+    let faultMaxBufferedBytes: Int
 
     /// Most events one `GET /api/test/events` returns.
     public static let maxEventsPerPage = 10_000
 
-    public init(domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, logger: Logger) {
+    public init(domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, logger: Logger,
+                faultMaxBufferedBytes: Int = 1 << 20) {
         self.domain = domain
         self.hub = hub
         self.eventLog = eventLog
         fixtures = FixtureLoader(domain: domain, hashes: PasswordHashCache())
         self.logger = logger
+        self.faultMaxBufferedBytes = faultMaxBufferedBytes
     }
 
     public func register(into router: inout RouterBuilder) {
@@ -78,5 +82,7 @@ public struct TestRoutes: Sendable {
                 "capacity": .int(Int64(log.capacity)),
             ]))
         })
+
+        registerFaults(into: &router)
     }
 }

@@ -447,9 +447,7 @@ public final class Connection: @unchecked Sendable {
             loop.execute { self.reset(reason) }
             return
         }
-        guard state != .closed else { return }
-        socket.setResetOnClose()
-        closeNow(reason)
+        perform(closing.reset(reason))
     }
 
     /// Flushes pending output, shuts down the sending side, drains the peer's input for up to
@@ -483,6 +481,9 @@ public final class Connection: @unchecked Sendable {
             lingerTimer = loop.scheduleTask(in: lingerNanoseconds) { self.perform(self.closing.lingerExpired()) }
             runOutputFinishedCallbacks()
         case .close:
+            finalClose()
+        case .resetThenClose:
+            socket.setResetOnClose()
             finalClose()
         }
     }

@@ -5,7 +5,7 @@
 ///
 ///     open ──closeGracefully, output pending──▶ flushingThenClose ──outputFlushed──▶ lingering
 ///       │  └─closeGracefully, nothing pending──────────────────────────────────────▶ lingering
-///       └──closeNow / peerClosed / readFailed──▶ closed ◀──lingerExpired / peerClosed / readFailed──┘
+///       └──closeNow / reset / peerClosed / readFailed──▶ closed ◀──lingerExpired / peerClosed / readFailed──┘
 ///
 /// A graceful close flushes what is queued, shuts down the sending side, then drains (and
 /// discards) the peer's input for the linger time, so the peer reads our last bytes instead of
@@ -31,6 +31,8 @@ struct ConnectionCloseStateMachine: Equatable {
         case startLinger
         /// Close the descriptor now, reporting `reason` (deregister, drop the queue, tell the handler).
         case close(CloseReason)
+        /// As `close`, with a TCP reset instead of a FIN (`SO_LINGER` 0 first).
+        case resetThenClose(CloseReason)
     }
 
     private(set) var state: State = .open
@@ -93,6 +95,13 @@ struct ConnectionCloseStateMachine: Equatable {
         }
         state = .closed
         return .close(self.reason)
+    }
+
+    /// A close by TCP reset (how a connection dies on a network error, as the peer sees it):
+    /// as `closeNow`, also while closing gracefully (the reason given first is kept).
+    mutating func reset(_ reason: CloseReason) -> Action {
+        guard case .close(let r) = closeNow(reason) else { return .none }
+        return .resetThenClose(r)
     }
 
     /// The peer closed its side (EOF): the end of a graceful close, or a peer close.

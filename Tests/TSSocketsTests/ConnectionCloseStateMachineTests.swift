@@ -95,6 +95,20 @@ final class ConnectionCloseStateMachineTests: XCTestCase {
         XCTAssertEqual(b.readFailed(reset), .close(.error(reset)))
     }
 
+    func testAResetClosesAnOpenConnectionWithItsReasonOnce() {
+        var m = Machine()
+        XCTAssertEqual(m.reset(.local("fault")), .resetThenClose(.local("fault")))
+        XCTAssertEqual(m.state, .closed)
+        XCTAssertEqual(m.reset(.timeout), .none)
+        XCTAssertEqual(m.closeNow(.timeout), .none)
+    }
+
+    func testAResetWhileLingeringClosesWithTheGracefulReason() {
+        var m = Machine()
+        _ = m.closeGracefully(.serverShutdown, outputPending: false)
+        XCTAssertEqual(m.reset(.local("fault")), .resetThenClose(.serverShutdown))
+    }
+
     func testEventsThatOnlyMeanSomethingWhileClosingAreIgnoredWhenOpen() {
         var m = Machine()
         XCTAssertEqual(m.outputFlushed(), .none)

@@ -8,8 +8,8 @@
 # {SOCKETS_LO, SOCKETS_HI} × {EVENTS_LO, EVENTS_HI}, each on a fresh server. The total of a run
 # is  a + b·sockets + c·events + d·sockets·events  (start-up, connects and joins, creations and
 # their SQL, fan-out); the mixed difference of the four corners is d, the fan-out cost of one
-# event to one socket, with the connects and the creations cancelled out. Instructions are
-# repeatable on a loaded machine; wall time is not.
+# event to one socket, with the creations (and the tool's warm-up) cancelled out. Counting starts
+# once the sockets are ready. Instructions are repeatable on a loaded machine; wall time is not.
 #
 #   BIN_TOUCHSYNC=path/to/touchsync   the server profiled (built `swift build -c release --static-swift-stdlib`,
 #                                     see profile-toggle.sh for why static); default $SCRATCH/release/touchsync
@@ -30,10 +30,18 @@ for s in "$SOCKETS_LO" "$SOCKETS_HI"; do
   for e in "$EVENTS_LO" "$EVENTS_HI"; do
     dir="$OUT/s$s-e$e"
     callgrind_serve "$BIN_TOUCHSYNC" "$dir" "$PORT"
-    callgrind_control -i on "$vpid" >/dev/null
     # Closed loop, one creation at a time: each is delivered to every socket before the next.
-    "$BIN_BENCH" fanout --url "http://127.0.0.1:$PORT" --data "$dir" --sockets "$s" --events "$e" --rate 0 --concurrency 1 \
-      >"$dir/bench.out" 2>&1 || { echo "touchsync-bench failed; see $dir/bench.out" >&2; exit 1; }
+    # Counting starts once every socket is connected and joined: connects under valgrind on a
+    # loaded machine time out and retry a varying number of times, which no corner should see.
+    stdbuf -oL "$BIN_BENCH" fanout --url "http://127.0.0.1:$PORT" --data "$dir" --sockets "$s" --events "$e" --rate 0 --concurrency 1 \
+      >"$dir/bench.out" 2>&1 &
+    bpid=$!
+    until grep -q "sockets ready" "$dir/bench.out" 2>/dev/null; do
+      kill -0 "$bpid" 2>/dev/null || { echo "touchsync-bench ended before its sockets were ready; see $dir/bench.out" >&2; exit 1; }
+      sleep 0.1
+    done
+    callgrind_control -i on "$vpid" >/dev/null
+    wait "$bpid" || { echo "touchsync-bench failed; see $dir/bench.out" >&2; exit 1; }
     callgrind_finish "$dir"
     total["s$s-e$e"]=$cg_total
     echo "sockets=$s events=$e instructions=$cg_total"

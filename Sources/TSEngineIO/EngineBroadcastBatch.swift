@@ -32,7 +32,10 @@ public struct EngineBroadcastBatch {
     private var frames: [[UInt8]] = []
     private var packetsOfPart: [[EnginePreEncodedPacket]] = []
     private var recipients: [Recipient] = []
+    /// Each WebSocket's place in `recipients`, built only once an `add` may repeat one (one
+    /// broadcast to one room, the common case, never hashes its recipients).
     private var index: [ObjectIdentifier: Int] = [:]
+    private var indexed = false
 
     public init() {}
 
@@ -47,12 +50,31 @@ public struct EngineBroadcastBatch {
 
     /// Sends part `part` to `sessions`. Returns how many accepted it; the others were closed (or
     /// closed now as slow consumers): polling sessions have it queued now, WebSocket ones get it
-    /// from `send()`. A WebSocket listed twice for one part gets it once.
+    /// from `send()`. A WebSocket listed twice for one part gets it once. `distinct`: the caller
+    /// knows no session is listed twice (one room's members), which spares the first add of a
+    /// batch a lookup per recipient.
     @discardableResult
     /// (Not generic: a generic entry point called from another module runs unspecialized, through
     /// witness tables, for every recipient.)
-    public mutating func add(_ sessions: [EngineIOSession], toPart part: Int) -> Int {
+    public mutating func add(_ sessions: [EngineIOSession], toPart part: Int, distinct: Bool = false) -> Int {
         var accepted = 0
+        if distinct && recipients.isEmpty && !indexed {
+            recipients.reserveCapacity(sessions.count)
+            for s in sessions {
+                if let ws = s.activeWebSocket {
+                    recipients.append(part < 64 ? Recipient(ws: ws, mask: 1 << UInt64(part), extra: [])
+                                                : Recipient(ws: ws, mask: 0, extra: [Int32(part)]))
+                    accepted += 1
+                } else if s.sendPreEncoded(packetsOfPart[part]) {
+                    accepted += 1
+                }
+            }
+            return accepted
+        }
+        if !indexed {
+            for (i, r) in recipients.enumerated() { index[ObjectIdentifier(r.ws)] = i }
+            indexed = true
+        }
         for s in sessions {
             if let ws = s.activeWebSocket {
                 let key = ObjectIdentifier(ws)

@@ -43,6 +43,8 @@ extension SocketIOServer {
         /// With recovery on, log the event even when nobody receives it now (a room whose
         /// members may come back); a socket emit to an id that is not connected is not logged.
         let logWhenAbsent: Bool
+        /// No socket is listed twice (one room's members, one socket); a list of ids may repeat one.
+        var distinct = true
     }
 
     static func groups(of target: SocketIOTarget, in adapter: SocketIONamespaceAdapter?) -> [Group] {
@@ -58,7 +60,7 @@ extension SocketIOServer {
             }
         case .sockets(let ids, let label):
             return [Group(record: .room(label), except: ex.first, targets: adapter?.sockets(withIDs: ids, except: ex, exceptRooms: exRooms) ?? [],
-                          recovery: .sockets(Set(ids).subtracting(ex)), logWhenAbsent: true)]
+                          recovery: .sockets(Set(ids).subtracting(ex)), logWhenAbsent: true, distinct: false)]
         }
     }
 
@@ -78,12 +80,12 @@ extension SocketIOServer {
                 if configuration.recoveryEnabled {
                     if g.logWhenAbsent || !g.targets.isEmpty {
                         let packets = recoverablePackets(e.event, e.args, attachments: e.attachments, namespace: namespace, recoveryTarget: g.recovery)
-                        if !g.targets.isEmpty { delivered = batch.add(g.targets.map(\.session), toPart: batch.part(packets)) }
+                        if !g.targets.isEmpty { delivered = batch.add(g.targets.map(\.session), toPart: batch.part(packets), distinct: g.distinct) }
                     }
                 } else if !g.targets.isEmpty {
                     let p = part ?? batch.part(Self.preEncode(SocketIOPacketCodec.event(e.event, e.args, namespace: namespace, attachments: e.attachments)))
                     part = p
-                    delivered = batch.add(g.targets.map(\.session), toPart: p)
+                    delivered = batch.add(g.targets.map(\.session), toPart: p, distinct: g.distinct)
                 }
                 total += delivered
                 dropped += g.targets.count - delivered

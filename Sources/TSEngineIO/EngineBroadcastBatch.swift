@@ -58,38 +58,29 @@ public struct EngineBroadcastBatch {
     /// witness tables, for every recipient.)
     public mutating func add(_ sessions: [EngineIOSession], toPart part: Int, distinct: Bool = false) -> Int {
         var accepted = 0
-        if distinct && recipients.isEmpty && !indexed {
-            recipients.reserveCapacity(sessions.count)
-            for s in sessions {
-                if let ws = s.activeWebSocket {
-                    recipients.append(part < 64 ? Recipient(ws: ws, mask: 1 << UInt64(part), extra: [])
-                                                : Recipient(ws: ws, mask: 0, extra: [Int32(part)]))
-                    accepted += 1
-                } else if s.sendPreEncoded(packetsOfPart[part]) {
-                    accepted += 1
-                }
-            }
-            return accepted
-        }
-        if !indexed {
+        let lookup = !(distinct && recipients.isEmpty && !indexed)
+        if lookup && !indexed {
             for (i, r) in recipients.enumerated() { index[ObjectIdentifier(r.ws)] = i }
             indexed = true
         }
+        if !lookup { recipients.reserveCapacity(sessions.count) }
         for s in sessions {
-            if let ws = s.activeWebSocket {
+            guard let ws = s.activeWebSocket else {
+                if s.sendPreEncoded(packetsOfPart[part]) { accepted += 1 }
+                continue
+            }
+            accepted += 1
+            if lookup {
                 let key = ObjectIdentifier(ws)
                 if let i = index[key] {
                     if part < 64 { recipients[i].mask |= 1 << UInt64(part) }
                     else if recipients[i].extra.last != Int32(part) { recipients[i].extra.append(Int32(part)) }
-                } else {
-                    index[key] = recipients.count
-                    recipients.append(part < 64 ? Recipient(ws: ws, mask: 1 << UInt64(part), extra: [])
-                                                : Recipient(ws: ws, mask: 0, extra: [Int32(part)]))
+                    continue
                 }
-                accepted += 1
-            } else if s.sendPreEncoded(packetsOfPart[part]) {
-                accepted += 1
+                index[key] = recipients.count
             }
+            recipients.append(part < 64 ? Recipient(ws: ws, mask: 1 << UInt64(part), extra: [])
+                                        : Recipient(ws: ws, mask: 0, extra: [Int32(part)]))
         }
         return accepted
     }

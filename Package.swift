@@ -20,6 +20,9 @@ let package = Package(
     products: [
         .executable(name: "touchsync", targets: ["touchsync"]),
         .executable(name: "conformance-server", targets: ["conformance-server"]),
+        // For an app's XCTest target: drives a test-mode server over HTTP (docs/testing-ios.md). Static, so
+        // `swift build --product TouchSyncTesting` builds that target alone (an automatic library cannot be named).
+        .library(name: "TouchSyncTesting", type: .static, targets: ["TouchSyncTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -41,7 +44,7 @@ let package = Package(
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Foundation-free building blocks.
-        .target(name: "TSSync", swiftSettings: strict),
+        .target(name: "TSSync", dependencies: ["CSystem"], swiftSettings: strict),
         .target(name: "TSJSON", swiftSettings: strict),
         .target(name: "TSCrypto", dependencies: ["CCrypto", "TSJSON"], swiftSettings: strict,
                 // libcrypto on Linux only: on Darwin the CCrypto shim uses CommonCrypto (libSystem).
@@ -71,6 +74,10 @@ let package = Package(
         .executableTarget(name: "storage-bench", dependencies: ["TSStorage"], path: "bench/storage-bench", swiftSettings: strict),
         .executableTarget(name: "conformance-server", dependencies: ["TSTLS", "TSSocketIO", "TSEngineIO", "TSWebSocket", "TSHTTP", "TSJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], path: "Sources/conformance-server", swiftSettings: strict),
 
+        // The app-facing test kit: Foundation only, no dependency on any target above, so an iOS
+        // test target that adds it builds nothing of the server.
+        .target(name: "TouchSyncTesting", swiftSettings: strict),
+
         // Tests, one target per layer, and the raw TCP/HTTP/WebSocket clients the live tests share.
         .target(name: "TSTestSupport", path: "Tests/TSTestSupport", swiftSettings: strict),
         // A fresh PostgreSQL database (or SQLite file) per test, for every test target that needs storage.
@@ -87,6 +94,8 @@ let package = Package(
         .testTarget(name: "TSAPNsTests", dependencies: ["TSAPNs", "CCrypto", "TSCrypto", "TSJSON"], swiftSettings: strict),
         .testTarget(name: "TSTLSTests", dependencies: ["TSTLS", .target(name: "CTLS", condition: .when(platforms: [.linux])), "TSSockets", "TSHTTP", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TSRedisTests", dependencies: ["TSRedis", "TSSockets", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // Runs the built `touchsync` binary as a child process: the kit is tested exactly as an app uses it.
+        .testTarget(name: "TouchSyncTestingTests", dependencies: ["TouchSyncTesting"], swiftSettings: strict),
         .testTarget(name: "TSAppTests", dependencies: ["TSRedis", "TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport", "TSStorageTestSupport"], swiftSettings: strict),
     ]
 )

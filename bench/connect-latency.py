@@ -12,20 +12,10 @@ import argparse
 import json
 import statistics
 import time
-import uuid
 
-import requests
 import websocket
 
-
-def register(base):
-    name = f"lat_{uuid.uuid4().hex[:8]}"
-    r = requests.post(base + "/api/auth/register", json={"username": name, "password": "password-123", "firstName": "lat"})
-    r.raise_for_status()
-    token = r.json()["data"]["token"]
-    r = requests.post(base + "/api/rooms", json={}, headers={"Authorization": "Bearer " + token})
-    r.raise_for_status()
-    return token, r.json()["data"]["id"]
+from tsbench import register
 
 
 def one(ws_url, token, room_id):
@@ -49,7 +39,7 @@ def main():
     p.add_argument("--base", required=True)
     p.add_argument("--runs", type=int, default=50)
     a = p.parse_args()
-    token, room_id = register(a.base)
+    token, room_id = register(a.base, "lat")
     ws_url = a.base.replace("http", "ws", 1) + "/socket.io/?EIO=4&transport=websocket"
     one(ws_url, token, room_id)  # warm-up
     samples = sorted(one(ws_url, token, room_id) for _ in range(a.runs))

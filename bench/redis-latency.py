@@ -8,7 +8,10 @@ one the script records when `element:created` reached the socket on A (same node
 path) and on B (cross node: A → Redis → B → B's broadcaster). It prints p50/p99 of both, measured
 from just before the POST, and of the per-event difference B − A, which is what Redis adds.
 
-  python3 bench/redis-latency.py [--events 500] [--rate 50] [--bin .build/release/touchsync]
+  python3 bench/redis-latency.py [--events 500] [--rate 50] [--bin .build/release/touchsync] [--transport stream|pubsub]
+
+--transport sets realtime.redis.transport on both nodes (stream: XADD + a blocking XREAD per node,
+the default; pubsub: PUBLISH/SUBSCRIBE), to compare what the two cost on the same machine.
 
 Needs redis-server (a throw-away one is started on a free port) and websocket-client + requests
 (conformance/requirements.txt, in .venv). Nodes on CPU $SERVER_CPU (0), this script and Redis on
@@ -91,6 +94,7 @@ def main():
     ap.add_argument("--events", type=int, default=500)
     ap.add_argument("--rate", type=float, default=50, help="creates per second")
     ap.add_argument("--bin", default=os.path.join(ROOT, ".build", "release", "touchsync"))
+    ap.add_argument("--transport", choices=("stream", "pubsub"), default="stream")
     args = ap.parse_args()
     server_cpu, load_cpu = os.environ.get("SERVER_CPU", "0"), os.environ.get("LOAD_CPU", "1")
     taskset = shutil.which("taskset")
@@ -105,7 +109,7 @@ def main():
                                                       "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL))
         assert wait_port(rport, 10), "redis-server did not start"
         env = dict(os.environ, TOUCHSYNC_JWT_SECRET="redis-latency-secret-0123456789abcdef", TOUCHSYNC_AUTH_PASSWORD_ITERATIONS="1000",
-                   TOUCHSYNC_LOG_LEVEL="warning")
+                   TOUCHSYNC_LOG_LEVEL="warning", TOUCHSYNC_REALTIME_REDIS_TRANSPORT=args.transport)
         bases = []
         for _ in range(2):
             port = free_port()
@@ -140,7 +144,7 @@ def main():
         cross = [(on_b.arrivals[e] - t) * 1000 for e, t in sent.items() if e in on_b.arrivals]
         extra = [(on_b.arrivals[e] - on_a.arrivals[e]) * 1000 for e in sent if e in on_a.arrivals and e in on_b.arrivals]
         load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else "?"
-        print(f"events {args.events} at {args.rate}/s; received same-node {len(same)}, cross-node {len(cross)}; load average {' '.join(load)}")
+        print(f"transport {args.transport}; events {args.events} at {args.rate}/s; received same-node {len(same)}, cross-node {len(cross)}; load average {' '.join(load)}")
         for name, xs in (("same-node (A→A)", same), ("cross-node (A→Redis→B)", cross), ("extra (B − A, per event)", extra)):
             if xs:
                 print(f"  {name:26s} p50 {statistics.median(xs):7.2f} ms   p99 {pct(xs, 99):7.2f} ms")

@@ -1,17 +1,21 @@
 """A local TouchSync cluster for conformance/test_cluster.py: PostgreSQL (a fresh
 database on the throw-away server scripts/services.sh started), our own Redis on a free port (so a
-test may kill and restart it), three `touchsync serve` nodes and nginx running deploy/nginx/touchsync.conf,
-all in one temporary directory that is removed afterwards.
+test may kill and restart it; append-only file fsynced on every write, so a restart keeps every
+entry Redis answered), three `touchsync serve` nodes and nginx running deploy/nginx/touchsync.conf,
+all in one temporary directory that is removed afterwards. The last node reaches Redis through a
+TCP relay of the test's own (`TcpProxy`), which a test may cut or slow down.
 
 Each piece that is missing is named by `Cluster.missing()`, and the test module skips with it.
 """
 import os
+import queue
 import re
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 import uuid
@@ -67,6 +71,97 @@ def postgres_bin(tool):
     return shutil.which(tool)
 
 
+class TcpProxy:
+    """A TCP relay between one node and Redis. `cut()` closes every relayed connection and refuses
+    new ones (accepted and closed at once) until `heal()`; `delay` holds every chunk that long
+    before passing it on, in both directions, in order (a slow link, not a slow Redis)."""
+
+    def __init__(self, target_port):
+        self.target_port = target_port
+        self.delay = 0.0
+        self.refusing = False
+        self.lock = threading.Lock()
+        self.sockets = set()
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.closed:
+            try:
+                down, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.refusing:
+                down.close()
+                continue
+            try:
+                up = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+                up.settimeout(None)
+            except OSError:
+                down.close()
+                continue
+            with self.lock:
+                self.sockets.update((down, up))
+            for src, dst in ((down, up), (up, down)):
+                q = queue.Queue()
+                threading.Thread(target=self._read, args=(src, dst, q), daemon=True).start()
+                threading.Thread(target=self._write, args=(src, dst, q), daemon=True).start()
+
+    def _read(self, src, dst, q):
+        while True:
+            try:
+                data = src.recv(65536)
+            except OSError:
+                data = b""
+            q.put((time.monotonic(), data))
+            if not data:
+                return
+
+    def _write(self, src, dst, q):
+        while True:
+            at, data = q.get()
+            wait = at + self.delay - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            try:
+                if not data:
+                    raise OSError("closed")
+                dst.sendall(data)
+            except OSError:
+                for s in (src, dst):
+                    self._close(s)
+                return
+
+    def _close(self, s):
+        with self.lock:
+            self.sockets.discard(s)
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        s.close()
+
+    def cut(self):
+        self.refusing = True
+        with self.lock:
+            live = list(self.sockets)
+        for s in live:
+            self._close(s)
+
+    def heal(self):
+        self.refusing = False
+
+    def close(self):
+        self.closed = True
+        self.cut()
+        self.listener.close()
+
+
 class Node:
     def __init__(self, index, port, log_path):
         self.index = index          # 1-based, as in deploy/nginx/touchsync.conf (node1 … node3)
@@ -99,6 +194,7 @@ class Cluster:
         self.nginx_proc = None
         self.nginx_port = None
         self.nodes = []
+        self.proxy = None              # TcpProxy between the last node and Redis
 
     # --- what is missing --------------------------------------------------------------------
     def missing(self):
@@ -143,6 +239,7 @@ class Cluster:
             self.database_url = None
         self.redis_port = free_port()
         self.start_redis()
+        self.proxy = TcpProxy(self.redis_port)
         ports = set()
         while len(ports) < NODES + 1:
             ports.add(free_port())
@@ -160,6 +257,8 @@ class Cluster:
             self._end(n.proc, signal.SIGTERM)
         self._end(self.nginx_proc, signal.SIGQUIT)
         self._end(self.redis_proc, signal.SIGTERM)
+        if self.proxy:
+            self.proxy.close()
         if self.storage == "postgresql" and self.database_url:
             self._psql(f'DROP DATABASE IF EXISTS "{self.database_name}" WITH (FORCE)', check=False)
         if self.tmp:
@@ -202,7 +301,7 @@ class Cluster:
         log = open(os.path.join(d, "redis.log"), "a")
         self.redis_proc = subprocess.Popen(
             [self.redis_server, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", d], stdout=log, stderr=subprocess.STDOUT)
+             "--appendonly", "yes", "--appendfsync", "always", "--dir", d], stdout=log, stderr=subprocess.STDOUT)
         log.close()
         assert wait_port(self.redis_port, 10), "redis-server did not start:\n" + tail(os.path.join(d, "redis.log"))
 
@@ -213,6 +312,12 @@ class Cluster:
     @property
     def redis_url(self):
         return f"redis://127.0.0.1:{self.redis_port}"
+
+    def redis_url_for(self, node):
+        """The last node goes through the proxy; the others straight to Redis."""
+        if self.proxy and node.index == NODES:
+            return f"redis://127.0.0.1:{self.proxy.port}"
+        return self.redis_url
 
     # --- nodes --------------------------------------------------------------------------------------
     def node_env(self):
@@ -232,7 +337,7 @@ class Cluster:
         return env
 
     def start_node(self, node):
-        args = [self.binary, "serve", "--host", "127.0.0.1", "--port", str(node.port), "--redis-url", self.redis_url]
+        args = [self.binary, "serve", "--host", "127.0.0.1", "--port", str(node.port), "--redis-url", self.redis_url_for(node)]
         if self.storage == "postgresql":
             args += ["--database-url", self.database_url]
         else:

@@ -198,6 +198,7 @@ class Client:
         self.lock = threading.Lock()
         self.created = []            # element ids of element:created, in arrival order
         self.reactions = []          # (event, payload) of element:reaction:*
+        self.globals = []            # (event, payload) of the *:global events, in arrival order
         self.connects = 0
         self.disconnects = []        # reasons, as python-socketio gives them
         self.joined = threading.Event()
@@ -229,6 +230,14 @@ class Client:
         def created(payload):
             with self.lock:
                 self.created.append(payload["element"]["id"])
+
+        def on_global(name):
+            def handler(payload):
+                with self.lock:
+                    self.globals.append((name, payload))
+            self.sio.on(name, handler)
+        for name in ("element:created:global", "element:deleted:global", "room:cleared:global"):
+            on_global(name)
 
         @self.sio.on("element:reaction:added")
         def added(payload):
@@ -454,6 +463,196 @@ def test_fanout_resumes_after_redis_restarts_without_restarting_a_node(cluster):
         assert cl.wait_created(ids), f"client on node {i + 1} missed events after Redis restarted"
         got = [e for e in cl.created_ids() if e not in before[i]]
         assert len(got) == len(set(got)), f"client on node {i + 1} got duplicates after Redis restarted"
+
+
+# --- the stream: catching up after Redis or a node's link was away ---------------------------------------
+class NodeWriters:
+    """One thread per node creating elements in the room through that node, one at a time:
+    sent[k] lists node k's creates in the order they were answered, which is the order they
+    committed. `more(n)` waits until every node has made n more; `finish()` stops them."""
+
+    def __init__(self, c, writer, room):
+        self.sent = {k: [] for k in range(1, len(c.nodes) + 1)}
+        self.errors = []
+        self.stop = threading.Event()
+
+        def run(k):
+            s = requests.Session()
+            while not self.stop.is_set():
+                try:
+                    eid = create_element(c, c.nodes[k - 1].base, writer, room, session=s)
+                except requests.RequestException as e:
+                    self.errors.append(f"node {k}: {e}")
+                    return
+                if eid is None:
+                    self.errors.append(f"node {k}: a create was not answered 201")
+                    return
+                self.sent[k].append(eid)
+        self.threads = [threading.Thread(target=run, args=(k,), daemon=True) for k in self.sent]
+        for t in self.threads:
+            t.start()
+
+    def more(self, n, timeout=30):
+        marks = {k: len(v) for k, v in self.sent.items()}
+        assert wait_until(lambda: all(len(self.sent[k]) >= marks[k] + n for k in self.sent), timeout), self.errors
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=20)
+        assert not self.errors, self.errors
+        return self.sent
+
+
+def room_with_a_client_per_node(c, prefix):
+    """A writer, a room, and one member's python-socketio client on each node (checked there)."""
+    writer = register(c.base, "writer")
+    users = [register(c.base, f"{prefix}{i}") for i in range(len(c.nodes))]
+    room = make_room(c, writer, users)
+    clients = [client(c, users[i], i + 1, [room]) for i in range(len(c.nodes))]
+    for i, cl in enumerate(clients):
+        assert located(c, cl, i + 1), f"{prefix} client {i} is not on node {i + 1}"
+    return writer, room, clients
+
+
+def wait_until(check, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def assert_every_event_once_in_order(c, clients, sent):
+    """Every client got every create once, and each node's creates in the order they committed."""
+    want = set().union(*map(set, sent.values()))
+    for cl in clients:
+        assert cl.wait_created(want, timeout=60), (
+            f"client on node {cl.node_index} missed {len(want - set(cl.created_ids()))} of {len(want)} events\n" + c.logs())
+    time.sleep(0.5)   # a duplicate would arrive right behind the original
+    for cl in clients:
+        got = [e for e in cl.created_ids() if e in want]
+        assert len(got) == len(set(got)), f"client on node {cl.node_index} got {len(got) - len(set(got))} duplicates"
+        for k, ids in sent.items():
+            mine = set(ids)
+            assert [e for e in got if e in mine] == ids, f"client on node {cl.node_index} got node {k}'s events out of order"
+
+
+def metric(node, name, labels=""):
+    text = requests.get(node.base + "/metrics", timeout=5).text
+    for line in text.splitlines():
+        if line.startswith(name + labels + " "):
+            return float(line.split()[-1])
+    return None
+
+
+def test_redis_restarted_with_its_data_while_events_are_published_loses_and_repeats_nothing(cluster):
+    """kill -9 of Redis (append-only file fsynced on every write) while every node writes: what was
+    committed meanwhile waits in each node's queue, what was added before is read again from the
+    stream by each node from its last position; copies of re-sent XADDs are dropped by number."""
+    c = cluster
+    writer, room, clients = room_with_a_client_per_node(c, "s")
+    writers = NodeWriters(c, writer, room)
+    writers.more(20)
+    c.kill_redis()
+    writers.more(20)
+    c.start_redis()
+    for n in c.nodes:
+        assert wait_health(n, lambda h: h.get("status") == "ok", timeout=30), f"{n.name} did not recover from the Redis restart"
+    writers.more(20)
+    sent = writers.finish()
+    assert_every_event_once_in_order(c, clients, sent)
+
+
+def test_a_node_whose_redis_link_is_cut_catches_up_in_order_without_duplicates(cluster):
+    """Node 3's connections to Redis (through the test's relay) are closed and refused for a few
+    seconds while every node writes; healed, node 3 reads on from its last entry."""
+    c = cluster
+    writer, room, clients = room_with_a_client_per_node(c, "l")
+    node3 = c.nodes[2]
+    missed_before = metric(node3, "touchsync_redis_missed_total")
+    writers = NodeWriters(c, writer, room)
+    writers.more(10)
+    c.proxy.cut()
+    try:
+        assert wait_health(node3, lambda h: h.get("status") == "degraded"), "node 3 did not notice its link to Redis was cut"
+        writers.more(30)
+    finally:
+        c.proxy.heal()
+    assert wait_health(node3, lambda h: h.get("status") == "ok", timeout=30), "node 3 did not reconnect after the link healed"
+    writers.more(10)
+    sent = writers.finish()
+    assert_every_event_once_in_order(c, clients, sent)
+    assert metric(node3, "touchsync_redis_missed_total") == missed_before, "node 3 counted missed events"
+
+
+def global_count(cl, room):
+    """The room's element count a client keeps from the global events alone (+1, -1, 0)."""
+    n = 0
+    with cl.lock:
+        events = list(cl.globals)
+    for name, p in events:
+        if p.get("roomId") != room:
+            continue
+        n = 0 if name == "room:cleared:global" else n + (1 if name == "element:created:global" else -1)
+    return n
+
+
+@pytest.mark.xfail(strict=False, reason="events of one room committed on different nodes reach clients in the order the nodes "
+                   "appended them, not yet in commit order (docs/realtime-cluster.md, \"Order across nodes\"): a slow link "
+                   "lets a create or delete that committed before a clear arrive after it")
+@pytest.mark.parametrize("attempt", [1, 2])
+def test_my_rooms_counts_from_global_events_match_the_server_with_one_slow_link(cluster, attempt):
+    """Members on every node create and delete while one clears, node 3's link to Redis delayed by
+    150 ms each way: at the quiet end every client's count from the global events equals the
+    elementCount GET /api/rooms/my-rooms gives."""
+    c = cluster
+    members = [register(c.base, f"m{attempt}{i}") for i in range(3)]
+    room = make_room(c, members[0], members[1:])
+    clients = [client(c, members[i], i + 1, [room]) for i in range(3)]
+    for i, cl in enumerate(clients):
+        assert located(c, cl, i + 1)
+    c.proxy.delay = 0.15
+    try:
+        stop, errors = threading.Event(), []
+
+        def churn(k):
+            s, mine = requests.Session(), []
+            while not stop.is_set():
+                eid = create_element(c, c.nodes[k].base, members[k], room, session=s)
+                if eid:
+                    mine.append(eid)
+                if len(mine) > 2:
+                    r = s.delete(f"{c.nodes[k].base}/api/rooms/{room}/elements/{mine.pop(0)}", headers=auth(members[k]), timeout=15)
+                    if r.status_code not in (200, 404):
+                        errors.append(r.text)
+
+        def clearer():
+            s = requests.Session()
+            while not stop.is_set():
+                r = s.delete(f"{c.nodes[1].base}/api/rooms/{room}/elements", headers=auth(members[1]), timeout=15)
+                if r.status_code != 200:
+                    errors.append(r.text)
+                time.sleep(0.2)
+        threads = [threading.Thread(target=churn, args=(k,), daemon=True) for k in range(3)]
+        threads.append(threading.Thread(target=clearer, daemon=True))
+        for t in threads:
+            t.start()
+        time.sleep(6)
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+        assert not errors, errors[:3]
+        r = requests.get(c.base + "/api/rooms/my-rooms", headers=auth(members[0]), timeout=10)
+        server = next(x["elementCount"] for x in r.json()["data"] if x["id"] == room)
+        for cl in clients:
+            wait_until(lambda: global_count(cl, room) == server, 15)
+        counts = [global_count(cl, room) for cl in clients]
+        assert counts == [server] * 3, f"counts from the global events {counts}, my-rooms says {server}\n" + c.logs()
+    finally:
+        c.proxy.delay = 0.0
+        c.acked.pop(room, None)   # deleted and cleared on purpose: not for the durability check at the end
 
 
 def test_every_acknowledged_write_is_still_there(cluster):

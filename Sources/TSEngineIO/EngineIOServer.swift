@@ -18,7 +18,7 @@ public final class EngineIOServer: @unchecked Sendable {
     public let timerLoop: EventLoop
     private let ownsTimerLoop: Bool
 
-    private let lock = Lock()
+    private let lock = Mutex()
     private var sessions: [String: EngineIOSession] = [:]
     /// Sessions the client closed over polling whose outstanding GET has not come yet (sid →
     /// when, and the `6` it gets; see `EngineIOSession.poll`), kept for `pingTimeout` after the
@@ -40,7 +40,7 @@ public final class EngineIOServer: @unchecked Sendable {
             self.timerLoop = timerLoop
             ownsTimerLoop = false
         } else {
-            self.timerLoop = try EventLoop(clock: clock)
+            self.timerLoop = try EventLoop(clock: clock, threadName: "ts-eio-timers")
             ownsTimerLoop = true
         }
         sessionContext = EngineIOSessionContext(configuration: configuration, clock: clock, timerLoop: self.timerLoop)

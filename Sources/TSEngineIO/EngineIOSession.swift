@@ -157,7 +157,7 @@ public final class EngineIOSession: @unchecked Sendable {
     /// own per-connection state (Socket.IO's `SocketIOClient`). The session calls nothing outside
     /// while holding it: writes, resumes and delegate calls run after release (`Deferred`), and
     /// packets are decoded before it is taken.
-    let lock = Lock()
+    let lock = Mutex()
     var state: State
     /// This session's place in `shared.timers` (guarded by that object's lock, not `lock`).
     var timerLink = EngineSessionTimers.Link()

@@ -37,7 +37,7 @@ final class EngineSessionTimers: @unchecked Sendable {
         unowned(unsafe) var tail: EngineIOSession?
     }
 
-    private let lock = Lock()
+    private let lock = Mutex()
     private let loop: EventLoop
     private let clock: any MonotonicClock
     private var lists = [List](repeating: List(), count: 4)

@@ -44,7 +44,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     func start() {
         connection.outboundStallTimeout = context.configuration.outboundStallTimeout
         connection.minOutboundBytesPerSecond = context.configuration.minOutboundBytesPerSecond
-        registry.handlers[connection.id] = self
+        registry.add(self)
         context.observer?.connectionOpened()
         if registry.draining {
             drain()
@@ -116,7 +116,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         closedReason = reason
         tick?.cancel()
         tick = nil
-        registry.handlers[connection.id] = nil
+        registry.remove(connection.id)
         if !detached { context.observer?.connectionClosed() }
     }
 
@@ -193,7 +193,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
             detached = true
             tick?.cancel()
             tick = nil
-            registry.handlers[connection.id] = nil
+            registry.remove(connection.id)
             registry.addUpgraded(connection)
             context.observer?.connectionClosed()
             upgrade(connection, leftover)

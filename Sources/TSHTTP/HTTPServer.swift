@@ -106,7 +106,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         guard proceed, let listener, let group else { return }
         let started = ContinuousClock.now
-        listener.stop()
+        await listener.stop()
         await onEveryLoop { $0.beginDraining() }
         await notify?()
         let finishedInTime = await tracker.waitUntilFinished(timeout: configuration.shutdownGracePeriod, loop: group.loops[0])
@@ -117,9 +117,15 @@ public final class HTTPServer: @unchecked Sendable {
         await onEveryLoop { $0.closeAll() }
         if ownsGroup {
             await withCheckedContinuation { (cont: CheckedContinuation<Void, Never>) in
-                // EventLoopGroup.shutdown blocks; keep it off the cooperative pool.
-                let thread = BlockingThread { group.shutdown(); cont.resume() }
-                thread.start()
+                // EventLoopGroup.shutdown blocks (it joins every loop thread): keep it off the
+                // cooperative pool, on a thread of its own that resumes this task when done.
+                do {
+                    try SpawnedThread.detach(name: "ts-loops-stop") { group.shutdown(); cont.resume() }
+                } catch {
+                    context.logger.error("cannot start a thread to stop the event loops (\(error)); stopping them on this one")
+                    group.shutdown()
+                    cont.resume()
+                }
             }
         }
         lifecycle.withLock { $0 = .stopped }
@@ -169,37 +175,47 @@ final class HTTPServerContext: Sendable {
     }
 }
 
-/// Per-loop bookkeeping of a server's connections.
-// @unchecked Sendable: all state is only touched on `loop` (every access is inside `loop.execute`
-// or a ConnectionHandler callback, which run on the loop).
-final class HTTPLoopRegistry: @unchecked Sendable {
+/// Per-loop bookkeeping of a server's connections. Its state belongs to `loop` (an
+/// `EventLoopBound`, checked on every access): it is only touched inside `loop.execute` or a
+/// ConnectionHandler callback, which run on the loop.
+final class HTTPLoopRegistry: Sendable {
     let loop: EventLoop
     /// Runs request handlers on `loop` (when `HTTPServerConfiguration.handlersOnEventLoop`).
     let executor: EventLoopTaskExecutor
-    var handlers: [UInt64: HTTPConnectionHandler] = [:]
-    /// Upgraded connections still open (removed by their `whenClosed` callback).
-    var upgraded: [UInt64: Connection] = [:]
-    var draining = false
+    private struct State {
+        var handlers: [UInt64: HTTPConnectionHandler] = [:]
+        /// Upgraded connections still open (removed by their `whenClosed` callback).
+        var upgraded: [UInt64: Connection] = [:]
+        var draining = false
+    }
+    private let state: EventLoopBound<State>
 
     init(loop: EventLoop) {
         self.loop = loop
         self.executor = EventLoopTaskExecutor(loop: loop)
+        self.state = EventLoopBound(State(), loop: loop)
     }
 
+    /// True once shutdown began on this loop.
+    var draining: Bool { state.value.draining }
+
+    func add(_ handler: HTTPConnectionHandler) { state.withValue { $0.handlers[handler.connection.id] = handler } }
+    func remove(_ id: UInt64) { state.withValue { _ = $0.handlers.removeValue(forKey: id) } }
+
     func beginDraining() {
-        draining = true
-        for handler in Array(handlers.values) { handler.drain() }
+        state.withValue { $0.draining = true }
+        for handler in Array(state.value.handlers.values) { handler.drain() }
     }
 
     func closeAll() {
-        for handler in Array(handlers.values) { handler.connection.close(.serverShutdown) }
-        for connection in Array(upgraded.values) { connection.close(.serverShutdown) }
-        upgraded.removeAll()
+        for handler in Array(state.value.handlers.values) { handler.connection.close(.serverShutdown) }
+        let upgraded = state.withValue { s in defer { s.upgraded.removeAll() }; return Array(s.upgraded.values) }
+        for connection in upgraded { connection.close(.serverShutdown) }
     }
 
     func addUpgraded(_ connection: Connection) {
-        upgraded[connection.id] = connection
-        connection.whenClosed { [self] c in upgraded[c.id] = nil }
+        state.withValue { $0.upgraded[connection.id] = connection }
+        connection.whenClosed { [self] c in state.withValue { _ = $0.upgraded.removeValue(forKey: c.id) } }
     }
 }
 
@@ -242,14 +258,5 @@ final class HTTPOutputTracker: Sendable {
                 if let c = state.withLock({ $0.waiters.removeValue(forKey: id) }) { c.resume(returning: false) }
             }
         }
-    }
-}
-
-/// A plain thread for blocking work.
-final class BlockingThread: Sendable {
-    private let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    func start() {
-        _ = Platform.spawnDetachedThread(body)
     }
 }

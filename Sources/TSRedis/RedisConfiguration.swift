@@ -14,13 +14,20 @@ public struct RedisConfiguration: Sendable {
     public var maxPendingBytes: Int = 16 << 20
     /// The largest message payload received or published (a larger incoming one is a protocol error, a larger outgoing one is dropped).
     public var maxMessageBytes: Int = 16 << 20
+    /// Entries one `XREAD` asks for at most, on the stream reader's connection (0 elsewhere):
+    /// its decoder accepts that many entries per reply.
+    public var streamReadCount: Int = 0
 
     public init(url: RedisURL) { self.url = url }
 
-    /// What the reply decoder accepts: one message of `maxMessageBytes` plus its channel name.
+    /// What the reply decoder accepts: one message of `maxMessageBytes` plus its channel name, or
+    /// an `XREAD` reply of `streamReadCount` entries (`[[key, [[id, [field, value]], …]]]`, five
+    /// levels deep) whose messages together stay within `maxMessageBytes` plus 64 KiB per entry
+    /// (a larger batch fails the read; the reader then asks for one entry at a time).
     public var decoderLimits: RESPDecoder.Limits {
-        RESPDecoder.Limits(maxBulkBytes: maxMessageBytes, maxArrayCount: 16, maxDepth: 4, maxLineBytes: 64 * 1024,
-                           maxValueBytes: maxMessageBytes + 64 * 1024)
+        let count = max(1, streamReadCount)
+        return RESPDecoder.Limits(maxBulkBytes: maxMessageBytes, maxArrayCount: max(16, count), maxDepth: streamReadCount > 0 ? 6 : 4,
+                                  maxLineBytes: 64 * 1024, maxValueBytes: maxMessageBytes + count * 64 * 1024)
     }
 }
 

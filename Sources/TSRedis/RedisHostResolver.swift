@@ -2,25 +2,21 @@ import Foundation
 import TSSockets
 
 /// Turns a Redis host name into a numeric address for `Connection.connect`. getaddrinfo(3)
-/// blocks, so a name is resolved on its own short-lived thread and the answer comes back on the
-/// event loop; a numeric address (or `localhost`) is answered at once.
+/// blocks, so a name is resolved on a short-lived detached thread of its own ("ts-redis-dns"),
+/// which hands the answer to the event loop and ends; nothing waits for (joins) it, so no event
+/// loop and no task of the cooperative pool ever blocks on the lookup. A numeric address (or
+/// `localhost`) is answered at once.
 enum RedisHostResolver {
     /// Calls `completion` on `loop` with the first IPv4 (else IPv6) address of `host`, or an error text.
     static func resolve(_ host: String, on loop: EventLoop, _ completion: @escaping @Sendable (Result<String, ResolveError>) -> Void) {
         if host == "localhost" || (try? SocketAddress(host: host, port: 0)) != nil {
             return completion(.success(host))
         }
-        let spawned = LockedValue<SpawnedThread?>(nil)
         do {
-            let thread = try SpawnedThread.spawn(name: "redis-resolve", stackSize: 256 << 10) {
+            try SpawnedThread.detach(name: "ts-redis-dns") {
                 let answer = lookup(host)
-                loop.execute {
-                    completion(answer)
-                    // The thread is returning now; join it off the loop so its resources are released.
-                    if let t = spawned.current { Task.detached { t.join() } }
-                }
+                loop.execute { completion(answer) }
             }
-            spawned.withLock { $0 = thread }
         } catch {
             completion(.failure(ResolveError(description: "cannot resolve \(host): \(error)")))
         }

@@ -20,7 +20,7 @@ public final class RedisPubSub: @unchecked Sendable {
         self.configuration = configuration
         self.channel = channel
         channelBytes = Array(channel.utf8)
-        loop = try EventLoop(clock: clock)
+        loop = try EventLoop(clock: clock, threadName: "ts-redis")
         publisher = RedisPublisher(loop: loop, configuration: configuration, stats: stats, logger: logger)
         subscriber = RedisSubscriber(loop: loop, configuration: configuration, channel: channel, stats: stats, logger: logger, onMessage: onMessage)
     }

@@ -43,7 +43,7 @@ final class SocketIOClient: @unchecked Sendable {
     let timerLoop: EventLoop
     let maxAttachments: Int
     /// Guards `state`. Nothing here calls into the session, or anything else, while holding it.
-    private let lock = Lock()
+    private let lock = Mutex()
     private var state: State
     /// Runs one packet of the mailbox (`SocketIOServer.process`).
     private let process: @Sendable (Work, SocketIOClient) async -> Void
@@ -129,6 +129,10 @@ final class SocketIOClient: @unchecked Sendable {
             state.draining = true
             return true
         }
+        // On the global pool, not on the loop that read the packet (REST handlers run on theirs):
+        // measured, running it on the loop saves two hops but not time (same median), and its
+        // tail is worse, since a resumed handler waits for the one loop thread that also serves
+        // every other connection of the loop (bench/RESULTS.md, "Socket.IO handler executor").
         if start { Task { [self] in await drain() } }
     }
 

@@ -22,7 +22,7 @@ import TSSockets
 ///   behind its own leaf lock.
 /// - Incoming packets of one connection run in order on that connection's mailbox Task (started
 ///   when a packet arrives, ended when the mailbox is empty); event handlers never run on an
-///   event-loop thread.
+///   event-loop thread (why: `SocketIOClient.enqueue`).
 // @unchecked Sendable: mutable state is only in the three `LockedValue`s described above.
 public final class SocketIOServer: @unchecked Sendable {
     public typealias EventHandler = @Sendable (SocketIOSocket, [JSONValue], SocketIOAck?) async -> Void

@@ -72,7 +72,7 @@ public final class Connection: @unchecked Sendable {
     private var outboundTimer: ScheduledTaskHandle?
     private var outboundTimerDeadline: UInt64?
     private var lingerTimer: ScheduledTaskHandle?
-    private let openFlag = AtomicFlag(true)
+    private let openFlag = Atomic<Bool>(true)
     /// Called once after the final close, after the handler (used by the listener for accounting).
     var onClosed: (@Sendable (Connection) -> Void)?
     // One optional closure each, not an array: nearly every connection has exactly one (an
@@ -119,7 +119,7 @@ public final class Connection: @unchecked Sendable {
     public var logger: Logger { loop.logger }
 
     /// True until a close (immediate or graceful) has been requested.
-    public var isOpen: Bool { openFlag.current }
+    public var isOpen: Bool { openFlag.load(ordering: .acquiring) }
 
     /// Bytes written but not yet accepted by the kernel. Loop only.
     public var outboundBufferedBytes: Int { outbound.pendingBytes }
@@ -461,7 +461,7 @@ public final class Connection: @unchecked Sendable {
         guard closing.isOpen else { return }
         if let tail = transform?.connectionWillCloseGracefully(self), !tail.isEmpty { enqueue(tail, [], onDone: nil) }
         guard closing.isOpen else { return }
-        openFlag.set(false)
+        openFlag.store(false, ordering: .releasing)
         perform(closing.closeGracefully(reason, outputPending: outboundBufferedBytes > 0))
     }
 
@@ -494,7 +494,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Releases everything once the state machine has reached `closed`.
     private func finalClose() {
-        openFlag.set(false)
+        openFlag.store(false, ordering: .releasing)
         lingerTimer?.cancel()
         lingerTimer = nil
         if registered {

@@ -21,7 +21,7 @@ public struct ScheduledTaskHandle: Sendable {
 // @unchecked Sendable: the registration table and read buffer are only touched on the loop thread
 // (checked with `inEventLoop`); the task queue and timer heap are guarded by `lock`; `threadID` and
 // `usesIORing` are written once by the loop thread before the initialiser returns (it waits on
-// `startSemaphore`); `sendBatcher` and `counters` are loop-thread only (`sendCounters()` hops).
+// `started`); `sendBatcher` and `counters` are loop-thread only (`sendCounters()` hops).
 public final class EventLoop: @unchecked Sendable {
     public let clock: any MonotonicClock
     /// Position of this loop in its group (0 for a standalone loop).
@@ -32,7 +32,7 @@ public final class EventLoop: @unchecked Sendable {
     private let poller: any Poller
     /// Set by the loop thread before `init` returns; nil only until then.
     private var threadID: pthread_t?
-    private let lock = Lock()
+    private let lock = Mutex()
     // Guarded by `lock`.
     private var pending: [@Sendable () -> Void] = []
     private var timers = TimerHeap()
@@ -59,10 +59,11 @@ public final class EventLoop: @unchecked Sendable {
     /// True when this loop's flushes go through io_uring (`server.ioUring`; false when off,
     /// unavailable or refused). Written by the loop thread before `init` returns.
     public private(set) var usesIORing = false
-    private let finished = Lock()
-    private var threadExited = false
-    private let startSemaphore = Semaphore()
-    private let exitSemaphore = Semaphore()
+    /// The loop's thread ("ts-loop-N" in a group); `shutdown()` joins it.
+    private var thread: SpawnedThread?
+    /// Signalled by the loop thread once `threadID` and `usesIORing` are set (guards `isStarted`).
+    private let started = Condition()
+    private var isStarted = false
 
     /// The readiness backend this loop runs on (`auto` resolved).
     public var pollerKind: PollerKind { poller.kind }
@@ -71,38 +72,45 @@ public final class EventLoop: @unchecked Sendable {
     /// names another; an unavailable backend throws `PollerError.unavailable`.
     /// `ioUring: .auto` submits a flush of several connections through io_uring where the kernel
     /// allows it (unless `TOUCHSYNC_SERVER_IO_URING=off`); see `SendBatcher`.
-    public convenience init(clock: any MonotonicClock = SystemClock(), poller: PollerKind = .auto, ioUring: IORingMode = .auto) throws {
-        try self.init(index: 0, clock: clock, logger: Logger(label: "touchsync.eventloop"), poller: poller, ioUring: ioUring)
+    /// `threadName` (at most 15 bytes) tells its thread apart in profiles; "ts-loop-0" by default.
+    public convenience init(clock: any MonotonicClock = SystemClock(), poller: PollerKind = .auto, ioUring: IORingMode = .auto,
+                            threadName: String? = nil) throws {
+        try self.init(index: 0, clock: clock, logger: Logger(label: "touchsync.eventloop"), poller: poller, ioUring: ioUring,
+                      threadName: threadName)
     }
 
-    init(index: Int, clock: any MonotonicClock, logger: Logger, poller kind: PollerKind = .auto, ioUring: IORingMode = .auto) throws {
+    init(index: Int, clock: any MonotonicClock, logger: Logger, poller kind: PollerKind = .auto, ioUring: IORingMode = .auto,
+         threadName: String? = nil) throws {
         self.index = index
         self.clock = clock
         self.logger = logger
         poller = try Platform.makePoller(kind)
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         ioUringMode = ioUring.resolved
-        try startThread()
+        try startThread(name: threadName ?? "ts-loop-\(index)")
     }
 
     deinit {
         readBuffer.deallocate()
     }
 
-    private func startThread() throws {
-        let rc = Platform.spawnDetachedThread { [self] in
-            threadID = pthread_self()
-            Platform.nameThisThread("ts-loop-\(index)")
-            if ioUringMode != .off { sendBatcher = SendBatcher.make(logger: logger) }
-            usesIORing = sendBatcher != nil
-            startSemaphore.signal()
-            run()
-        }
-        if rc != 0 {
+    private func startThread(name: String) throws {
+        do {
+            thread = try SpawnedThread.spawn(name: name, stackSize: 8 << 20) { [self] in
+                threadID = pthread_self()
+                if ioUringMode != .off { sendBatcher = SendBatcher.make(logger: logger) }
+                usesIORing = sendBatcher != nil
+                started.withLock {
+                    isStarted = true
+                    started.broadcast()
+                }
+                run()
+            }
+        } catch let error as SpawnedThread.SpawnError {
             poller.close()
-            throw SocketError(syscall: "pthread_create", errno: rc)
+            throw SocketError(syscall: "pthread_create", errno: error.code)
         }
-        startSemaphore.wait()
+        started.wait { isStarted }
     }
 
     /// True when called on this loop's thread.
@@ -158,7 +166,27 @@ public final class EventLoop: @unchecked Sendable {
         }
         if already { return }
         wakeUp()
-        exitSemaphore.wait()
+        thread?.join()
+    }
+
+    /// Runs `body` on the loop and BLOCKS the calling thread until it has run (inline when called
+    /// on the loop). Only for threads that may block while a loop task runs: start-up and
+    /// shutdown paths (a listener registering or closing its socket), never an event loop other
+    /// than this one, nor a Swift concurrency task for anything but an instant.
+    public func submitAndWait<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
+        if inEventLoop { return body() }
+        let done = Condition()
+        let result = LockedValue<T?>(nil)
+        execute {
+            let value = body()
+            done.withLock {
+                result.withLock { $0 = value }
+                done.broadcast()
+            }
+        }
+        var value: T?
+        done.wait { value = result.current; return value != nil }
+        return value!
     }
 
     private func wakeUp() {
@@ -259,7 +287,6 @@ public final class EventLoop: @unchecked Sendable {
         sendBatcher = nil  // closes the ring on its own thread
         poller.close()
         registrations.removeAll()
-        exitSemaphore.signal()
     }
 
     private func runPendingTasks() {
@@ -326,35 +353,5 @@ struct TimerHeap {
             }
         }
         return top
-    }
-}
-
-/// A counting semaphore over pthread primitives.
-// @unchecked Sendable: `count` is only accessed while holding `mutex`.
-final class Semaphore: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var count = 0
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(cond, nil)
-    }
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        cond.deallocate()
-    }
-    func signal() {
-        pthread_mutex_lock(mutex)
-        count += 1
-        pthread_cond_signal(cond)
-        pthread_mutex_unlock(mutex)
-    }
-    func wait() {
-        pthread_mutex_lock(mutex)
-        while count == 0 { pthread_cond_wait(cond, mutex) }
-        count -= 1
-        pthread_mutex_unlock(mutex)
     }
 }

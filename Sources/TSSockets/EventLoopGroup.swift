@@ -4,7 +4,7 @@ import Logging
 // @unchecked Sendable: `loops` is immutable after init; the round-robin counter is guarded by `lock`.
 public final class EventLoopGroup: @unchecked Sendable {
     public let loops: [EventLoop]
-    private let lock = Lock()
+    private let lock = Mutex()
     private var counter = 0
 
     /// Number of cores this process may run on (at least 1): on Linux the sched_getaffinity(2)

@@ -19,7 +19,7 @@ public struct SystemClock: MonotonicClock {
 /// A clock that only moves when told to. Thread-safe.
 // @unchecked Sendable: `current` is only read or written while holding `lock`.
 public final class ManualClock: MonotonicClock, @unchecked Sendable {
-    private let lock = Lock()
+    private let lock = Mutex()
     private var current: UInt64
 
     public init(start: UInt64 = 1_000_000_000) { current = start }

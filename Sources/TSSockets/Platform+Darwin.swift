@@ -121,31 +121,5 @@ public enum Platform {
     static func availableProcessorCount() -> Int {
         max(1, Int(sysconf(_SC_NPROCESSORS_ONLN)))
     }
-
-    /// Names the calling thread (at most 15 bytes on Linux), so per-thread CPU in
-    /// `/proc/PID/task/*/comm` tells the event loops apart.
-    public static func nameThisThread(_ name: String) {
-        _ = pthread_setname_np(name)
-    }
-
-    /// Starts a detached thread running `body`. Returns 0 or the pthread_create(3) error number.
-    /// Darwin's `pthread_t` is a pointer, written through `pthread_t?`. The start routine's argument
-    /// imports as Optional as Swift 6 reads <pthread.h> (non-optional in the header's older shape):
-    /// widened to Optional first, the routine compiles with either (as `platformThreadCreate` in TSSync).
-    public static func spawnDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
-        let box = Unmanaged.passRetained(ThreadBody(body))
-        var tid: pthread_t? = nil
-        let rc = pthread_create(&tid, nil, { arg in
-            let opaque = (arg as UnsafeMutableRawPointer?)!
-            Unmanaged<ThreadBody>.fromOpaque(opaque).takeRetainedValue().body()
-            return nil
-        }, box.toOpaque())
-        if rc != 0 {
-            box.release()
-            return rc
-        }
-        if let tid { pthread_detach(tid) }
-        return 0
-    }
 }
 #endif

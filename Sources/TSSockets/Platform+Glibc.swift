@@ -126,29 +126,5 @@ public enum Platform {
         if n > 0 { return Int(n) }
         return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
-
-    /// Starts a detached thread running `body`. Returns 0 or the pthread_create(3) error number.
-    /// (glibc's `pthread_t` is an integer and the start routine takes an optional pointer.)
-    /// Names the calling thread (at most 15 bytes on Linux), so per-thread CPU in
-    /// `/proc/PID/task/*/comm` tells the event loops apart.
-    public static func nameThisThread(_ name: String) {
-        _ = ts_set_thread_name(String(name.utf8.prefix(15)) ?? "ts-thread")
-    }
-
-    public static func spawnDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
-        let box = Unmanaged.passRetained(ThreadBody(body))
-        var tid = pthread_t()
-        let rc = pthread_create(&tid, nil, { arg in
-            guard let arg else { return nil }
-            Unmanaged<ThreadBody>.fromOpaque(arg).takeRetainedValue().body()
-            return nil
-        }, box.toOpaque())
-        if rc != 0 {
-            box.release()
-            return rc
-        }
-        pthread_detach(tid)
-        return 0
-    }
 }
 #endif

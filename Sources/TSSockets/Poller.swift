@@ -89,9 +89,3 @@ protocol Poller: AnyObject {
     /// Closes the backend's descriptors. Loop thread, after the last `wait`.
     func close()
 }
-
-/// The closure a spawned thread runs (passed through pthread_create's context pointer).
-final class ThreadBody: Sendable {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-}

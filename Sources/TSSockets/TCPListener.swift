@@ -60,41 +60,47 @@ public final class TCPListener: @unchecked Sendable {
         let port: Int
         do { port = try socket.localPort() } catch { socket.close(); throw error }
         shared.withLock { $0.port = port }
-        let result = LockedValue<SocketError?>(nil)
-        let done = Semaphore()
-        acceptLoop.execute {
+        let failure: SocketError? = acceptLoop.submitAndWait {
             do {
                 self.socket = socket
                 self.registration = try self.acceptLoop.register(fd: socket.fd, events: .readable, self)
+                return nil
             } catch let e as SocketError {
                 socket.close()
                 self.socket = nil
-                result.withLock { $0 = e }
-            } catch {}
-            done.signal()
+                return e
+            } catch {
+                return nil
+            }
         }
-        done.wait()
-        if let error = result.current { throw error }
+        if let failure { throw failure }
         return port
     }
 
     /// Stops accepting and closes the listening socket. Existing connections are untouched.
     /// Blocks until done unless called on the accept loop.
     public func stop() {
-        let already: Bool = shared.withLock { s in
+        if markStopped() { return }
+        acceptLoop.submitAndWait { self.stopOnLoop() }
+    }
+
+    /// `stop()` for a task: it suspends (never blocks its thread) until the accept loop has
+    /// closed the socket.
+    public func stop() async {
+        if markStopped() { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            acceptLoop.executeOrRun {
+                self.stopOnLoop()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Marks the listener stopped; true when it already was.
+    private func markStopped() -> Bool {
+        shared.withLock { s in
             defer { s.stopped = true }
             return s.stopped
-        }
-        if already { return }
-        if acceptLoop.inEventLoop {
-            stopOnLoop()
-        } else {
-            let done = Semaphore()
-            acceptLoop.execute {
-                self.stopOnLoop()
-                done.signal()
-            }
-            done.wait()
         }
     }
 

@@ -64,7 +64,7 @@ public final class Database: @unchecked Sendable {
         if !memory && configuration.readerCount > 0 {
             do {
                 for _ in 0..<configuration.readerCount {
-                    readers.append(SQLConnection(.sqlite(try SQLiteConnection(path: path, readOnly: true, configuration: configuration))))
+                    readers.append(SQLConnection(sqlite: try SQLiteConnection(path: path, readOnly: true, configuration: configuration)))
                 }
             } catch {
                 readers.forEach { $0.close() }
@@ -72,7 +72,7 @@ public final class Database: @unchecked Sendable {
                 throw error
             }
         }
-        try self.init(path: path, dialect: .sqlite, writer: SQLConnection(.sqlite(writer)), readers: readers,
+        try self.init(path: path, dialect: .sqlite, writer: SQLConnection(sqlite: writer), readers: readers,
                       monitor: nil, configuration: configuration, logger: logger)
         logger.debug("sqlite: opened", metadata: ["path": "\(path)", "readers": "\(readers.count)"])
     }
@@ -95,7 +95,7 @@ public final class Database: @unchecked Sendable {
         var readers: [SQLConnection] = []
         do {
             for _ in 0..<max(1, configuration.readerCount) {
-                readers.append(SQLConnection(.postgres(try PostgresConnection(url: url, readOnly: true, configuration: configuration))))
+                readers.append(SQLConnection(postgres: try PostgresConnection(url: url, readOnly: true, configuration: configuration)))
             }
         } catch {
             readers.forEach { $0.close() }
@@ -114,7 +114,7 @@ public final class Database: @unchecked Sendable {
             writer.close()
             throw error
         }
-        try self.init(path: redacted, dialect: .postgres, writer: SQLConnection(.postgres(writer)), readers: readers,
+        try self.init(path: redacted, dialect: .postgres, writer: SQLConnection(postgres: writer), readers: readers,
                       monitor: monitor, configuration: configuration, logger: logger)
         logger.info("storage: PostgreSQL at \(redacted), \(readers.count) readers")
         #else
@@ -215,11 +215,14 @@ public final class Database: @unchecked Sendable {
     /// Runs `body` like `read` but BLOCKS the calling thread until it is done. Only for threads
     /// that may block: the CLI, migrations, seeding and tests; never an event loop or a request
     /// handler (use `read`). Not bounded by `maxQueuedReads`. On a `:memory:` database it runs on
-    /// the calling thread through the writer connection (so it also works nested in `writeSync`).
+    /// the calling thread through the writer connection. Never call it (nor `writeSync`) from inside
+    /// a `writeSync`/`withWriterConnection` body: the writer's lock is not recursive; read through
+    /// the connection that body is given.
     public func readSync<T>(_ body: (SQLConnection) throws -> T) throws -> T {
         if routesReadsThroughWriter {
             return try core.withConnection { connection in
-                // Nested inside a write on this thread: read within that transaction.
+                // A transaction left open on the writer connection (by a caller that holds it
+                // between statements): read within it.
                 if connection.isInTransaction { return try body(connection) }
                 try connection.executeScript("PRAGMA query_only = 1")
                 defer { try? connection.executeScript("PRAGMA query_only = 0") }
@@ -244,7 +247,7 @@ public final class Database: @unchecked Sendable {
     /// (https://www.postgresql.org/docs/15/transaction-iso.html#XACT-REPEATABLE-READ): the same
     /// guarantee, one consistent view for every statement of the read.
     static func snapshot(_ connection: SQLConnection, _ body: (SQLConnection) throws -> Void) throws {
-        try connection.executeControl(connection.dialect == .postgres ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN DEFERRED")
+        try connection.executeControl(connection.statements.beginReadSnapshot)
         do {
             try body(connection)
             try connection.executeControl("COMMIT")
@@ -270,6 +273,24 @@ public final class Database: @unchecked Sendable {
         if let monitor, let error = monitor.unavailableError() { throw error }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = TypedWriteJob(body: body, continuation: continuation)
+            if !core.enqueue(job) {
+                continuation.resume(throwing: StorageError.misuse("database is closed"))
+            }
+        }
+    }
+
+    /// `write`, and `committed` with its result on the writer thread once the transaction has
+    /// COMMITted, before the caller resumes: the `committed` hooks of all writes run one at a time,
+    /// in commit order (a job's hook after every hook of the jobs committed before it). Not called
+    /// when the job or its COMMIT fails. A hook must only hand its value on (append to a queue):
+    /// it runs on the writer thread, which meanwhile commits nothing else. For events that must
+    /// leave in the order their changes committed (docs/realtime.md "Order").
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (SQLConnection) throws -> T,
+                                   committed: @escaping @Sendable (T) -> Void) async throws -> T {
+        if let monitor, let error = monitor.unavailableError() { throw error }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let job = TypedWriteJob(body: body, continuation: continuation, committed: committed)
             if !core.enqueue(job) {
                 continuation.resume(throwing: StorageError.misuse("database is closed"))
             }

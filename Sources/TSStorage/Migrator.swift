@@ -121,7 +121,7 @@ public struct Migrator: Sendable {
                 let applied = try Migrator.appliedChecksums(connection)
                 var done: [Migration] = []
                 for migration in try Migrator.unapplied(all, applied: applied) {
-                    if try Migrator.apply(migration, to: db) { done.append(migration) }
+                    if try Migrator.apply(migration, on: connection, of: db) { done.append(migration) }
                 }
                 return done
             }
@@ -130,16 +130,14 @@ public struct Migrator: Sendable {
         let applied = try db.readSync { try Migrator.appliedChecksums($0) }
         var done: [Migration] = []
         for migration in try Migrator.unapplied(all, applied: applied) {
-            if try Migrator.apply(migration, to: db) { done.append(migration) }
+            if try db.withWriterConnection({ try Migrator.apply(migration, on: $0, of: db) }) { done.append(migration) }
         }
         return done
     }
 
     /// Versions and checksums recorded in `schema_migrations` (empty if the table does not exist).
     public static func appliedChecksums(_ connection: SQLConnection) throws -> [Int: String] {
-        let exists = try connection.scalarInt(connection.dialect == .postgres
-            ? "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'"
-            : "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") ?? 0
+        let exists = try connection.scalarInt(connection.statements.countTables(named: "schema_migrations")) ?? 0
         guard exists > 0 else { return [:] }
         var result: [Int: String] = [:]
         for (version, checksum) in try connection.rows("SELECT version, checksum FROM schema_migrations", [], {
@@ -174,12 +172,13 @@ public struct Migrator: Sendable {
 
     /// Applies one migration in its own `BEGIN IMMEDIATE` transaction. Returns false if another
     /// process applied it first.
-    static func apply(_ migration: Migration, to db: Database) throws -> Bool {
+    /// `connection` is `db`'s writer connection, already held by the caller (the writer's lock is
+    /// not recursive, so this never takes it again).
+    static func apply(_ migration: Migration, on connection: SQLConnection, of db: Database) throws -> Bool {
         let foreignKeysOff = db.dialect == .sqlite && migration.sql.contains(foreignKeysOffMarker)
-        let now = db.dialect == .postgres ? "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-                                          : "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+        let now = db.dialect.statements.nowISO8601
         do {
-            return try db.withWriterConnection { connection in
+            do {  // the scope of the foreign_keys toggle: restored before an error is translated below
                 // PRAGMA foreign_keys is a no-op inside a transaction, so toggle it outside.
                 if foreignKeysOff { try connection.executeScript("PRAGMA foreign_keys = OFF") }
                 defer {

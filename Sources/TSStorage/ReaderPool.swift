@@ -54,7 +54,7 @@ final class ReaderPool: @unchecked Sendable {
             // Each thread owns its source; the box only carries it across the spawn.
             let box = SourceBox(source)
             do {
-                threads.append(try SpawnedThread.spawn(name: monitor == nil ? "ts-sqlite-rd\(index)" : "ts-pg-rd\(index)") { [self] in self.workerLoop(box.source) })
+                threads.append(try SpawnedThread.spawn(name: monitor == nil ? "ts-sql-rd\(index)" : "ts-pg-rd\(index)") { [self] in self.workerLoop(box.source) })
             } catch {
                 close()
                 throw error

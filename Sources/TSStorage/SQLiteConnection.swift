@@ -149,10 +149,13 @@ public final class SQLiteConnection {
 
     /// Cached statements that stepped through a whole table since they were prepared
     /// (`SQLITE_STMTSTATUS_FULLSCAN_STEP`), with that step count: a query missing its index shows here.
+    /// The counter also counts the rows read back from a subquery's result (a window function's,
+    /// say), which no index can serve; those statements are kept only when their plan also scans
+    /// a stored table (`scansStoredTable`).
     public func statementsWithFullTableScans() -> [(sql: String, steps: Int32)] {
         cache.values.compactMap { st in
             let steps = sqlite3_stmt_status(st.handle, Int32(SQLITE_STMTSTATUS_FULLSCAN_STEP), 0)
-            return steps > 0 ? (st.sql, steps) : nil
+            return steps > 0 && scansStoredTable(st.sql) ? (st.sql, steps) : nil
         }
     }
 

@@ -12,7 +12,8 @@ protocol WriteJob: AnyObject {
     var failure: (any Error)? { get }
     /// Replaces the job's outcome with `error` (its transaction was lost or failed to commit).
     func fail(_ error: any Error)
-    /// Resumes the caller with the outcome. Called exactly once, after the batch's COMMIT.
+    /// Resumes the caller with the outcome. Called exactly once, after the batch's COMMIT, on the
+    /// writer thread, for the jobs of a batch in their order: so in commit order overall.
     func complete()
 }
 
@@ -27,12 +28,15 @@ final class TypedWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     private let continuation: CheckedContinuation<T, any Error>
     private var outcome: Result<T, any Error>?
     let runsOutsideTransaction: Bool
+    /// Called with the committed result on the writer thread, before the caller resumes.
+    private let committed: (@Sendable (T) -> Void)?
 
     init(body: @escaping @Sendable (SQLConnection) throws -> T, continuation: CheckedContinuation<T, any Error>,
-         outsideTransaction: Bool = false) {
+         outsideTransaction: Bool = false, committed: (@Sendable (T) -> Void)? = nil) {
         self.body = body
         self.continuation = continuation
         self.runsOutsideTransaction = outsideTransaction
+        self.committed = committed
     }
 
     func execute(on connection: SQLConnection) -> Bool {
@@ -66,6 +70,7 @@ final class TypedWriteJob<T: Sendable>: WriteJob, @unchecked Sendable {
     }
 
     func complete() {
+        if let committed, case .success(let value) = outcome { committed(value) }
         continuation.resume(with: outcome ?? .failure(StorageError.misuse("write job was never executed")))
     }
 }

@@ -24,31 +24,29 @@ extension WriterCore {
         var failed = 0
         var commitFailed = false
         var transactions: UInt64 = 0
-        connectionLock.lock()
-        if connectionClosed {
-            let error = StorageError.misuse("database is closed")
-            for job in batch { job.fail(error) }
-            failed = batch.count
-        } else {
-            switch attemptBatch(batch, monitor: monitor) {
-            case .finished(let c, let f, let cf):
-                committed = c
-                failed = f
-                commitFailed = cf
-                if c > 0 { transactions = 1 }
-            case .retry(let error):
-                logger.notice("postgres writer: batch of \(batch.count) rolled back (\(Self.shortReason(error))); re-running each job alone")
-                for job in batch {
-                    if runAloneWithRetries(job, monitor: monitor) {
-                        committed += 1
-                        transactions += 1
-                    } else {
-                        failed += 1
+        connectionLock.withLock {
+            if connectionClosed {
+                failed = failClosed(batch)
+            } else {
+                switch attemptBatch(batch, monitor: monitor) {
+                case .finished(let c, let f, let cf):
+                    committed = c
+                    failed = f
+                    commitFailed = cf
+                    if c > 0 { transactions = 1 }
+                case .retry(let error):
+                    logger.notice("postgres writer: batch of \(batch.count) rolled back (\(Self.shortReason(error))); re-running each job alone")
+                    for job in batch {
+                        if runAloneWithRetries(job, monitor: monitor) {
+                            committed += 1
+                            transactions += 1
+                        } else {
+                            failed += 1
+                        }
                     }
                 }
             }
         }
-        connectionLock.unlock()
         let elapsed = DispatchTime.now().uptimeNanoseconds &- started
         updateStats { s in
             s.lastTransactionNanoseconds = elapsed

@@ -6,12 +6,14 @@ import TSSync
 ///
 /// `@unchecked Sendable` invariants:
 /// - `connection` is used only while `connectionLock` is held (by the writer thread during a
-///   batch, or by `writeSync`/writer-routed reads on the caller's thread). The lock is recursive
-///   so a `writeSync`/`read` nested inside a job on the same thread does not deadlock.
+///   batch, or by `writeSync`/writer-routed reads on the caller's thread). The lock is not
+///   recursive: code that already holds the connection is handed it as an argument and uses it
+///   directly (a migration applied inside the PostgreSQL advisory-lock scope, a read nested in a
+///   write), and never goes back through `writeSync`/`withConnection`, which would deadlock.
 /// - `queue`, `closing` and `stats` are read and written only while `queueCondition` is held.
 final class WriterCore: @unchecked Sendable {
     let connection: SQLConnection
-    let connectionLock = Lock(recursive: true)
+    let connectionLock = Mutex()
     private let queueCondition = Condition()
     private var queue: [any WriteJob] = []
     private var closing = false
@@ -33,7 +35,7 @@ final class WriterCore: @unchecked Sendable {
         self.maxRetries = max(0, maxRetries)
         self.monitor = monitor
         self.logger = logger
-        thread = try SpawnedThread.spawn(name: monitor == nil ? "ts-sqlite-writer" : "ts-pg-writer", stackSize: 4 << 20) { [self] in self.runLoop() }
+        thread = try SpawnedThread.spawn(name: monitor == nil ? "ts-sqlite-write" : "ts-pg-write", stackSize: 4 << 20) { [self] in self.runLoop() }
     }
 
     // MARK: - Queue
@@ -97,15 +99,15 @@ final class WriterCore: @unchecked Sendable {
     /// A maintenance job (checkpoint, pruning bookkeeping): on the writer connection between
     /// batches, outside any transaction, so it never holds the write lock longer than it needs.
     private func runAlone(_ job: any WriteJob) {
-        connectionLock.lock()
-        if connectionClosed {
-            job.fail(StorageError.misuse("database is closed"))
-        } else if let monitor, let error = monitor.usabilityError(connection) {
-            job.fail(error)
-        } else {
-            _ = job.execute(on: connection)
+        connectionLock.withLock {
+            if connectionClosed {
+                job.fail(StorageError.misuse("database is closed"))
+            } else if let monitor, let error = monitor.usabilityError(connection) {
+                job.fail(error)
+            } else {
+                _ = job.execute(on: connection)
+            }
         }
-        connectionLock.unlock()
         job.complete()
     }
 
@@ -121,59 +123,57 @@ final class WriterCore: @unchecked Sendable {
         var committed = 0
         var failed = 0
         var commitFailed = false
-        connectionLock.lock()
-        if connectionClosed {
-            let error = StorageError.misuse("database is closed")
-            for job in batch { job.fail(error) }
-            failed = batch.count
-        } else {
-            var inTransaction = false
-            var succeededInTransaction: [any WriteJob] = []
-            var index = 0
-            while index < batch.count {
-                let job = batch[index]
-                if !inTransaction {
-                    do {
-                        try connection.executeControl("BEGIN IMMEDIATE")
-                        inTransaction = true
-                    } catch {
-                        logger.error("sqlite writer: BEGIN failed", metadata: ["error": "\(error)"])
-                        for rest in batch[index...] { rest.fail(error) }
-                        failed += batch.count - index
-                        commitFailed = true
-                        break
+        connectionLock.withLock {
+            if connectionClosed {
+                failed = failClosed(batch)
+            } else {
+                var inTransaction = false
+                var succeededInTransaction: [any WriteJob] = []
+                var index = 0
+                while index < batch.count {
+                    let job = batch[index]
+                    if !inTransaction {
+                        do {
+                            try connection.executeControl("BEGIN IMMEDIATE")
+                            inTransaction = true
+                        } catch {
+                            logger.error("sqlite writer: BEGIN failed", metadata: ["error": "\(error)"])
+                            for rest in batch[index...] { rest.fail(error) }
+                            failed += batch.count - index
+                            commitFailed = true
+                            break
+                        }
                     }
+                    if job.execute(on: connection) {
+                        succeededInTransaction.append(job)
+                    } else {
+                        failed += 1
+                    }
+                    if !connection.isInTransaction {
+                        // SQLite rolled back the whole transaction (SQLITE_FULL, IOERR, NOMEM, …, or a
+                        // job that ran COMMIT/ROLLBACK itself): the earlier jobs' changes are gone.
+                        let error = StorageError(code: 1, message: "the write transaction was rolled back by SQLite after an error in a job of the same batch")
+                        for lost in succeededInTransaction { lost.fail(error) }
+                        failed += succeededInTransaction.count
+                        succeededInTransaction.removeAll()
+                        inTransaction = false
+                    }
+                    index += 1
                 }
-                if job.execute(on: connection) {
-                    succeededInTransaction.append(job)
-                } else {
-                    failed += 1
-                }
-                if !connection.isInTransaction {
-                    // SQLite rolled back the whole transaction (SQLITE_FULL, IOERR, NOMEM, …, or a
-                    // job that ran COMMIT/ROLLBACK itself): the earlier jobs' changes are gone.
-                    let error = StorageError(code: 1, message: "the write transaction was rolled back by SQLite after an error in a job of the same batch")
-                    for lost in succeededInTransaction { lost.fail(error) }
-                    failed += succeededInTransaction.count
-                    succeededInTransaction.removeAll()
-                    inTransaction = false
-                }
-                index += 1
-            }
-            if inTransaction {
-                do {
-                    try connection.executeControl("COMMIT")
-                    committed = succeededInTransaction.count
-                } catch {
-                    logger.error("sqlite writer: COMMIT failed", metadata: ["error": "\(error)", "jobs": "\(batch.count)"])
-                    if connection.isInTransaction { try? connection.executeControl("ROLLBACK") }
-                    for job in succeededInTransaction { job.fail(error) }
-                    failed += succeededInTransaction.count
-                    commitFailed = true
+                if inTransaction {
+                    do {
+                        try connection.executeControl("COMMIT")
+                        committed = succeededInTransaction.count
+                    } catch {
+                        logger.error("sqlite writer: COMMIT failed", metadata: ["error": "\(error)", "jobs": "\(batch.count)"])
+                        if connection.isInTransaction { try? connection.executeControl("ROLLBACK") }
+                        for job in succeededInTransaction { job.fail(error) }
+                        failed += succeededInTransaction.count
+                        commitFailed = true
+                    }
                 }
             }
         }
-        connectionLock.unlock()
         let elapsed = DispatchTime.now().uptimeNanoseconds &- started
         updateStats { s in
             s.lastTransactionNanoseconds = elapsed
@@ -188,40 +188,47 @@ final class WriterCore: @unchecked Sendable {
         for job in batch { job.complete() }
     }
 
+    /// Fails every job of `batch` because the connection is closed; returns how many.
+    func failClosed(_ batch: [any WriteJob]) -> Int {
+        let error = StorageError.misuse("database is closed")
+        for job in batch { job.fail(error) }
+        return batch.count
+    }
+
     // MARK: - Synchronous writes
 
     /// Runs `body` in its own transaction on the calling thread, holding the connection lock.
     func writeSync<T>(_ body: (SQLConnection) throws -> T) throws -> T {
-        connectionLock.lock()
-        defer { connectionLock.unlock() }
-        guard !connectionClosed else { throw StorageError.misuse("database is closed") }
-        if let monitor { try monitor.ensureUsable(connection) }
-        let nested = connection.isInTransaction
-        let started = DispatchTime.now().uptimeNanoseconds
-        do {
-            let result = try connection.transaction { try body(connection) }
-            if !nested {
-                let elapsed = DispatchTime.now().uptimeNanoseconds &- started
-                updateStats { s in
-                    s.lastTransactionNanoseconds = elapsed
-                    s.totalTransactionNanoseconds &+= elapsed
-                    s.transactionsCommitted += 1
-                    s.jobsCommitted += 1
+        try connectionLock.withLock { () throws -> T in
+            guard !connectionClosed else { throw StorageError.misuse("database is closed") }
+            if let monitor { try monitor.ensureUsable(connection) }
+            let nested = connection.isInTransaction
+            let started = DispatchTime.now().uptimeNanoseconds
+            do {
+                let result = try connection.transaction { try body(connection) }
+                if !nested {
+                    let elapsed = DispatchTime.now().uptimeNanoseconds &- started
+                    updateStats { s in
+                        s.lastTransactionNanoseconds = elapsed
+                        s.totalTransactionNanoseconds &+= elapsed
+                        s.transactionsCommitted += 1
+                        s.jobsCommitted += 1
+                    }
                 }
+                return result
+            } catch {
+                if !nested { updateStats { $0.jobsFailed += 1 } }
+                throw error
             }
-            return result
-        } catch {
-            if !nested { updateStats { $0.jobsFailed += 1 } }
-            throw error
         }
     }
 
     /// Runs `body` with the writer connection, outside any transaction the caller did not open.
     func withConnection<T>(_ body: (SQLConnection) throws -> T) throws -> T {
-        connectionLock.lock()
-        defer { connectionLock.unlock() }
-        guard !connectionClosed else { throw StorageError.misuse("database is closed") }
-        return try body(connection)
+        try connectionLock.withLock { () throws -> T in
+            guard !connectionClosed else { throw StorageError.misuse("database is closed") }
+            return try body(connection)
+        }
     }
 
     // MARK: - Shutdown
@@ -238,11 +245,11 @@ final class WriterCore: @unchecked Sendable {
 
     /// Closes the writer connection (after `stopAndDrain`). Idempotent.
     func closeConnection() {
-        connectionLock.lock()
-        if !connectionClosed {
-            connectionClosed = true
-            connection.close()
+        connectionLock.withLock {
+            if !connectionClosed {
+                connectionClosed = true
+                connection.close()
+            }
         }
-        connectionLock.unlock()
     }
 }

@@ -1,8 +1,12 @@
 
-/// A pthread mutex with a condition variable: the wait/notify primitive of every layer that runs
-/// its own threads (the SQLite writer and reader threads). Never wait on one from an event loop
-/// or from a Swift concurrency task: wait only on threads spawned for that purpose
-/// (`SpawnedThread`), and hand results back to tasks through continuations.
+/// A pthread mutex with a condition variable: the one wait/notify primitive of every layer that
+/// runs its own threads (the database writer and reader threads, the reconnection thread, a
+/// thread waiting for an event loop to start or to run a task). It is home-made because the
+/// standard library's `Mutex` has no condition variable: a thread that must sleep until another
+/// changes a state needs `pthread_cond_wait`, which atomically releases the mutex it waits under.
+/// Never wait on one from an event loop or from a Swift concurrency task: wait only on threads
+/// that may block (`SpawnedThread`s, the CLI's main thread), and hand results back to tasks
+/// through continuations.
 // @unchecked Sendable: the mutex and condition are the synchronisation primitives themselves;
 // their storage is heap allocated once, never moved, and destroyed only in deinit.
 public final class Condition: @unchecked Sendable {
@@ -52,6 +56,13 @@ public final class Condition: @unchecked Sendable {
 
     /// Wakes every waiter. Call with the lock held.
     public func broadcast() { pthread_cond_broadcast(cond) }
+
+    /// Locks, waits until `ready()` holds (re-checked after every wake-up), and unlocks.
+    public func wait(until ready: () -> Bool) {
+        pthread_mutex_lock(mutex)
+        while !ready() { pthread_cond_wait(cond, mutex) }
+        pthread_mutex_unlock(mutex)
+    }
 
     @inline(__always)
     public func withLock<T>(_ body: () throws -> T) rethrows -> T {

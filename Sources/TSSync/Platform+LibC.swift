@@ -7,7 +7,9 @@
 #elseif canImport(Darwin)
 @_exported import Darwin
 #endif
-import Synchronization
+#if canImport(Glibc)
+import CSystem
+#endif
 
 // The few POSIX types whose Swift shape differs between Glibc and Darwin, named once here so no
 // other file needs `#if`.
@@ -24,14 +26,15 @@ public typealias PlatformSpawnAttributes = posix_spawnattr_t?
 public func platformSpawnAttributes() -> PlatformSpawnAttributes { nil }
 #endif
 
-/// `pthread_create` (POSIX.1-2017) of a joinable thread with a `stackSize`-byte stack running
+/// `pthread_create` (POSIX.1-2017) of a joinable (or, with `detached`, a detached) thread with a
+/// `stackSize`-byte stack running
 /// `body(argument)`. `body` may not capture (it is a C function pointer). Glibc's `pthread_t` is an
 /// integer, Darwin's a pointer that pthread_create writes through `pthread_t?`. The start routine's
 /// argument imports as Optional on Glibc and in Darwin's <pthread.h> as Swift 6 reads it, and as
 /// non-optional in that header's older shape (`_PTHREAD_SWIFT_IMPORTER_NULLABILITY_COMPAT`); the
 /// trampoline widens it to Optional first, which compiles with either. Returns pthread_create's
 /// result and the thread.
-public func platformThreadCreate(stackSize: Int, argument: UnsafeMutableRawPointer,
+public func platformThreadCreate(stackSize: Int, detached: Bool = false, argument: UnsafeMutableRawPointer,
                                  _ body: @convention(c) (UnsafeMutableRawPointer) -> Void) -> (code: Int32, thread: pthread_t?) {
     var attr = pthread_attr_t()
     pthread_attr_init(&attr)
@@ -51,8 +54,15 @@ public func platformThreadCreate(stackSize: Int, argument: UnsafeMutableRawPoint
         ThreadStart.run(start)
         return nil
     }, pair)
-    if rc != 0 { pair.deinitialize(count: 1); pair.deallocate() }
-    return (rc, rc == 0 ? tid : nil)
+    if rc != 0 {
+        pair.deinitialize(count: 1)
+        pair.deallocate()
+        return (rc, nil)
+    }
+    let thread: pthread_t? = tid
+    // Detached after the start (it may even have finished): its resources go back when it ends.
+    if detached, let thread { pthread_detach(thread) }
+    return (rc, thread)
 }
 
 /// What `platformThreadCreate`'s trampoline runs: the C routine and its argument, on the heap.
@@ -69,15 +79,15 @@ struct ThreadStart {
     }
 }
 
-/// A Boolean that any thread may read and write without a lock: one writer publishes a change
-/// (release), readers elsewhere see it (acquire). Stored inline in its owner (no allocation): the
-/// standard library's `Atomic<Bool>` (Linux, and macOS 15, the package's floor). Non-copyable:
-/// keep it as a `let` of a class.
-public struct AtomicFlag: ~Copyable, Sendable {
-    private let value: Atomic<Bool>
-    public init(_ initial: Bool) { value = Atomic(initial) }
-    public var current: Bool { value.load(ordering: .acquiring) }
-    public func set(_ newValue: Bool) { value.store(newValue, ordering: .releasing) }
+/// Names the calling thread (`pthread_setname_np(3)`; at most 15 bytes on Linux, checked by
+/// `SpawnedThread`). Glibc declares it only under _GNU_SOURCE, hence the CSystem wrapper; Darwin's
+/// takes only a name, for the calling thread.
+public func platformNameCurrentThread(_ name: String) {
+    #if canImport(Glibc)
+    _ = ts_set_thread_name(name)
+    #else
+    _ = pthread_setname_np(name)
+    #endif
 }
 
 /// The operating system this build is for, so that the few choices above the platform layer that

@@ -15,7 +15,7 @@ public final class TLSServerSetup: @unchecked Sendable {
     private let reloadNow: @Sendable (String) -> Bool
     private let reloadIfChangedNow: @Sendable () -> Bool
     private let logger: Logger
-    private let lock = Lock()
+    private let lock = Mutex()
     private var signalSource: (any DispatchSourceSignal)?
     private var watchTimer: ScheduledTaskHandle?
     private var stopped = false

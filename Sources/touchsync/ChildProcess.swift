@@ -47,11 +47,13 @@ enum ChildProcess {
 
         // waitpid blocks: on its own thread, resumed through a continuation.
         return await withCheckedContinuation { (cont: CheckedContinuation<Int32, Never>) in
-            Thread.detachNewThread {
+            let wait: @Sendable () -> Void = {
                 var status: Int32 = 0
                 while waitpid(child, &status, 0) < 0 && errno == EINTR {}
                 cont.resume(returning: Self.shellStatus(status))
             }
+            // Without a thread (the system refused one), wait here: the command must not be orphaned.
+            do { try SpawnedThread.detach(name: "ts-waitpid", wait) } catch { wait() }
         }
     }
 

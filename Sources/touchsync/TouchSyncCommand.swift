@@ -80,7 +80,7 @@ struct Serve: AsyncParsableCommand {
     var tlsKey: String?
 
     // Redis: cross-node fan-out.
-    @Option(name: .customLong("redis-url"), help: "redis://[[user]:password@]host[:port]: share events with the other nodes of a cluster over Redis pub/sub (setting realtime.redisUrl, env TOUCHSYNC_REDIS_URL).")
+    @Option(name: .customLong("redis-url"), help: "redis://[[user]:password@]host[:port]: share events with the other nodes of a cluster over Redis (a stream by default, realtime.redis.transport; setting realtime.redisUrl, env TOUCHSYNC_REDIS_URL).")
     var redisUrl: String?
 
     func run() async throws {
@@ -113,10 +113,8 @@ struct Serve: AsyncParsableCommand {
         }
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         let base = "\(server.scheme)://\(shownHost):\(port)"
-        print(await StartupBanner.text(base: base, databasePath: server.databasePath, server: server, demo: demoMode))
-        fflush(nil)
-
         // SIGTERM/SIGINT: stop accepting, finish in-flight requests (bounded), close the database, exit 0.
+        // Installed before the banner: whoever waits for the banner may signal at once.
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
         let stop = AsyncStream<Int32> { cont in
@@ -127,6 +125,10 @@ struct Serve: AsyncParsableCommand {
                 SignalSources.keep(source)
             }
         }
+
+        print(await StartupBanner.text(base: base, databasePath: server.databasePath, server: server, demo: demoMode))
+        fflush(nil)
+
         for await sig in stop {
             server.logger.info("received signal \(sig): shutting down")
             break

@@ -50,7 +50,7 @@ final class BackupTests: XCTestCase {
         let room = try await api.post("/api/rooms", ["name": "r"], token: alice.token).dataString("id")
         let acknowledged = AcknowledgedIds()
         let writer = Task {
-            while !Task.isCancelled {
+            while !acknowledged.stopped {
                 let r = try await api.post("/api/rooms/\(room)/elements", ["type": "note", "positionX": 1, "positionY": 1, "width": 1, "height": 1],
                                            token: alice.token)
                 guard r.status == 201, let id = r.json["data"]?["id"]?.stringValue else { break }
@@ -64,7 +64,9 @@ final class BackupTests: XCTestCase {
         let target = dir + "/backup.sqlite"
         let report = try DatabaseBackup.backup(databasePath: databasePath, to: target)
         let after = acknowledged.count
-        writer.cancel()
+        // A flag, not Task.cancel(): cancelling a task inside URLSession's data(for:) can deadlock
+        // swift-corelibs-foundation's URLSessionTask.cancel (a DispatchQueue.sync on its own queue).
+        acknowledged.stop()
         _ = try? await writer.value
         await live.stop()
 
@@ -279,7 +281,10 @@ final class BackupPostgresAdviceTests: XCTestCase {
 final class AcknowledgedIds: @unchecked Sendable {
     private let lock = NSLock()
     private var ids = Set<String>()
+    private var stopRequested = false
     func add(_ id: String) { lock.lock(); ids.insert(id); lock.unlock() }
+    func stop() { lock.lock(); stopRequested = true; lock.unlock() }
+    var stopped: Bool { lock.lock(); defer { lock.unlock() }; return stopRequested }
     var count: Int { lock.lock(); defer { lock.unlock() }; return ids.count }
     var snapshot: Set<String> { lock.lock(); defer { lock.unlock() }; return ids }
 }

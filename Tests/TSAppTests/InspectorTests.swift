@@ -98,7 +98,12 @@ final class InspectorTests: XCTestCase {
         let before = live.server.eventLog.lastSequence
         let toggled = try await api.post("/api/rooms/\(room)/elements/\(element)/reactions/toggle", token: alice.token)
         XCTAssertEqual(toggled.status, 200)
-        let tail = try await api.get("/inspector/api/events?event=element:reaction:added&roomId=\(room)")
+        // The event leaves after the answer, in commit order (docs/realtime.md "Order"): polled for, with a deadline.
+        var tail = try await api.get("/inspector/api/events?event=element:reaction:added&roomId=\(room)")
+        let deadline = Date().addingTimeInterval(10)
+        while (tail.json["events"]?.arrayValue ?? []).isEmpty && Date() < deadline {
+            tail = try await api.get("/inspector/api/events?event=element:reaction:added&roomId=\(room)")
+        }
         try await checkSchema(tail, "/inspector/api/events")
         let events = tail.json["events"]?.arrayValue ?? []
         XCTAssertFalse(events.isEmpty)

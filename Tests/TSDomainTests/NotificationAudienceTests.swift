@@ -10,7 +10,7 @@ import XCTest
 final class NotificationAudienceTests: XCTestCase {
     final class Recorder: NotificationDelivery, @unchecked Sendable {
         // Invariant: `log` is only touched while holding `lock`.
-        let lock = Lock()
+        let lock = Mutex()
         var log: [(String, NotificationRecord.Kind)] = []
         func deliver(_ n: NotificationRecord, deviceTokens: [String]) async { lock.withLock { log.append((n.userId, n.type)) } }
         var deliveries: [(String, NotificationRecord.Kind)] { lock.withLock { log } }
@@ -75,7 +75,7 @@ final class NotificationAudienceTests: XCTestCase {
 /// Wall time that advances one second per reading, so "joined after the element" is strict.
 final class SteppingClock: WallClock, @unchecked Sendable {
     // Invariant: `now` is only touched while holding `lock`.
-    private let lock = Lock()
+    private let lock = Mutex()
     private var now: Int64 = 1_800_000_000
     func nowSeconds() -> Int64 { lock.withLock { now += 1; return now } }
     func nowMicroseconds() -> Int64 { nowSeconds() * 1_000_000 }

@@ -12,7 +12,7 @@ final class NotificationPruningTests: XCTestCase {
     /// Wall time the test sets.
     final class ManualClock: WallClock, @unchecked Sendable {
         // Invariant: `now` is only touched while holding `lock`.
-        private let lock = Lock()
+        private let lock = Mutex()
         private var now: Int64 = 1_800_000_000
         func set(_ t: Int64) { lock.withLock { now = t } }
         func nowSeconds() -> Int64 { lock.withLock { now } }

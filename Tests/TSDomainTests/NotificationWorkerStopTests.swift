@@ -11,7 +11,7 @@ final class NotificationWorkerStopTests: XCTestCase {
     /// A delivery that parks until the test releases it.
     final class ParkedDelivery: NotificationDelivery, @unchecked Sendable {
         // Invariant: `parked`, `released` and `calls` are only touched while holding `lock`.
-        private let lock = Lock()
+        private let lock = Mutex()
         private var parked: [CheckedContinuation<Void, Never>] = []
         private var released = false
         private var calls = 0

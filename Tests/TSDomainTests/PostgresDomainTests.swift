@@ -38,6 +38,20 @@ final class PostgresDomainTests: XCTestCase {
         return (users, room.id, element.id)
     }
 
+    /// The room's top reactors, read for all its elements in one query, are
+    /// those the one-element read gives, in the same order, on PostgreSQL too; the seen marker
+    /// resets the badge.
+    func testRoomListTopReactorsMatchOneElementReads() async throws {
+        let domain = nodes[0].1
+        let (users, room) = try await seedRoom(domain, reactedElements: 20, plainElements: 3)
+        let listed = try await domain.elements.list(roomId: room, viewer: users[0].id)
+        XCTAssertEqual(listed.filter { $0.reactions != nil }.count, 20)
+        try await assertTopReactorsMatchOneElementReads(domain, room: room, viewer: users[0].id, listed: listed)
+        _ = try await domain.elements.join(roomId: room, viewer: users[1].id) { _ in }
+        let unseen = try await domain.rooms.myRooms(viewer: users[1].id).first?.unseenElements
+        XCTAssertEqual(unseen, 0)
+    }
+
     /// The contract: "two toggles racing for the same user end in a consistent state, never a
     /// duplicate row or a 500". Both nodes toggle the same hearts at once, many times.
     func testTwoNodesTogglingTheSameHeartsStayConsistent() async throws {

@@ -54,6 +54,42 @@ final class QueryCountTests: XCTestCase {
         XCTAssertEqual(states.interactions.filter(\.isLiked).count, 20)
     }
 
+    // MARK: room:join (`elements.join`: one write that reads the room and marks it seen)
+
+    /// Membership, the elements, the viewer's hearts, every element's top reactors, the seen
+    /// marker: five statements for twenty reacted elements (one query per reacted element, and
+    /// a marker that re-checked membership and read the room, made it 26).
+    func testJoinIsFiveStatementsWhateverTheNumberOfReactedElements() async throws {
+        let (users, room) = try await seedRoom(domain, reactedElements: 20, plainElements: 3)
+        await domain.notifications.stop()
+        let viewer = users[0].id
+        let unseenBefore = try await domain.rooms.myRooms(viewer: viewer).first?.unseenElements ?? 0
+        XCTAssertGreaterThan(unseenBefore, 0, "the others' elements are unseen")
+        var listed: [Element] = []
+        let statements = try await executed {
+            listed = try await domain.elements.join(roomId: room, viewer: viewer) { _ in }
+        }
+        XCTAssertEqual(statements, 5)
+        XCTAssertEqual(listed.count, 23)
+        XCTAssertEqual(listed.filter { $0.reactions != nil }.count, 20)
+        let unseenAfter = try await domain.rooms.myRooms(viewer: viewer).first?.unseenElements
+        XCTAssertEqual(unseenAfter, 0)
+        try await assertTopReactorsMatchOneElementReads(domain, room: room, viewer: viewer, listed: listed)
+    }
+
+    func testJoinRefusesNonMembersAndUnknownRooms() async throws {
+        let (_, room) = try await seedRoom(domain, reactedElements: 1, plainElements: 0)
+        let outsider = try await domain.auth.createUser(username: "outsider", passwordHash: "x", firstName: nil, avatarUrl: nil)
+        do {
+            _ = try await domain.elements.join(roomId: room, viewer: outsider.id) { _ in XCTFail("no delivery for a refused join") }
+            XCTFail("a non-member cannot join a room")
+        } catch DomainError.forbidden {}
+        do {
+            _ = try await domain.elements.join(roomId: "no-such-room", viewer: outsider.id) { _ in XCTFail("no delivery for a refused join") }
+            XCTFail("an unknown room is not found")
+        } catch DomainError.notFound {}
+    }
+
     /// Notifications are written in the transaction of the change: when writing them fails, the
     /// element is not stored either (and the counters are untouched).
     func testNotificationsShareTheTransactionOfTheChange() async throws {

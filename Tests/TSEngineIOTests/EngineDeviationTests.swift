@@ -145,7 +145,7 @@ final class EnginePacedWriteTests: XCTestCase {
     /// completion until the test releases it.
     final class RecordingTransport: EngineWebSocketTransport, @unchecked Sendable {
         // @unchecked Sendable: `log` and `completions` are only touched under `lock`.
-        let lock = Lock()
+        let lock = Mutex()
         var log: [String] = []
         var completions: [@Sendable () -> Void] = []
         func engineSend(text: String) { lock.withLock { log.append("text:" + text) } }

@@ -103,8 +103,9 @@ final class PollerTests: XCTestCase {
             XCTAssertEqual(try wait(poller, timeout: -1).count, 0, "\(kind)")
             // From another thread while (or before) the loop blocks without a timeout.
             let box = PollerBox(poller)
-            XCTAssertEqual(Platform.spawnDetachedThread { box.poller.wakeUp() }, 0)
+            let waker = try SpawnedThread.spawn(name: "ts-test-waker") { box.poller.wakeUp() }
             XCTAssertEqual(try wait(poller, timeout: -1).count, 0, "\(kind)")
+            waker.join()
             // The wake-up was consumed: a zero-timeout wait reports nothing and does not spin.
             XCTAssertEqual(try wait(poller, timeout: 0).count, 0, "\(kind)")
         }

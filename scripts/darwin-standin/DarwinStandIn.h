@@ -140,6 +140,13 @@ struct darwin_sockaddr_storage {
     char __ss_pad2[112];   // _SS_PAD2SIZE: 128 - 1 - 1 - 6 - 8
 } DARWIN_SWIFT_NAME(sockaddr_storage);
 
+/// bsd/sys/socket.h: `struct linger` (the same two ints as glibc's, under its own C name so the
+/// two definitions never meet in one Clang module graph).
+struct darwin_linger {
+    int l_onoff;
+    int l_linger;
+} DARWIN_SWIFT_NAME(linger);
+
 #define SOCK_STREAM     1        // a plain int macro (glibc: the enum __socket_type)
 #define SOL_SOCKET      0xffff
 #define SO_REUSEADDR    0x0004
@@ -147,6 +154,7 @@ struct darwin_sockaddr_storage {
 #define SO_RCVBUF       0x1002
 #define SO_RCVTIMEO     0x1006
 #define SO_ERROR        0x1007
+#define SO_LINGER       0x0080   // linger on close if data present (in ticks; SO_LINGER_SEC is in seconds)
 #define SO_NOSIGPIPE    0x1022   // APPLE: no SIGPIPE on EPIPE (glibc has no such option)
 #define AF_INET         2
 #define AF_INET6        30       // glibc: 10

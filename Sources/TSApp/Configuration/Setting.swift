@@ -248,11 +248,11 @@ extension SettingKeys {
             help: "Room events kept for recovery (oldest dropped first); a client that missed more than this gets a fresh session.")
     public static let realtimeConnectionStateRecoveryMaxBufferedBytes = SettingKey<Int>("realtime.connectionStateRecovery.maxBufferedBytes", 16_777_216,
             help: "Encoded bytes of the events kept for recovery at most (oldest dropped first).")
-    // Redis: cross-node fan-out over Redis pub/sub (docs/realtime-cluster.md).
+    // Redis: cross-node fan-out over a Redis stream or pub/sub (docs/realtime-cluster.md).
     public static let realtimeRedisUrl = SettingKey<String?>("realtime.redisUrl", nil,
             help: "redis://[[user]:password@]host[:port] of the Redis server the nodes of a cluster share for cross-node fan-out (serve --redis-url, TOUCHSYNC_REDIS_URL); null = one node alone: no connection is attempted.")
     public static let realtimeRedisChannelPrefix = SettingKey<String>("realtime.redis.channelPrefix", "touchsync",
-            help: "Prefix of the pub/sub channel the nodes exchange domain events on (<prefix>:events); nodes of one cluster must agree.")
+            help: "Prefix of the stream key (or pub/sub channel) the nodes exchange domain events on (<prefix>:events); nodes of one cluster must agree.")
     public static let realtimeRedisReconnectMinDelay = SettingKey<Duration>("realtime.redis.reconnectMinDelay", "100ms",
             help: "Delay before the first reconnect to a lost or unreachable Redis; each failed attempt doubles it.")
     public static let realtimeRedisReconnectMaxDelay = SettingKey<Duration>("realtime.redis.reconnectMaxDelay", "5s",
@@ -269,6 +269,14 @@ extension SettingKeys {
             help: "Largest encoded event published or received; a larger one is not published (counted as dropped), a larger one received closes and re-opens the subscriber connection.")
     public static let realtimeRedisMaxInboundBacklog = SettingKey<Int>("realtime.redis.maxInboundBacklog", 10_000,
             help: "Events from other nodes waiting for this node's broadcaster at most; past it one is dropped and counted (touchsync_redis_received_total{outcome=\"dropped\"}).")
+    public static let realtimeRedisTransport = SettingKey<String>("realtime.redis.transport", "stream",
+            help: "How events travel between nodes: stream (a Redis stream <prefix>:events that each node reads from its last position: a node that lost Redis, or a Redis restarted with its data, catches up in order) or pubsub (nothing kept: what is published while a node is disconnected is lost to it).")
+    public static let realtimeRedisStreamMaxLength = SettingKey<Int>("realtime.redis.streamMaxLength", 100_000,
+            help: "Entries the stream keeps, about (XADD MAXLEN ~): a node that falls further behind misses the oldest and counts them (touchsync_redis_missed_total).")
+    public static let realtimeRedisStreamReadCount = SettingKey<Int>("realtime.redis.streamReadCount", 100,
+            help: "Entries one XREAD asks for at most.")
+    public static let realtimeRedisStreamBlock = SettingKey<Duration>("realtime.redis.streamBlock", "1s",
+            help: "How long one XREAD waits for new entries before it is sent again (kept under half of realtime.redis.pingInterval).")
     public static let inspectorEnabled = SettingKey<Bool>("inspector.enabled", true,
             help: "Serve the live inspector at /inspector (serve --no-inspector turns it off: 404). With TOUCHSYNC_ENV=production it is served only when inspector.adminToken is set.")
     public static let inspectorAdminToken = SettingKey<String?>("inspector.adminToken", nil,
@@ -332,7 +340,8 @@ extension SettingKeys {
         .realtimeConnectionStateRecoveryMaxBufferedPackets, .realtimeConnectionStateRecoveryMaxBufferedBytes, .realtimeRedisUrl,
         .realtimeRedisChannelPrefix, .realtimeRedisReconnectMinDelay, .realtimeRedisReconnectMaxDelay, .realtimeRedisConnectTimeout,
         .realtimeRedisPingInterval, .realtimeRedisMaxPendingPublishes, .realtimeRedisMaxPendingBytes, .realtimeRedisMaxMessageBytes,
-        .realtimeRedisMaxInboundBacklog, .inspectorEnabled, .inspectorAdminToken, .metricsAllowFrom, .metricsToken, .inspectorMaxPageSize,
+        .realtimeRedisMaxInboundBacklog, .realtimeRedisTransport, .realtimeRedisStreamMaxLength, .realtimeRedisStreamReadCount,
+        .realtimeRedisStreamBlock, .inspectorEnabled, .inspectorAdminToken, .metricsAllowFrom, .metricsToken, .inspectorMaxPageSize,
         .inspectorRequestLogCapacity, .inspectorRequestLogMaxBodyBytes, .apnsKeyFile, .apnsKeyId, .apnsTeamId, .apnsTopic, .apnsEnvironment,
         .apnsEndpoint, .apnsCaFile, .apnsMaxRetries, .apnsRetryBase, .apnsRequestTimeout, .apnsTokenRefresh, .logLevel, .logFormat, .demo,
         .testMode,

@@ -21,7 +21,18 @@ extension TouchSyncServer {
         redis.maxPendingBytes = max(1024, configuration[.realtimeRedisMaxPendingBytes])
         redis.maxMessageBytes = max(1024, configuration[.realtimeRedisMaxMessageBytes])
         let prefix = configuration[.realtimeRedisChannelPrefix]
-        return try RedisEventBridge(configuration: redis, channelPrefix: prefix.isEmpty ? "touchsync" : prefix,
+        let transport: RedisEventBridge.Transport
+        switch configuration[.realtimeRedisTransport] {
+        case "stream":
+            transport = .stream(maxLength: max(1, configuration[.realtimeRedisStreamMaxLength]),
+                                readCount: min(10_000, max(1, configuration[.realtimeRedisStreamReadCount])),
+                                block: positive(configuration[.realtimeRedisStreamBlock], or: .seconds(1)))
+        case "pubsub":
+            transport = .pubsub
+        case let other:
+            throw ConfigurationError("realtime.redis.transport \"\(other)\": expected stream or pubsub")
+        }
+        return try RedisEventBridge(configuration: redis, channelPrefix: prefix.isEmpty ? "touchsync" : prefix, transport: transport,
                                     maxInboundBacklog: max(1, configuration[.realtimeRedisMaxInboundBacklog]),
                                     local: local, hub: hub, logger: Logger(label: "touchsync.redis"))
     }

@@ -39,6 +39,8 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let httpsRedirect: HTTPServer?
     /// Cross-node fan-out over Redis (realtime.redisUrl), nil when off (TouchSyncServer+Redis.swift).
     public let redisBridge: RedisEventBridge?
+    /// Delivers each room's events in commit order (docs/realtime.md "Order").
+    public let broadcaster: RealtimeBroadcaster
     /// The migrations this start applied, by their numeric prefix (`0001`), oldest first; empty
     /// when the database was up to date (`touchsync migrate` reports them).
     public let appliedMigrations: [String]
@@ -115,13 +117,14 @@ public final class TouchSyncServer: @unchecked Sendable {
                                                               logger: logger)
         let events = FanoutEventPublisher()
         let broadcaster = RealtimeBroadcaster(hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime"))
+        self.broadcaster = broadcaster
         // redis hook: publish to other nodes first (an enqueue), then deliver locally as before.
         redisBridge = try Self.makeRedisBridge(configuration: configuration, local: broadcaster, hub: hub, logger: logger)
         if let redisBridge { events.add(redisBridge) }
         events.add(broadcaster)
         domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(reader: configuration, jwtSecret: secret), events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
-        RealtimeHandlers(domain: domain, hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
+        RealtimeHandlers(domain: domain, hub: hub, broadcaster: broadcaster, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
         maintenance = StorageMaintenance(db: db, notifications: domain.notifications, configuration: .init(reader: configuration),
                                          logger: Logger(label: "touchsync.storage"))
         domain.notifications.onDelivered = { n in notificationsDelivered.add(n) }
@@ -156,8 +159,19 @@ public final class TouchSyncServer: @unchecked Sendable {
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
             TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
-                       faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes]).register(into: &router)
+                       faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes],
+                       flushEvents: { await broadcaster.flush() }).register(into: &router)
             logger.warning("test mode is on: /api/test/reset, /api/test/fixtures, /api/test/events and /api/test/faults need no token")
+            // Events leave after the answer, in commit order (docs/realtime.md "Order"); in test mode a
+            // write's answer waits for them, so the test that made it finds them in /api/test/events.
+            router.wrapHandlers { method, pattern, handler in
+                guard method != .GET, method != .HEAD, pattern.hasPrefix("/api/") else { return handler }
+                return { request in
+                    let response = try await handler(request)
+                    await broadcaster.flush()
+                    return response
+                }
+            }
         }
         let hub = self.hub
         hub.mount(on: &router)
@@ -191,6 +205,7 @@ public final class TouchSyncServer: @unchecked Sendable {
     @discardableResult
     public func start(handleSIGHUP: Bool = false) throws -> Int {
         let port = try http.start()
+        if let loops = http.eventLoopGroup?.loops { broadcaster.runDrains(on: loops.map { EventLoopTaskExecutor(loop: $0) }) }
         maintenance.start()
         backups?.start()  // backup hook
         redisBridge?.start()  // redis hook

@@ -66,21 +66,26 @@ public struct AccountService: Sendable {
         }
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        let plan = try await db.write { c in try Self.deleteAll(c, userId: userId, now: now, seq: seq) }
-        for r in plan.reactionsRemoved {
-            await events.publish(DomainEvent(kind: .reactionRemoved(elementId: r.elementId, userId: userId, stats: r.stats),
-                                             roomId: r.roomId, actorId: userId, originSocketId: nil))
-        }
-        for e in plan.elementsDeleted {
-            await events.publish(DomainEvent(kind: .elementDeleted(elementId: e.elementId), roomId: e.roomId, actorId: userId, originSocketId: nil))
-        }
+        // The events leave in commit order with every other write's (docs/realtime.md "Order").
+        let events = self.events
+        let plan = try await db.write({ c in try Self.deleteAll(c, userId: userId, now: now, seq: seq) }, committed: { plan in
+            for r in plan.reactionsRemoved {
+                events.publish(DomainEvent(kind: .reactionRemoved(elementId: r.elementId, userId: userId, stats: r.stats),
+                                           roomId: r.roomId, actorId: userId, originSocketId: nil))
+            }
+            for e in plan.elementsDeleted {
+                events.publish(DomainEvent(kind: .elementDeleted(elementId: e.elementId), roomId: e.roomId, actorId: userId, originSocketId: nil))
+            }
+        })
         return plan.deletion
     }
 
+    /// The user's row, locked until the deletion commits (a write of the user's racing it waits).
+    static let lockUser = LockingSelect("SELECT id FROM users WHERE id = ?")
+
     private static func deleteAll(_ c: SQLConnection, userId: String, now: Int64, seq: Int64) throws -> Plan {
         let u = SQLValue.text(userId)
-        let lockUser = c.dialect == .postgres ? "SELECT id FROM users WHERE id = ? FOR UPDATE" : "SELECT id FROM users WHERE id = ?"
-        guard try c.scalarString(lockUser, [u]) != nil else { throw DomainError.unauthorized("Invalid or expired token") }
+        guard try c.first(Self.lockUser, [u], { $0.string(0) }) != nil else { throw DomainError.unauthorized("Invalid or expired token") }
         var plan = Plan(deletion: Deletion(userId: userId))
 
         // Rooms nobody else belongs to (the user's own, or ones the user created and everyone left) go whole.

@@ -1,8 +1,10 @@
 import TSSync
 import TSJSON
 
-/// A change that the realtime layer broadcasts (docs/realtime.md). Published once the write is
-/// committed, through one seam (`DomainEventPublisher`) shared by the REST and socket paths.
+/// A change that the realtime layer broadcasts (docs/realtime.md). Built inside the write
+/// transaction that makes the change (its payload, e.g. a reaction count, is what that
+/// transaction wrote) and published by the writer thread right after the COMMIT, in commit
+/// order, through one seam (`DomainEventPublisher`) shared by the REST and socket paths.
 public enum DomainEventKind: Sendable, Equatable {
     case elementCreated(Element)
     case elementUpdated(Element)
@@ -45,9 +47,11 @@ public struct DomainEvent: Sendable, Equatable {
 
 /// The seam between the domain and whoever broadcasts its changes.
 public protocol DomainEventPublisher: Sendable {
-    /// Called after the change committed, on the caller's task; it may await reads (per-recipient
-    /// payloads) and returns once the event is handed on, so events of one caller stay in order.
-    func publish(_ event: DomainEvent) async
+    /// Called on the database's writer thread right after the transaction that produced the
+    /// event committed, one event at a time, in commit order (`Database.write(_:committed:)`).
+    /// It must only hand the event on (append it to a queue): the writer commits nothing else
+    /// meanwhile, and the request that caused the event does not wait for its broadcast.
+    func publish(_ event: DomainEvent)
 }
 
 /// Keeps every event in order; the subscriber used until a realtime hub is attached, and in tests.
@@ -69,7 +73,7 @@ public final class FanoutEventPublisher: DomainEventPublisher, Sendable {
 
     public func add(_ subscriber: any DomainEventPublisher) { subscribers.withLock { $0.append(subscriber) } }
 
-    public func publish(_ event: DomainEvent) async {
-        for s in subscribers.current { await s.publish(event) }
+    public func publish(_ event: DomainEvent) {
+        for s in subscribers.current { s.publish(event) }
     }
 }

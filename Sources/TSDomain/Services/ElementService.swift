@@ -25,6 +25,21 @@ public struct ElementService: Sendable {
         }
     }
 
+    /// `room:join` (docs/realtime.md "Joining"): the room's elements as `viewer` sees them, read
+    /// in the same write transaction that marks them seen (`badges.elements` = 0). `committed`
+    /// gets the elements on the writer thread, in commit order with the room's events
+    /// (`Database.write(_:committed:)`): every event committed before this read is in the list,
+    /// every later one is published after `committed` ran. 404/403 for non-members.
+    public func join(roomId: String, viewer: String, committed: @escaping @Sendable ([Element]) -> Void) async throws -> [Element] {
+        let now = clock.nowSeconds()
+        return try await db.write({ c in
+            try Readers.requireMember(c, roomId: roomId, userId: viewer)
+            let elements = try Readers.elements(c, roomId: roomId, viewer: viewer)
+            try RoomService.markElementsSeen(c, roomId: roomId, userId: viewer, now: now)
+            return elements
+        }, committed: committed)
+    }
+
     public func create(roomId: String, actor: String, input: Input, originSocketId: String?) async throws -> Element {
         let typeName = try input.string("type", maxLength: 16)
         guard let type = ElementType(rawValue: typeName) else {
@@ -47,7 +62,9 @@ public struct ElementService: Sendable {
         let element = Element(id: id, roomId: roomId, type: type, positionX: x, positionY: y, width: w, height: h, createdBy: actor,
                               content: content, imageUrl: imageUrl, audioUrl: audioUrl, videoUrl: videoUrl, thumbnailUrl: thumbnailUrl,
                               duration: duration, createdAt: now, updatedAt: now, reactionCount: 0, reactions: nil)
-        try await db.write { c in
+        try await db.write(publishing: events, { (_: Void) in
+            DomainEvent(kind: .elementCreated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId)
+        }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
             try c.run("""
                 INSERT INTO elements (id, room_id, type, position_x, position_y, width, height, created_by, content, image_url,
@@ -62,7 +79,6 @@ public struct ElementService: Sendable {
                       [.text(roomId), .text(actor)])
             try NotificationWorker.insertForRoom(c, roomId: roomId, elementId: id, actor: actor, now: now)
         }
-        await events.publish(DomainEvent(kind: .elementCreated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId))
         notifier.wake()
         return element
     }
@@ -93,20 +109,23 @@ public struct ElementService: Sendable {
         sets.append("updated_at = ?"); args.append(.int(now))
         let sql = "UPDATE elements SET \(sets.joined(separator: ", ")) WHERE id = ? AND room_id = ?"
         let finalArgs = args + [.text(elementId), .text(roomId)]
-        let element = try await db.write { c in
+        let element = try await db.write(publishing: events, {
+            DomainEvent(kind: .elementUpdated($0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
+        }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
             guard try c.run(sql, finalArgs) == 1 else { throw DomainError.notFound("Element") }
             guard let e = try Readers.element(c, id: elementId, roomId: roomId, viewer: actor) else { throw DomainError.notFound("Element") }
             return e
         }
-        await events.publish(DomainEvent(kind: .elementUpdated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId))
         return element
     }
 
     public func delete(roomId: String, elementId: String, actor: String, originSocketId: String?) async throws {
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        try await db.write { c in
+        try await db.write(publishing: events, { (_: Void) in
+            DomainEvent(kind: .elementDeleted(elementId: elementId), roomId: roomId, actorId: actor, originSocketId: originSocketId)
+        }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
             guard try c.run("DELETE FROM elements WHERE id = ? AND room_id = ?", [.text(elementId), .text(roomId)]) == 1 else {
                 throw DomainError.notFound("Element")
@@ -114,14 +133,15 @@ public struct ElementService: Sendable {
             try c.run("UPDATE rooms SET element_count = element_count - 1, last_activity_at = ?, activity_seq = ? WHERE id = ?",
                       [.int(now), .int(seq), .text(roomId)])
         }
-        await events.publish(DomainEvent(kind: .elementDeleted(elementId: elementId), roomId: roomId, actorId: actor, originSocketId: originSocketId))
     }
 
     /// Deletes every element of the room; returns how many.
     public func clear(roomId: String, actor: String, originSocketId: String?) async throws -> Int {
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        let deleted = try await db.write { c in
+        let deleted = try await db.write(publishing: events, {
+            DomainEvent(kind: .roomCleared(deleted: $0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
+        }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
             let n = try c.run("DELETE FROM elements WHERE room_id = ?", [.text(roomId)])
             // Minus what this statement deleted, not "= 0": on PostgreSQL an element another node
@@ -130,7 +150,6 @@ public struct ElementService: Sendable {
                       [.int(Int64(n)), .int(now), .int(seq), .text(roomId)])
             return n
         }
-        await events.publish(DomainEvent(kind: .roomCleared(deleted: deleted), roomId: roomId, actorId: actor, originSocketId: originSocketId))
         return deleted
     }
 

@@ -16,7 +16,9 @@ public struct MessageService: Sendable {
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
         let order = sequence.next()
-        let message = try await db.write { c -> Message in
+        let message = try await db.write(publishing: events, {
+            DomainEvent(kind: .messageCreated($0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
+        }) { c -> Message in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
             guard let user = try Readers.publicUser(c, id: actor) else { throw DomainError.unauthorized("Unknown user") }
             try c.run("INSERT INTO messages (id, room_id, user_id, text, created_at, seq) VALUES (?, ?, ?, ?, ?, ?)",
@@ -26,7 +28,6 @@ public struct MessageService: Sendable {
             try c.run("UPDATE rooms SET last_activity_at = ?, activity_seq = ? WHERE id = ?", [.int(now), .int(seq), .text(roomId)])
             return Message(id: id, roomId: roomId, userId: actor, text: text, createdAt: now, user: user)
         }
-        await events.publish(DomainEvent(kind: .messageCreated(message), roomId: roomId, actorId: actor, originSocketId: originSocketId))
         return message
     }
 

@@ -27,17 +27,13 @@ public struct LogNotificationDelivery: NotificationDelivery {
 /// past the delivery cursor to the `NotificationDelivery`, one recipient at a time, and moves the
 /// cursors forward in one small write: delivery never runs on a request's path.
 public final class NotificationWorker: @unchecked Sendable {
-    // Invariant: `pending`/`running`/`stopped`/`idleWaiters`/`cancelledWaiters`/`nextWaiter` are only
-    // touched while holding `lock`; the rest is immutable after init except `onDelivered`, which is
-    // set once while the server is assembled.
-    private let lock = Lock()
+    // Invariant: `pending`/`drain`/`stopped` are only touched while holding `lock`; the rest is
+    // immutable after init except `onDelivered`, which is set once while the server is assembled.
+    private let lock = Mutex()
     private var pending = false
-    private var running = false
+    /// The drain under way (nil when idle): `stop` waits for its value.
+    private var drain: Task<Void, Never>?
     private var stopped = false
-    /// `stop` callers suspended until the drain under way ends (resumed by `drainLoop`).
-    private var idleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-    private var cancelledWaiters: Set<UInt64> = []
-    private var nextWaiter: UInt64 = 0
     let db: Database
     let clock: any WallClock
     private let delivery: any NotificationDelivery
@@ -57,9 +53,9 @@ public final class NotificationWorker: @unchecked Sendable {
 
     // MARK: Writing (inside the change's transaction)
 
-    /// The key of the PostgreSQL advisory lock that orders notification inserts (any constant
-    /// both nodes agree on; "tsnotify" in ASCII, folded into a bigint).
-    static let postgresInsertLockKey: Int64 = 0x7473_6e6f_7469_6679
+    /// The key of the lock that orders notification inserts (any constant both nodes agree on;
+    /// "tsnotify" in ASCII, folded into a bigint).
+    static let insertLockKey: Int64 = 0x7473_6e6f_7469_6679
 
     /// Delivery reads rows past a cursor in `seq` order, so no row may become visible after a row
     /// with a higher `seq` has been delivered. SQLite's single writer commits in `seq` order
@@ -72,8 +68,7 @@ public final class NotificationWorker: @unchecked Sendable {
     /// in-flight transaction), which needs transaction-id bookkeeping per row; the lock is held
     /// only from the insert to the commit of the same short transaction.
     static func orderInserts(_ c: SQLConnection) throws {
-        guard c.dialect == .postgres else { return }
-        _ = try c.first("SELECT pg_advisory_xact_lock(\(postgresInsertLockKey))") { _ in 0 }
+        try c.lockUntilTransactionEnds(key: insertLockKey)
     }
 
     static func insertPersonal(_ c: SQLConnection, userId: String, roomId: String, elementId: String, actor: String, now: Int64) throws {
@@ -117,64 +112,40 @@ public final class NotificationWorker: @unchecked Sendable {
     /// Stops taking new work and waits (bounded) for a drain under way: called on shutdown,
     /// before the database closes. Undelivered rows stay behind the cursor for the next start.
     public func stop(timeoutNanoseconds: UInt64 = 2_000_000_000) async {
-        let busy = lock.withLock { stopped = true; pending = false; return running }
-        guard busy else { return }
-        // Whichever comes first: the drain's end (a continuation drainLoop resumes) or the timeout.
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.untilIdle() }
-            group.addTask { try? await Task.sleep(nanoseconds: timeoutNanoseconds) }
-            await group.next()
-            group.cancelAll()
+        let busy = lock.withLock { () -> Task<Void, Never>? in stopped = true; pending = false; return drain }
+        guard let busy else { return }
+        // Whichever comes first: the drain's end or the timeout. Two unstructured tasks race to
+        // resume one continuation (a task group would wait for the drain even after the timeout);
+        // the timer is cancelled when the drain wins, and a drain that outlives the timeout keeps
+        // its waiter only until it ends.
+        let timer = Task { try? await Task.sleep(nanoseconds: timeoutNanoseconds) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = LockedValue<CheckedContinuation<Void, Never>?>(continuation)
+            let resume: @Sendable () -> Void = { once.withLock { c in defer { c = nil }; return c }?.resume() }
+            Task { await busy.value; resume() }
+            Task { await timer.value; resume() }
         }
-    }
-
-    /// Suspends until no drain is running; returns early when its task is cancelled.
-    private func untilIdle() async {
-        let id = lock.withLock { () -> UInt64 in nextWaiter += 1; return nextWaiter }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let now = lock.withLock { () -> Bool in
-                    if !running || cancelledWaiters.remove(id) != nil { return true }
-                    idleWaiters[id] = c
-                    return false
-                }
-                if now { c.resume() }
-            }
-        } onCancel: {
-            let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-                if let c = idleWaiters.removeValue(forKey: id) { return c }
-                cancelledWaiters.insert(id)  // not registered yet: it resumes itself when it is
-                return nil
-            }
-            waiter?.resume()
-        }
+        timer.cancel()
     }
 
     /// Asks the worker to drain; returns at once.
     public func wake() {
-        let start: Bool = lock.withLock {
-            if stopped { return false }
+        lock.withLock {
+            if stopped { return }
             pending = true
-            if running { return false }
-            running = true
-            return true
+            if drain != nil { return }
+            drain = Task.detached(priority: .background) { [self] in await self.drainLoop() }
         }
-        guard start else { return }
-        Task.detached(priority: .background) { [self] in await self.drainLoop() }
     }
 
     private func drainLoop() async {
         while true {
-            let (again, waiters): (Bool, [CheckedContinuation<Void, Never>]) = lock.withLock {
-                if pending { pending = false; return (true, []) }
-                running = false
-                defer { idleWaiters.removeAll() }
-                return (false, Array(idleWaiters.values))
+            let again: Bool = lock.withLock {
+                if pending { pending = false; return true }
+                drain = nil
+                return false
             }
-            guard again else {
-                for w in waiters { w.resume() }
-                return
-            }
+            guard again else { return }
             do {
                 while try await drainBatch() > 0 {}
             } catch {

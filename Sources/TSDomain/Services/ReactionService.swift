@@ -19,11 +19,10 @@ public struct ReactionService: Sendable {
 
     /// The element's author when `actor` is a member of its room; locks the element's row on
     /// PostgreSQL (until the transaction ends). Nil: no such element, or not a member.
-    static let lockElementSQLite = """
+    static let lockElement = LockingSelect("""
         SELECT e.created_by FROM elements e WHERE e.id = ? AND e.room_id = ?
           AND EXISTS(SELECT 1 FROM room_members m WHERE m.room_id = e.room_id AND m.user_id = ?)
-        """
-    static let lockElementPostgres = lockElementSQLite + " FOR UPDATE OF e"
+        """, lockingRowsOf: "e")
 
     /// Adds the caller's heart, or removes it. Per toggle: one statement finds
     /// the element (and checks membership), the heart is deleted if there is one, else inserted;
@@ -51,10 +50,16 @@ public struct ReactionService: Sendable {
         let newId = UUIDGenerator.lowercaseV4()
         let now = clock.nowSeconds()
         let seq = sequence.next()
-        let result = try await db.write { c -> ToggleResult in
+        // The event (with the count this transaction wrote) is published in commit order by the
+        // writer thread: two toggles' events can never reach a client in the other order.
+        let result = try await db.write(publishing: events, { (r: ToggleResult) in
+            let kind: DomainEventKind = r.action == .added
+                ? .reactionAdded(elementId: elementId, reaction: r.reaction, stats: r.stats)
+                : .reactionRemoved(elementId: elementId, userId: actor, stats: r.stats)
+            return DomainEvent(kind: kind, roomId: roomId, actorId: actor, originSocketId: originSocketId)
+        }) { c -> ToggleResult in
             let sessionUser = try session.map { try AuthService.sessionUser(c, $0) }
-            let lock = c.dialect == .postgres ? Self.lockElementPostgres : Self.lockElementSQLite
-            guard let owner = try c.first(lock, [.text(elementId), .text(roomId), .text(actor)], { $0.string(0) }) else {
+            guard let owner = try c.first(Self.lockElement, [.text(elementId), .text(roomId), .text(actor)], { $0.string(0) }) else {
                 try Readers.requireMember(c, roomId: roomId, userId: actor)  // 404 room / 403 not a member
                 throw DomainError.notFound("Element")
             }
@@ -94,40 +99,25 @@ public struct ReactionService: Sendable {
                                      topReactors: count > 0 ? try Readers.topReactors(c, elementId: elementId) : [])
             return ToggleResult(action: action, roomId: roomId, reaction: reaction, stats: stats, elementOwner: owner)
         }
-        let kind: DomainEventKind = result.action == .added
-            ? .reactionAdded(elementId: elementId, reaction: result.reaction, stats: result.stats)
-            : .reactionRemoved(elementId: elementId, userId: actor, stats: result.stats)
-        await events.publish(DomainEvent(kind: kind, roomId: roomId, actorId: actor, originSocketId: originSocketId))
         if result.action == .added { notifier.wake() }
         return result
     }
 
-    // `RETURNING` where it saves work: on PostgreSQL it saves a network round trip. SQLite runs
-    // `RETURNING` through an ephemeral table, which cost more instructions than the primary-key
-    // read it replaces (callgrind, bench/RESULTS.md "Toggle"), so there the row is read first.
-
     /// Deletes the caller's heart; its id and time, nil when there was none.
     static func deleteHeart(_ c: SQLConnection, elementId: String, userId: String) throws -> (String, Int64)? {
-        let args: [SQLValue] = [.text(elementId), .text(userId)]
-        if c.dialect == .postgres {
-            return try c.first("DELETE FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart' RETURNING id, created_at",
-                               args) { ($0.string(0), $0.int(1)) }
-        }
-        guard let found = try c.first("SELECT id, created_at FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart'",
-                                      args, { ($0.string(0), $0.int(1)) }) else { return nil }
-        try c.run("DELETE FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart'", args)
-        return found
+        try c.run(deleteHeartStatement, [.text(elementId), .text(userId)]) { ($0.string(0), $0.int(1)) }
     }
+
+    static let deleteHeartStatement = ChangeReturning.delete(from: "reactions", where: "element_id = ? AND user_id = ? AND type = 'heart'",
+                                                             returning: "id, created_at")
 
     /// `reaction_count ± 1` in one statement (never read, then written) and the new count.
     static func moveCount(_ c: SQLConnection, elementId: String, by delta: Int64) throws -> Int64 {
-        if c.dialect == .postgres {
-            return try c.scalarInt("UPDATE elements SET reaction_count = reaction_count + ? WHERE id = ? RETURNING reaction_count",
-                                   [.int(delta), .text(elementId)]) ?? 0
-        }
-        try c.run("UPDATE elements SET reaction_count = reaction_count + ? WHERE id = ?", [.int(delta), .text(elementId)])
-        return try c.scalarInt("SELECT reaction_count FROM elements WHERE id = ?", [.text(elementId)]) ?? 0
+        try c.run(moveCountStatement, [.int(delta), .text(elementId)]) { $0.int(0) } ?? 0
     }
+
+    static let moveCountStatement = ChangeReturning.update("elements", set: "reaction_count = reaction_count + ?", where: "id = ?",
+                                                           returning: "reaction_count")
 
     public struct Page: Sendable {
         public let reactions: [Reaction]

@@ -37,6 +37,30 @@ enum Readers {
             """, [.text(elementId)]) { user($0, at: 0) }
     }
 
+    /// The top reactors of every reacted element of a room, in one query, in the order and count
+    /// of `topReactors` per element. Per element, the `seq` of its third newest heart is found
+    /// by one probe of index reactions_by_element_seq, then the hearts from that `seq` up are
+    /// read by one range of the same index: at most three rows per element (more only when
+    /// hearts share that `seq`; the order then decides and the rest are dropped here), however
+    /// many hearts an element has. A window function (`ROW_NUMBER() OVER (PARTITION BY
+    /// element_id …)`) gives the same rows but reads every heart of the room and sorts them; on
+    /// SQLite it cost more than the per-element queries it replaced (bench/RESULTS.md, "room:join").
+    static func topReactors(_ c: SQLConnection, roomId: String) throws -> [String: [PublicUser]] {
+        var out: [String: [PublicUser]] = [:]
+        try c.forEachRow("""
+            SELECT r.element_id, u.id, u.username, u.first_name, u.avatar_url FROM (
+              SELECT e.id, COALESCE((SELECT x.seq FROM reactions x WHERE x.element_id = e.id
+                                     ORDER BY x.seq DESC, x.user_id DESC LIMIT 1 OFFSET 2), -9223372036854775808) AS floor
+              FROM elements e WHERE e.room_id = ? AND e.reaction_count > 0
+            ) t JOIN reactions r ON r.element_id = t.id AND r.seq >= t.floor JOIN users u ON u.id = r.user_id
+            ORDER BY r.element_id, r.seq DESC, r.user_id DESC
+            """, [.text(roomId)]) { row in
+            let element = row.string(0)
+            if out[element, default: []].count < 3 { out[element, default: []].append(user(row, at: 1)) }
+        }
+        return out
+    }
+
     /// One primary-key probe of the reactions table.
     static func hasReacted(_ c: SQLConnection, elementId: String, userId: String) throws -> Bool {
         try c.scalarInt("SELECT 1 FROM reactions WHERE element_id = ? AND user_id = ? AND type = 'heart'",
@@ -49,13 +73,15 @@ enum Readers {
                             topReactors: count > 0 ? try topReactors(c, elementId: elementId) : [])
     }
 
-    /// Attaches `reactions` (for `viewer`) to elements that have any.
-    static func attachReactions(_ c: SQLConnection, _ elements: inout [Element], viewer: String, viewerReacted: Set<String>? = nil) throws {
+    /// Attaches `reactions` (for `viewer`) to elements that have any. With `viewerReacted` and
+    /// `topReactors` (a whole room's, read once) it runs no query.
+    static func attachReactions(_ c: SQLConnection, _ elements: inout [Element], viewer: String, viewerReacted: Set<String>? = nil,
+                                topReactors byElement: [String: [PublicUser]]? = nil) throws {
         for i in elements.indices where elements[i].reactionCount > 0 {
             let id = elements[i].id
             let reacted = try viewerReacted.map { $0.contains(id) } ?? hasReacted(c, elementId: id, userId: viewer)
             elements[i].reactions = ElementReactions(count: elements[i].reactionCount, hasReacted: reacted,
-                                                     topReactors: try topReactors(c, elementId: id))
+                                                     topReactors: try byElement.map { $0[id] ?? [] } ?? topReactors(c, elementId: id))
         }
     }
 
@@ -75,7 +101,7 @@ enum Readers {
                 SELECT r.element_id FROM reactions r JOIN elements e ON e.id = r.element_id
                 WHERE r.user_id = ? AND e.room_id = ?
                 """, [.text(viewer), .text(roomId)]) { $0.string(0) })
-            try attachReactions(c, &list, viewer: viewer, viewerReacted: reacted)
+            try attachReactions(c, &list, viewer: viewer, viewerReacted: reacted, topReactors: topReactors(c, roomId: roomId))
         }
         return list
     }

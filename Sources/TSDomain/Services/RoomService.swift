@@ -73,14 +73,15 @@ public struct RoomService: Sendable {
         guard !name.trimmingWhitespace().isEmpty else { throw DomainError.validation(field: "name", message: "must not be blank") }
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        let room = try await db.write { c in
+        let room = try await db.write(publishing: events, { (_: Room) in
+            DomainEvent(kind: .roomUpdated, roomId: roomId, actorId: actor, originSocketId: originSocketId)
+        }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
             try c.run("UPDATE rooms SET name = ?, name_set_by = ?, updated_at = ?, last_activity_at = ?, activity_seq = ? WHERE id = ?",
                       [.text(name), .text(actor), .int(now), .int(now), .int(seq), .text(roomId)])
             guard let room = try Readers.room(c, id: roomId, viewer: actor) else { throw DomainError.notFound("Room") }
             return room
         }
-        await events.publish(DomainEvent(kind: .roomUpdated, roomId: roomId, actorId: actor, originSocketId: originSocketId))
         return room
     }
 
@@ -128,11 +129,16 @@ public struct RoomService: Sendable {
         let now = clock.nowSeconds()
         return try await db.write { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
-            try c.run("UPDATE room_members SET unseen_elements = 0, elements_seen_at = ? WHERE room_id = ? AND user_id = ?",
-                      [.int(now), .text(roomId), .text(actor)])
+            try Self.markElementsSeen(c, roomId: roomId, userId: actor, now: now)
             guard let room = try Readers.room(c, id: roomId, viewer: actor) else { throw DomainError.notFound("Room") }
             return room
         }
+    }
+
+    /// `badges.elements` = 0 for `userId` (also done by `room:join`, `ElementService.join`).
+    static func markElementsSeen(_ c: SQLConnection, roomId: String, userId: String, now: Int64) throws {
+        try c.run("UPDATE room_members SET unseen_elements = 0, elements_seen_at = ? WHERE room_id = ? AND user_id = ?",
+                  [.int(now), .text(roomId), .text(userId)])
     }
 
     /// Resets `badges.messages` for the caller.

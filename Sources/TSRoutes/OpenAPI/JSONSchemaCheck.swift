@@ -65,8 +65,15 @@ public struct JSONSchemaCheck: Sendable {
             if !matched { return first ?? Violation(field: field, message: "matches none of the allowed forms") }
         }
         if let one = s["oneOf"]?.arrayValue {
-            let n = one.filter { violation(value, against: $0, at: field) == nil }.count
-            if n != 1 { return Violation(field: field, message: n == 0 ? "matches none of the allowed forms" : "is ambiguous") }
+            // As for anyOf, a value that matches no form is reported with the first form's
+            // violation, which names the field (a missing or forbidden property) instead of `body`.
+            var first: Violation?
+            var n = 0
+            for sub in one {
+                if let v = violation(value, against: sub, at: field) { first = first ?? v } else { n += 1 }
+            }
+            if n == 0 { return first ?? Violation(field: field, message: "matches none of the allowed forms") }
+            if n > 1 { return Violation(field: field, message: "is ambiguous") }
         }
         switch value {
         case .object(let o):

@@ -169,7 +169,11 @@ public enum OpenAPICatalog {
            parameters: [P(query: "since", "Only events with seq > since (default 0).", schema: ["type": "integer", "minimum": 0, "maximum": int64Max]),
                         P(query: "limit", "At most this many (1-10000, default 1000).", schema: ["type": "integer", "minimum": 1, "maximum": 10_000]),
                         P(query: "event", "Only this event name.", schema: S.string),
-                        P(query: "roomId", "Only events addressed to, or about, this room.", schema: S.string)],
+                        P(query: "roomId", "Only events addressed to, or about, this room.", schema: S.string),
+                        P(query: "wait", "Long-poll: while no event matches, hold the request until one is logged or this duration "
+                            + "passes (250ms, 5s, or a number of seconds; at most 30s; default 0, answer at once). Then answers as usual, "
+                            + "with no events when the wait ran out. 503 when 256 requests are already waiting.",
+                          schema: ["type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?(ms|s)?$", "maxLength": 16])],
            errors: [400]),
         Op(.POST, "/api/test/faults", tag: "Test mode", summary: "Inject a network fault into the sockets of a user or an Engine.IO session",
            description: "Only with --test-mode. disconnect (transport close, ping timeout, transport error, server disconnect), delay, drop, "

@@ -162,7 +162,7 @@ enum OpenAPIComponents {
             ("disconnectedSockets", S.integer), ("durationMs", S.number),
             ("lastEventSequence", S.describe(S.integer, "Pass as ?since= to /api/test/events to see only later events.")),
         ])
-        s["TestFaultRequest"] = S.object([
+        var faultRequest = S.object([
             ("action", S.describe(S.enumeration(TestRoutes.faultActions), "What to do to the target's sockets (docs/test-mode.md, Faults).")),
             ("userId", S.describe(S.string(min: 1, max: 200), "Act on every socket of this user.")),
             ("sid", S.describe(S.string(min: 1, max: 200), "Act on the sockets of this Engine.IO session.")),
@@ -174,7 +174,15 @@ enum OpenAPIComponents {
             ("count", S.describe(["type": "integer", "minimum": 1, "maximum": .int(Int64(TestRoutes.maxDropCount))],
                                  "drop: how many matching events to drop (default 1).")),
         ], optional: ["userId", "sid", "reason", "milliseconds", "events", "count"],
-           description: "userId or sid (not both) is required except for clear, which without either acts on every session.")
+           description: "userId or sid (not both) is required except for clear, which without either acts on every session.").objectValue ?? JSONObject()
+        // The target rule as schema (a `false` property schema: the property must be absent), so
+        // that a generated body the document accepts is one the route accepts.
+        faultRequest["oneOf"] = [
+            ["required": ["userId"], "properties": ["sid": false]],
+            ["required": ["sid"], "properties": ["userId": false]],
+            ["properties": ["action": ["const": "clear"], "userId": false, "sid": false]],
+        ]
+        s["TestFaultRequest"] = .object(faultRequest)
         s["TestFaultResult"] = S.object([
             ("action", S.string), ("reason", S.nullable(S.string)),
             ("sessions", S.describe(S.array(S.string), "The Engine.IO sessions the action was applied to.")),

@@ -1,32 +1,147 @@
+import Dispatch
 import Logging
 import TSDomain
 import TSJSON
 import TSSocketIO
+import TSSync
 
 /// Turns committed domain events into Socket.IO emits (docs/realtime.md): room events to the
 /// sockets that joined the room except the originating socket, global events to members (or to
 /// everyone), and payloads that depend on the viewer (`hasReacted`, badges) computed per user.
+///
+/// Order (docs/realtime.md "Order"): `publish` is called by the database's writer thread in
+/// commit order; it only appends the event to its room's queue (`RoomEventSequencer`) and starts
+/// that room's drain when none runs. One drain per room emits the room's events one after the
+/// other, each through the hub's one fan-out path (encoded once per variant), so every socket
+/// gets a room's events in commit order; different rooms are delivered concurrently. A
+/// `room:join` is an item of the same queue (`enqueueJoin`), placed by its own commit: the batch
+/// goes out and the socket joins the room's channel between the events committed before the
+/// batch was read and those committed after.
 public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendable {
     // Invariant: `domain` is set once, before the server starts accepting connections, and only
-    // read afterwards; everything else is immutable.
+    // read afterwards; `queues` is behind its lock; everything else is immutable.
     private let hub: SocketIOServer
     private let configuration: RealtimeConfiguration
     private let logger: Logger
     nonisolated(unsafe) private var domain: TouchSyncDomain?
+    private let queues: LockedValue<RoomEventSequencer<Work>>
+    /// Where drains run (`runDrains(on:)`): the event loops' executors, so that a drain's writes
+    /// to sockets of its loop happen inline, as they did from a request handler on that loop.
+    private let drainExecutors = LockedValue<[any TaskExecutor]>([])
+
+    /// One item of a room's queue.
+    enum Work: Sendable {
+        case event(DomainEvent)
+        case join(JoinDelivery)
+        /// Finished when the drain gets there: everything queued before it has been emitted.
+        case marker(DeliveryTicket)
+    }
+
+    /// A `room:join` whose elements were read in commit order with the room's events.
+    struct JoinDelivery: Sendable {
+        let socket: SocketIOSocket
+        let roomId: String
+        let elements: [Element]
+        let ticket: DeliveryTicket
+    }
 
     public init(hub: SocketIOServer, configuration: RealtimeConfiguration, logger: Logger) {
         self.hub = hub
         self.configuration = configuration
         self.logger = logger
+        queues = LockedValue(RoomEventSequencer(maxPendingPerRoom: configuration.maxQueuedEventsPerRoom,
+                                                gapWaitNanoseconds: UInt64(configuration.gapWaitMilliseconds) * 1_000_000))
     }
 
     /// Called once while wiring the server, before any event can be published.
     public func attach(_ domain: TouchSyncDomain) { self.domain = domain }
 
-    public func publish(_ event: DomainEvent) async {
-        do { try await broadcast(event) } catch {
-            logger.error("broadcast of \(event.name) in room \(event.roomId) failed: \(error)")
+    /// On the writer thread, in commit order (or from the cross-node bridge, in its receive
+    /// order): queued behind the room's earlier events; never waits for the broadcast.
+    public func publish(_ event: DomainEvent) { enqueue(.event(event), room: event.roomId) }
+
+    /// On the writer thread, from the commit of the join's read: the socket gets `elements` and
+    /// then the room's events committed after that read, each once. The socket leaves the room's
+    /// channel now, so events committed before the read (they are in `elements`) and still
+    /// queued do not reach it again when it re-joins a room it was in.
+    func enqueueJoin(_ join: JoinDelivery) {
+        join.socket.leave(RealtimeConfiguration.roomChannel(join.roomId))
+        enqueue(.join(join), room: join.roomId)
+    }
+
+    /// Returns once every event queued before the call has been emitted. Test-target mode calls it
+    /// before answering a write (docs/test-mode.md): the answer then finds its events in
+    /// `GET /api/test/events`. Production answers never wait for a broadcast.
+    public func flush() async {
+        for room in queues.withLock({ $0.activeRooms }) {
+            let ticket = DeliveryTicket()
+            enqueue(.marker(ticket), room: room)
+            _ = await ticket.wait()
         }
+    }
+
+    /// Runs each room's drain on one of `executors` (chosen by room, so one room's drains keep to
+    /// one loop), instead of the global pool: a broadcast then writes to the sockets of that loop
+    /// without a hop. Called once the event loops exist.
+    public func runDrains(on executors: [any TaskExecutor]) { drainExecutors.withLock { $0 = executors } }
+
+    /// Events waiting in a room's queue (for tests and the inspector).
+    public func queuedEvents(roomId: String) -> Int { queues.withLock { $0.pending(room: roomId) } }
+
+    private func enqueue(_ work: Work, room: String) {
+        let (_, admission) = queues.withLock { $0.append(work, room: room) }
+        switch admission {
+        case .startDrain:
+            let executors = drainExecutors.current
+            if executors.isEmpty {
+                Task { await self.drain(room: room) }
+            } else {
+                var h = Hasher()
+                h.combine(room)
+                Task(executorPreference: executors[Int(UInt(bitPattern: h.finalize()) % UInt(executors.count))]) { await self.drain(room: room) }
+            }
+        case .queued, .duplicate:
+            break
+        case .full:
+            logger.error("realtime: room \(room) already has \(configuration.maxQueuedEventsPerRoom) events waiting for delivery; one was dropped (clients resync on their next room:join)")
+            if case .join(let j) = work { j.ticket.finish(false) }
+            if case .marker(let t) = work { t.finish(false) }
+        }
+    }
+
+    /// The room's one drain: delivers its queue in order until it is empty.
+    private func drain(room: String) async {
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            switch queues.withLock({ $0.next(room: room, now: now) }) {
+            case .idle:
+                return
+            case .item(_, .event(let event)):
+                do { try await broadcast(event) } catch {
+                    logger.error("broadcast of \(event.name) in room \(event.roomId) failed: \(error)")
+                }
+            case .item(_, .join(let join)):
+                deliver(join)
+            case .item(_, .marker(let ticket)):
+                ticket.finish(true)
+            case .waitGap(let until):
+                // Only numbers assigned elsewhere (`accept`) can have a gap; bounded by realtime gap wait.
+                try? await Task.sleep(nanoseconds: until &- now)
+            }
+        }
+    }
+
+    /// The join's batch to its socket, then the socket into the room's channel: no event of the
+    /// room can leave in between (this runs in the room's drain).
+    private func deliver(_ join: JoinDelivery) {
+        let jsons = join.elements.map(\.json)
+        // Through the hub (not socket.emit) so the emit is recorded for /api/test/events and the inspector.
+        hub.emit("elements:batch", [.object(["roomId": .string(join.roomId), "elements": .array(jsons)])], to: .socket(join.socket.id, namespace: join.socket.namespace))
+        if configuration.legacyJoinEvents {
+            for e in jsons { hub.emit("element:created", [.object(["element": e])], to: .socket(join.socket.id, namespace: join.socket.namespace)) }
+        }
+        join.socket.join(RealtimeConfiguration.roomChannel(join.roomId))
+        join.ticket.finish(true)
     }
 
     private func broadcast(_ event: DomainEvent) async throws {

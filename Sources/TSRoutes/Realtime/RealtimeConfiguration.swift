@@ -11,6 +11,13 @@ public struct RealtimeConfiguration: Sendable {
     public var globalEvents: GlobalEvents = .members
     /// `realtime.legacyJoinEvents`: also send one `element:created` per element on `room:join` (clients older than `elements:batch`).
     public var legacyJoinEvents: Bool = false
+    /// Events (and joins) waiting for delivery in one room at most (docs/realtime.md "Order"):
+    /// they wait only while the room's drain emits the ones before them, so reaching this bound
+    /// means delivery is stuck; past it a new event is logged and dropped rather than held.
+    public var maxQueuedEventsPerRoom: Int = 10_000
+    /// How long a room's delivery waits for a missing sequence number before giving it up; only
+    /// numbers assigned in the database (several nodes) can have gaps (`RoomEventSequencer`).
+    public var gapWaitMilliseconds: Int = 500
 
     public init(globalEvents: GlobalEvents = .members, legacyJoinEvents: Bool = false) {
         self.globalEvents = globalEvents

@@ -83,12 +83,17 @@ public final class RealtimeEventLog: Sendable {
     public let maxBytes: Int
     private let state: LockedValue<State>
     private let clock: any WallClock
+    /// Long-polls suspended on the log (`RealtimeEventLog+Waiting.swift`), under their own lock.
+    let waitList = LockedValue(WaitList())
+    /// Long-polls (`GET /api/test/events?wait=`) suspended at once at most; one more is refused.
+    public let maxWaiters: Int
 
     /// `capacity`: events kept (setting `realtime.eventLogCapacity`); `maxBytes`: their payloads'
     /// approximate size at most. The oldest events are evicted past either bound; one payload
     /// larger than a quarter of `maxBytes` is kept as `{"_truncated": true, "approximateBytes": n}`.
-    public init(capacity: Int, maxBytes: Int = 16 << 20, clock: any WallClock = SystemWallClock()) {
+    public init(capacity: Int, maxBytes: Int = 16 << 20, maxWaiters: Int = defaultMaxWaiters, clock: any WallClock = SystemWallClock()) {
         self.capacity = max(1, capacity)
+        self.maxWaiters = max(1, maxWaiters)
         self.maxBytes = max(1024, maxBytes)
         self.clock = clock
         state = LockedValue(State(ring: Array(repeating: nil, count: max(1, capacity)), sizes: Array(repeating: 0, count: max(1, capacity))))
@@ -134,6 +139,7 @@ public final class RealtimeEventLog: Sendable {
             s.head = (s.head + 1) % capacity
             s.count += 1
         }
+        resumeWaiters()
     }
 
     /// A test-mode `drop` fault kept event `event` from session `sid`: the next record of that

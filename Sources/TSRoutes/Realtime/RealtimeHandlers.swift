@@ -10,12 +10,15 @@ import TSStorage
 public struct RealtimeHandlers: Sendable {
     let domain: TouchSyncDomain
     let hub: SocketIOServer
+    let broadcaster: RealtimeBroadcaster
     let configuration: RealtimeConfiguration
     let logger: Logger
 
-    public init(domain: TouchSyncDomain, hub: SocketIOServer, configuration: RealtimeConfiguration, logger: Logger) {
+    public init(domain: TouchSyncDomain, hub: SocketIOServer, broadcaster: RealtimeBroadcaster, configuration: RealtimeConfiguration,
+                logger: Logger) {
         self.domain = domain
         self.hub = hub
+        self.broadcaster = broadcaster
         self.configuration = configuration
         self.logger = logger
     }
@@ -107,6 +110,8 @@ public struct RealtimeHandlers: Sendable {
                 ack?.send([Self.errorPayload(code: "RATE_LIMITED", message: e.message)])
             } catch is DatabaseOverloadedError {
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The server is busy; retry shortly")])
+            } catch is RoomDeliveryStuck {  // the room's queue is full (RealtimeConfiguration.maxQueuedEventsPerRoom)
+                ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The room's events are not being delivered right now; retry shortly")])
             } catch is DatabaseUnavailableError {  // PostgreSQL unreachable
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The database is unreachable; retry shortly")])
             } catch {
@@ -116,22 +121,27 @@ public struct RealtimeHandlers: Sendable {
         }
     }
 
-    /// `room:join`: member check, join, one `elements:batch` to this socket, then mark the room's
-    /// elements seen. The batch needs only a read, so it goes out before the marker's commit.
+    /// `room:join` (docs/realtime.md "Joining"): member check, then the elements are read and
+    /// marked seen in one write whose commit places the join in the room's event order; the
+    /// room's drain sends this socket one `elements:batch` and puts it in the room's channel at
+    /// that place, so the batch and the events after it hold every element exactly once. The ack
+    /// follows the batch.
     private func join(_ socket: SocketIOSocket, _ input: Input) async throws -> JSONValue {
         let roomId = try input.string("roomId", maxLength: 64)
         guard let uid = socket.userID else { throw DomainError.unauthorized("unauthorized") }
-        let elements = try await domain.elements.list(roomId: roomId, viewer: uid)  // 404 / 403 for non-members
-        socket.join(RealtimeConfiguration.roomChannel(roomId))
-        let jsons = elements.map(\.json)
-        // Through the hub (not socket.emit) so the emit is recorded for /api/test/events and the inspector.
-        hub.emit("elements:batch", [.object(["roomId": .string(roomId), "elements": .array(jsons)])], to: .socket(socket.id, namespace: socket.namespace))
-        if configuration.legacyJoinEvents {
-            for e in jsons { hub.emit("element:created", [.object(["element": e])], to: .socket(socket.id, namespace: socket.namespace)) }
+        let ticket = DeliveryTicket()
+        let broadcaster = self.broadcaster
+        let elements = try await domain.elements.join(roomId: roomId, viewer: uid) { elements in  // 404 / 403 for non-members
+            broadcaster.enqueueJoin(.init(socket: socket, roomId: roomId, elements: elements, ticket: ticket))
         }
-        _ = try await domain.rooms.markSeen(roomId: roomId, actor: uid)
+        guard await ticket.wait() else {
+            throw RoomDeliveryStuck()
+        }
         return .object(["roomId": .string(roomId), "elementCount": .int(Int64(elements.count))])
     }
+
+    /// A `room:join` dropped because its room's delivery queue was full.
+    struct RoomDeliveryStuck: Error {}
 
     static func errorPayload(code: String, message: String) -> JSONValue {
         .object(["error": .object(["code": .string(code), "message": .string(message)])])

@@ -17,12 +17,17 @@ public struct TestRoutes: Sendable {
     let logger: Logger
     /// Bytes a delayed or held session may queue (setting `realtime.faultMaxBufferedBytes`).
     let faultMaxBufferedBytes: Int
+    /// Waits until the events queued so far have been emitted (`RealtimeBroadcaster.flush`).
+    let flushEvents: @Sendable () async -> Void
 
     /// Most events one `GET /api/test/events` returns.
     public static let maxEventsPerPage = 10_000
 
+    /// `flushEvents`: waits for the events queued so far to be emitted; events leave after the
+    /// write's answer (docs/realtime.md "Order"), so `lastEventSequence` is read after it.
     public init(domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, logger: Logger,
-                faultMaxBufferedBytes: Int = 1 << 20) {
+                faultMaxBufferedBytes: Int = 1 << 20, flushEvents: @escaping @Sendable () async -> Void = {}) {
+        self.flushEvents = flushEvents
         self.domain = domain
         self.hub = hub
         self.eventLog = eventLog
@@ -37,6 +42,7 @@ public struct TestRoutes: Sendable {
         let log = self.eventLog
         let fixtures = self.fixtures
         let logger = self.logger
+        let flush = self.flushEvents
 
         // Disconnect every socket, empty every data table in one transaction, forget the events.
         router.post("/api/test/reset", Authenticator.open { _ in
@@ -44,6 +50,7 @@ public struct TestRoutes: Sendable {
             let sockets = hub.connectedSockets.count
             hub.disconnectAll(reason: "test reset")
             let tables = try await DatabaseReset.run(domain.db)
+            await flush()  // events of earlier writes still on their way are not logged after the reset
             log.clear()
             let ms = (Double(DispatchTime.now().uptimeNanoseconds - started) / 1e3).rounded() / 1e3
             logger.info("test reset: \(tables.count) tables emptied, \(sockets) sockets disconnected in \(ms) ms")
@@ -55,6 +62,7 @@ public struct TestRoutes: Sendable {
 
         router.post("/api/test/fixtures", Authenticator.open { request in
             let r = try await fixtures.load(try request.jsonBody())
+            await flush()  // the fixtures' events are logged before `lastEventSequence`
             return Reply.data(.object([
                 "users": .object(r.users), "rooms": .object(r.rooms), "elements": .object(r.elements), "messages": .object(r.messages),
                 "posts": .object(r.posts), "counts": .object(r.counts), "lastEventSequence": .int(log.lastSequence),
@@ -75,8 +83,8 @@ public struct TestRoutes: Sendable {
                 }
                 limit = v
             }
-            let page = log.events(since: since, limit: limit, event: q["event"].flatMap { $0.isEmpty ? nil : $0 },
-                                  roomId: q["roomId"].flatMap { $0.isEmpty ? nil : $0 })
+            let page = try await Self.events(log, since: since, limit: limit, event: q["event"].flatMap { $0.isEmpty ? nil : $0 },
+                                             roomId: q["roomId"].flatMap { $0.isEmpty ? nil : $0 }, wait: q["wait"], logger: logger)
             return Reply.data(.object([
                 "events": .array(page.entries.map(\.json)), "lastSequence": .int(page.lastSequence), "missed": .int(page.missed),
                 "capacity": .int(Int64(log.capacity)),

@@ -1,0 +1,42 @@
+/// State that belongs to one event loop: readable and writable only on that loop's thread.
+///
+/// A class whose mutable state is loop-confined used to say so in a comment beside an
+/// `@unchecked Sendable`; this box makes the rule a check instead (the idea of SwiftNIO's
+/// `NIOLoopBound`). It is `Sendable` whatever `Value` is, because every access asserts (in debug
+/// builds; release builds pay nothing) that it runs on `loop`: the value can travel to other
+/// threads inside its owner, but only the loop's thread can touch it. Hop first
+/// (`loop.execute`/`executeOrRun`) to reach it from elsewhere.
+///
+/// It is a reference (one box shared by its owner's copies), so an owner that keeps only `let`s of
+/// Sendable types and loop-bound boxes can be plainly `Sendable`, without `@unchecked`.
+// @unchecked Sendable: `stored` is only read or written on `loop`'s thread (asserted on every access).
+public final class EventLoopBound<Value>: @unchecked Sendable {
+    /// The loop whose thread owns the value.
+    public let loop: EventLoop
+    private var stored: Value
+
+    /// Made anywhere (nothing else can see the value yet); touched only on `loop` afterwards.
+    public init(_ value: Value, loop: EventLoop) {
+        self.loop = loop
+        self.stored = value
+    }
+
+    /// The value; on `loop`'s thread only.
+    public var value: Value {
+        get {
+            assert(loop.inEventLoop, "loop-bound state read off its event loop (\(Value.self))")
+            return stored
+        }
+        set {
+            assert(loop.inEventLoop, "loop-bound state written off its event loop (\(Value.self))")
+            stored = newValue
+        }
+    }
+
+    /// Mutates the value in place (no copy of a collection); on `loop`'s thread only.
+    @inline(__always)
+    public func withValue<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        assert(loop.inEventLoop, "loop-bound state used off its event loop (\(Value.self))")
+        return try body(&stored)
+    }
+}

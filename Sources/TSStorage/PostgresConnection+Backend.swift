@@ -1,0 +1,85 @@
+#if canImport(CPostgres)
+import CPostgres
+
+/// PostgreSQL under `SQLConnection`: every statement is a prepared statement whose result rows
+/// are mapped while the `PGresult` is alive, then cleared; transactions are `BEGIN`/`COMMIT`
+/// and nest as named savepoints.
+extension PostgresConnection: SQLBackend {
+    var dialect: SQLDialect { .postgres }
+
+    func executeControl(_ sql: String) throws { try executeScript(sql) }
+
+    func run(_ sql: String, _ args: [SQLValue]) throws -> Int {
+        let result = try execute(sql, args)
+        PQclear(result)
+        return changes
+    }
+
+    func rows<T>(_ sql: String, _ args: [SQLValue], _ map: (Row) throws -> T) throws -> [T] {
+        let result = try execute(sql, args)
+        defer { PQclear(result) }
+        let n = PQntuples(result)
+        var out: [T] = []
+        out.reserveCapacity(Int(n))
+        for r in 0..<n { out.append(try map(Row(postgresResult: result, row: r))) }
+        return out
+    }
+
+    func forEachRow(_ sql: String, _ args: [SQLValue], _ body: (Row) throws -> Void) throws {
+        let result = try execute(sql, args)
+        defer { PQclear(result) }
+        let n = PQntuples(result)
+        var i: Int32 = 0
+        while i < n {
+            try body(Row(postgresResult: result, row: i))
+            i += 1
+        }
+    }
+
+    func first<T>(_ sql: String, _ args: [SQLValue], _ map: (Row) throws -> T) throws -> T? {
+        let result = try execute(sql, args)
+        defer { PQclear(result) }
+        guard PQntuples(result) > 0 else { return nil }
+        return try map(Row(postgresResult: result, row: 0))
+    }
+
+    /// `BEGIN` … `COMMIT`, or `ROLLBACK` when `body` (or the commit) throws; inside an open
+    /// transaction, a savepoint instead.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        if isInTransaction { return try savepoint(body) }
+        try executeScript("BEGIN")
+        do {
+            let result = try body()
+            try executeScript("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? executeScript("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// `SAVEPOINT` … `RELEASE`; on throw, `ROLLBACK TO` (which also clears the aborted state an
+    /// error leaves behind) and `RELEASE`, then rethrows.
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        let name = nextSavepointName()
+        try executeScript("SAVEPOINT \(name)")
+        do {
+            let result = try body()
+            try executeScript("RELEASE \(name)")
+            return result
+        } catch {
+            try? executeScript("ROLLBACK TO \(name)")
+            try? executeScript("RELEASE \(name)")
+            throw error
+        }
+    }
+}
+
+extension SQLConnection {
+    /// Wraps an open PostgreSQL connection.
+    convenience init(postgres: PostgresConnection) { self.init(backend: postgres) }
+
+    /// The PostgreSQL connection, nil on SQLite (connection-loss checks).
+    var postgres: PostgresConnection? { backend as? PostgresConnection }
+}
+#endif

@@ -1,0 +1,23 @@
+/// One database engine under `SQLConnection`: SQLite (`SQLiteConnection+Backend.swift`) or
+/// PostgreSQL (`PostgresConnection+Backend.swift`). `SQLConnection` forwards to it and never names
+/// an engine, so the only place that knows which engines exist is the code that opens one
+/// (`Database.init(path:)`, `Database.init(url:)`).
+///
+/// Class-bound: a call through `any SQLBackend` is one witness-table call, no allocation.
+/// Like the connections it stands for, one thread at a time.
+protocol SQLBackend: AnyObject {
+    var dialect: SQLDialect { get }
+    func close()
+    func executeScript(_ sql: String) throws
+    /// One transaction-control statement (`BEGIN …`, `COMMIT`, `ROLLBACK`).
+    func executeControl(_ sql: String) throws
+    func run(_ sql: String, _ args: [SQLValue]) throws -> Int
+    func rows<T>(_ sql: String, _ args: [SQLValue], _ map: (Row) throws -> T) throws -> [T]
+    func forEachRow(_ sql: String, _ args: [SQLValue], _ body: (Row) throws -> Void) throws
+    func first<T>(_ sql: String, _ args: [SQLValue], _ map: (Row) throws -> T) throws -> T?
+    var changes: Int { get }
+    var isInTransaction: Bool { get }
+    var cachedStatementCount: Int { get }
+    func transaction<T>(_ body: () throws -> T) throws -> T
+    func savepoint<T>(_ body: () throws -> T) throws -> T
+}

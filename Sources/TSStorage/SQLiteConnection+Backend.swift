@@ -1,0 +1,5 @@
+/// SQLite under `SQLConnection`: `SQLiteConnection`'s own methods already have the shape
+/// `SQLBackend` asks for.
+extension SQLiteConnection: SQLBackend {
+    var dialect: SQLDialect { .sqlite }
+}

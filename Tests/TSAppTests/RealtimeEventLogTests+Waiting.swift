@@ -1,0 +1,49 @@
+import Dispatch
+import TSJSON
+import TSRoutes
+import TSSocketIO
+import XCTest
+
+/// The log's long-poll: a waiter is resumed by the next record or by its timer, exactly once,
+/// and the number of waiters is bounded.
+final class RealtimeEventLogWaitingTests: XCTestCase {
+    func record(_ log: RealtimeEventLog) {
+        log.record(SocketIOEmitRecord(event: "e", args: [.object([:])], target: .room("room:r"), except: nil, recipients: 0))
+    }
+
+    /// Polls `condition` until it holds or 5 s pass: a deadline-bounded poll of observable state.
+    func waitUntil(_ what: String, _ condition: () -> Bool) async {
+        let deadline = DispatchTime.now() + .seconds(5)
+        while !condition() {
+            guard DispatchTime.now() < deadline else { return XCTFail("timed out waiting until \(what)") }
+            await Task.yield()
+        }
+    }
+
+    func testAWaiterIsResumedByTheNextRecordAndTheBoundRefusesOneMore() async {
+        let log = RealtimeEventLog(capacity: 10, maxWaiters: 1)
+        record(log)
+        let waiting = Task { await log.waitForEvent(after: 1, timeoutMilliseconds: 20_000) }
+        await waitUntil("the first request waits") { log.waiterCount == 1 }
+        let refused = await log.waitForEvent(after: 1, timeoutMilliseconds: 20_000)
+        XCTAssertEqual(refused, .tooManyWaiters, "past maxWaiters a request is refused, not queued")
+        let started = DispatchTime.now().uptimeNanoseconds
+        record(log)
+        let outcome = await waiting.value
+        XCTAssertEqual(outcome, .appended)
+        XCTAssertLessThan(DispatchTime.now().uptimeNanoseconds - started, 5_000_000_000, "resumed by the record, not by its 20 s timer")
+        XCTAssertEqual(log.waiterCount, 0)
+    }
+
+    func testAnEventAlreadyThereAnswersAtOnceAndAWaitRunsOut() async {
+        let log = RealtimeEventLog(capacity: 10)
+        record(log)
+        let immediate = await log.waitForEvent(after: 0, timeoutMilliseconds: 20_000)
+        XCTAssertEqual(immediate, .appended)
+        let timedOut = await log.waitForEvent(after: 1, timeoutMilliseconds: 30)
+        XCTAssertEqual(timedOut, .timedOut)
+        XCTAssertEqual(log.waiterCount, 0, "the timer removed its waiter")
+        record(log)  // nothing left to resume: a record after a timeout must not resume twice
+        XCTAssertEqual(log.events(since: 0, limit: 10).lastSequence, 2)
+    }
+}

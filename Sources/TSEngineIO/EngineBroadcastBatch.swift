@@ -1,7 +1,6 @@
 import TSSockets
-import TSWebSocket
 
-/// Several broadcasts that leave together: every WebSocket recipient gets all of its frames
+/// The broadcast fast path: one or more broadcasts that leave together: every WebSocket recipient gets all of its frames
 /// (in the order the parts were added) in ONE write — one `send(2)` — and each event loop is
 /// entered once for the whole batch, writing its own connections.
 ///
@@ -17,7 +16,7 @@ import TSWebSocket
 /// Not thread-safe: build it on one thread, then `send()` it once.
 public struct EngineBroadcastBatch {
     private struct Recipient {
-        let ws: WebSocketConnection
+        let ws: any EngineWebSocketTransport
         /// Bit i set: part i (i < 64) goes to this connection.
         var mask: UInt64
         /// Parts ≥ 64 (only for batches of many distinct payloads), in order.
@@ -33,7 +32,10 @@ public struct EngineBroadcastBatch {
     private var frames: [[UInt8]] = []
     private var packetsOfPart: [[EnginePreEncodedPacket]] = []
     private var recipients: [Recipient] = []
+    /// Each WebSocket's place in `recipients`, built only once an `add` may repeat one (one
+    /// broadcast to one room, the common case, never hashes its recipients).
     private var index: [ObjectIdentifier: Int] = [:]
+    private var indexed = false
 
     public init() {}
 
@@ -46,29 +48,39 @@ public struct EngineBroadcastBatch {
         return frames.count - 1
     }
 
-    /// Sends part `part` to `sessions`. Returns how many accepted it (as
-    /// `EngineIOServer.broadcast`): polling sessions have it queued now, WebSocket ones get it
-    /// from `send()`. A WebSocket listed twice for one part gets it once.
+    /// Sends part `part` to `sessions`. Returns how many accepted it; the others were closed (or
+    /// closed now as slow consumers): polling sessions have it queued now, WebSocket ones get it
+    /// from `send()`. A WebSocket listed twice for one part gets it once. `distinct`: the caller
+    /// knows no session is listed twice (one room's members), which spares the first add of a
+    /// batch a lookup per recipient.
     @discardableResult
     /// (Not generic: a generic entry point called from another module runs unspecialized, through
     /// witness tables, for every recipient.)
-    public mutating func add(_ sessions: [EngineIOSession], toPart part: Int) -> Int {
+    public mutating func add(_ sessions: [EngineIOSession], toPart part: Int, distinct: Bool = false) -> Int {
         var accepted = 0
+        let lookup = !(distinct && recipients.isEmpty && !indexed)
+        if lookup && !indexed {
+            for (i, r) in recipients.enumerated() { index[ObjectIdentifier(r.ws)] = i }
+            indexed = true
+        }
+        if !lookup { recipients.reserveCapacity(sessions.count) }
         for s in sessions {
-            if let ws = s.activeWebSocket as? WebSocketConnection {
+            guard let ws = s.activeWebSocket else {
+                if s.sendPreEncoded(packetsOfPart[part]) { accepted += 1 }
+                continue
+            }
+            accepted += 1
+            if lookup {
                 let key = ObjectIdentifier(ws)
                 if let i = index[key] {
                     if part < 64 { recipients[i].mask |= 1 << UInt64(part) }
                     else if recipients[i].extra.last != Int32(part) { recipients[i].extra.append(Int32(part)) }
-                } else {
-                    index[key] = recipients.count
-                    recipients.append(part < 64 ? Recipient(ws: ws, mask: 1 << UInt64(part), extra: [])
-                                                : Recipient(ws: ws, mask: 0, extra: [Int32(part)]))
+                    continue
                 }
-                accepted += 1
-            } else if s.sendPreEncoded(packetsOfPart[part]) {
-                accepted += 1
+                index[key] = recipients.count
             }
+            recipients.append(part < 64 ? Recipient(ws: ws, mask: 1 << UInt64(part), extra: [])
+                                        : Recipient(ws: ws, mask: 0, extra: [Int32(part)]))
         }
         return accepted
     }
@@ -95,13 +107,14 @@ public struct EngineBroadcastBatch {
             return b
         }
         // Group by loop, keeping the first loop's list without a dictionary (one loop is the common case).
-        var groups: [(EventLoop, [(WebSocketConnection, [UInt8])])] = []
+        var groups: [(EventLoop, [(any EngineWebSocketTransport, [UInt8])])] = []
         for r in recipients {
             let item = (r.ws, bytes(r))
-            if let g = groups.firstIndex(where: { $0.0 === r.ws.loop }) {
+            let loop = r.ws.loop
+            if let g = groups.firstIndex(where: { $0.0 === loop }) {
                 groups[g].1.append(item)
             } else {
-                groups.append((r.ws.loop, [item]))
+                groups.append((loop, [item]))
                 groups[groups.count - 1].1.reserveCapacity(recipients.count)
             }
         }

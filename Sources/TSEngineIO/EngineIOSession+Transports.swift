@@ -93,18 +93,23 @@ extension EngineIOSession {
     /// session closes; an undecodable payload → 400 and the session closes.
     func post(_ body: [UInt8]) -> EngineHTTPError? {
         var actions = Deferred()
+        // Decoded before the lock is taken (nothing else waits on this session while a large
+        // payload is parsed); an oversized body is never parsed. The checks below still run in
+        // the order the protocol answers them.
+        let tooLarge = body.count > configuration.maxPayload
+        let decoded: [EnginePacket]? = tooLarge ? nil
+            : try? (protocolVersion == 3 ? EngineV3PayloadCodec.decodePayload(body) : EnginePacketCodec.decodePayload(body))
         let result: EngineHTTPError? = lock.withLock {
             if !state.closed, state.heartbeat.isExpired(at: clock.now()) {
                 closeLocked(reason: EngineCloseReason.pingTimeout, pollReply: nil, into: &actions)
             }
             if state.closed { return .unknownSID }
             if state.transport != .polling || state.upgrade == .done { return .badRequest }
-            if body.count > configuration.maxPayload {
+            if tooLarge {
                 closeLocked(reason: EngineCloseReason.payloadTooLarge, pollReply: nil, into: &actions)
                 return .payloadTooLarge
             }
-            let packets: [EnginePacket]
-            do { packets = try protocolVersion == 3 ? EngineV3PayloadCodec.decodePayload(body) : EnginePacketCodec.decodePayload(body) } catch {
+            guard let packets = decoded else {
                 closeLocked(reason: EngineCloseReason.parseError, pollReply: nil, into: &actions)
                 return .badRequest
             }

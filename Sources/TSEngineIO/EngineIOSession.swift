@@ -2,7 +2,9 @@ import Logging
 import TSJSON
 import TSSockets
 
-/// What a session needs from a WebSocket: implemented by `WebSocketConnection`.
+/// What a session needs from a WebSocket: implemented by `WebSocketConnection`. Broadcasts use
+/// the last two requirements to write the same pre-encoded frame bytes to many connections, one
+/// hop per event loop (`EngineBroadcastBatch`), through this protocol rather than a concrete type.
 protocol EngineWebSocketTransport: AnyObject, Sendable {
     func engineSend(text: String)
     func engineSend(binary: [UInt8])
@@ -15,6 +17,11 @@ protocol EngineWebSocketTransport: AnyObject, Sendable {
     /// Calls `body` once this WebSocket's loop has taken in (and handled) what had already
     /// arrived on it: after a later loop iteration, which polls the socket again.
     func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void)
+    /// The event loop that owns this WebSocket's connection (broadcasts group recipients by it).
+    var loop: EventLoop { get }
+    /// Appends complete frame bytes to the outbound queue; only on `loop` (a broadcast has
+    /// already hopped there once for all of that loop's recipients).
+    func sendFrameBytesOnLoop(_ bytes: [UInt8])
 }
 
 /// What every session of one server shares (immutable).
@@ -146,12 +153,11 @@ public final class EngineIOSession: @unchecked Sendable {
         }
     }
 
-    /// Guards `state`. Also lent to the layer above for its own per-session state (Socket.IO's
-    /// `SocketIOClient`), so a connection has one mutex, not two: a borrower must use it as a
-    /// leaf lock (call nothing while holding it that could take it again, such as this
-    /// session's methods). The session itself calls nothing outside while holding it either:
-    /// writes, resumes and delegate calls run after release (`Deferred`).
-    public let lock = Mutex()
+    /// Guards `state`, and only this session's state: the layer above keeps its own lock for its
+    /// own per-connection state (Socket.IO's `SocketIOClient`). The session calls nothing outside
+    /// while holding it: writes, resumes and delegate calls run after release (`Deferred`), and
+    /// packets are decoded before it is taken.
+    let lock = Mutex()
     var state: State
     /// This session's place in `shared.timers` (guarded by that object's lock, not `lock`).
     var timerLink = EngineSessionTimers.Link()

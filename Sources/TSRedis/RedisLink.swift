@@ -11,8 +11,6 @@ import TSSockets
 /// `RedisLink.downLogInterval`, the recovery is one notice line with the time it was down.
 // @unchecked Sendable: every mutable property is only touched on `loop` (public entry points hop to it).
 final class RedisLink: ConnectionHandler, @unchecked Sendable {
-    enum State: Equatable { case stopped, connecting, ready, waiting }
-
     let name: String
     let loop: EventLoop
     let configuration: RedisConfiguration
@@ -24,22 +22,17 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
     private let stats: RedisStats
     private let connectionIDs: LockedValue<UInt64>
 
-    private(set) var state: State = .stopped
+    /// Where the link is (stopped, connecting, ready, waiting) and the outage bookkeeping; every
+    /// event goes through it and the link performs what it answers (`perform`).
+    private var machine: RedisLinkStateMachine
     private var connection: Connection?
-    private var decoder: RESPDecoder
-    private var handshakeRemaining = 0
     private var backoff: RedisBackoff
     private var attemptTimer: ScheduledTaskHandle?
     private var pingTimer: ScheduledTaskHandle?
     private var retryTimer: ScheduledTaskHandle?
-    private var heardSincePing = true
-    /// Bumped on every attempt: callbacks of an older attempt are ignored.
-    private var generation: UInt64 = 0
-    private var everReady = false
-    private var downSince: UInt64?
-    private var failedAttempts = 0
-    private var lastDownLog: UInt64 = 0
     static let downLogInterval: UInt64 = 30_000_000_000
+
+    var isReady: Bool { machine.isReady }
 
     init(name: String, loop: EventLoop, configuration: RedisConfiguration, stats: RedisStats, logger: Logger, handshake: [[UInt8]],
          onReady: @escaping () -> Void, onReply: @escaping (RESPValue) -> Void, onDown: @escaping (String) -> Void) {
@@ -58,7 +51,8 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
         self.onReady = onReady
         self.onReply = onReply
         self.onDown = onDown
-        decoder = RESPDecoder(limits: configuration.decoderLimits)
+        machine = RedisLinkStateMachine(handshakeCount: self.handshake.count, decoderLimits: configuration.decoderLimits,
+                                        downLogInterval: Self.downLogInterval)
         backoff = RedisBackoff(minimum: configuration.reconnectMinDelay, maximum: configuration.reconnectMaxDelay)
         connectionIDs = LockedValue(0)
     }
@@ -66,51 +60,86 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
     /// Starts connecting (loop only).
     func start() {
         assert(loop.inEventLoop)
-        guard state == .stopped else { return }
-        attempt()
+        perform(machine.start())
     }
 
     /// Closes for good (loop only).
     func stop() {
         assert(loop.inEventLoop)
-        state = .stopped
-        generation &+= 1
-        attemptTimer?.cancel(); attemptTimer = nil
-        pingTimer?.cancel(); pingTimer = nil
-        retryTimer?.cancel(); retryTimer = nil
-        let c = connection
-        connection = nil
-        c?.close(.local("redis client stopped"))
+        perform(machine.stop())
     }
 
     /// Writes bytes on the ready connection (loop only). False when not ready.
     @discardableResult
     func write(_ bytes: [UInt8]) -> Bool {
-        guard state == .ready, let connection else { return false }
+        guard machine.isReady, let connection else { return false }
         connection.write(bytes)
         return true
     }
 
-    // MARK: connecting
+    // MARK: performing the state machine's actions
 
-    private func attempt() {
-        generation &+= 1
-        let gen = generation
-        state = .connecting
-        decoder = RESPDecoder(limits: configuration.decoderLimits)
-        handshakeRemaining = handshake.count
-        // A total deadline for the whole attempt: resolve, connect, handshake.
-        attemptTimer?.cancel()
-        attemptTimer = loop.scheduleTask(in: configuration.connectTimeout.nanosecondsClamped) { [self] in
-            guard gen == generation, state == .connecting else { return }
-            fail("no ready connection within \(configuration.connectTimeout)")
-        }
-        RedisHostResolver.resolve(configuration.url.host, on: loop) { [self] result in
-            guard gen == generation, state == .connecting else { return }
-            switch result {
-            case .failure(let e): fail(e.description)
-            case .success(let address): connect(to: address, gen: gen)
+    private func perform(_ action: RedisLinkStateMachine.Action?) {
+        guard let action else { return }
+        switch action {
+        case .startAttempt(let gen):
+            // A total deadline for the whole attempt: resolve, connect, handshake.
+            attemptTimer?.cancel()
+            attemptTimer = loop.scheduleTask(in: configuration.connectTimeout.nanosecondsClamped) { [self] in
+                perform(machine.attemptFailed("no ready connection within \(configuration.connectTimeout)", generation: gen, now: loop.clock.now()))
             }
+            RedisHostResolver.resolve(configuration.url.host, on: loop) { [self] result in
+                switch result {
+                case .failure(let e): perform(machine.attemptFailed(e.description, generation: gen, now: loop.clock.now()))
+                case .success(let address): perform(machine.resolved(address, generation: gen))
+                }
+            }
+        case .connect(let address, let gen):
+            connect(to: address, gen: gen)
+        case .ready(let downNanoseconds, let failedAttempts, let reconnect):
+            attemptTimer?.cancel(); attemptTimer = nil
+            backoff.reset()
+            if reconnect { stats.count(\.reconnects) }
+            if let down = downNanoseconds {
+                let secs = Double(down) / 1e9
+                logger.notice("redis \(name) connection to \(configuration.url) is back after \(secs.formatted2)s down (\(failedAttempts) failed attempts)")
+            } else {
+                logger.info("redis \(name) connection to \(configuration.url) ready")
+            }
+            schedulePing()
+            onReady()
+        case .deliver(let value):
+            onReply(value)
+        case .sendPing:
+            connection?.write(RESPEncoder.command("PING"))
+            schedulePing()
+        case .fail(let reason, let log):
+            attemptTimer?.cancel(); attemptTimer = nil
+            pingTimer?.cancel(); pingTimer = nil
+            let c = connection
+            connection = nil
+            c?.close(.local("redis: \(reason)"))
+            stats.setError("\(name): \(reason)")
+            switch log {
+            case .first(let wasReady):
+                logger.error("redis \(name) connection to \(configuration.url) \(wasReady ? "lost" : "failed"): \(reason); cross-node fan-out is degraded, reconnecting with backoff")
+            case .stillDown(let down, let failedAttempts):
+                let secs = Double(down) / 1e9
+                logger.error("redis \(name) connection to \(configuration.url) still down after \(secs.formatted2)s (\(failedAttempts) failed attempts): \(reason)")
+            case .quiet:
+                break
+            }
+            onDown(reason)
+            let delay = backoff.nextDelay()
+            retryTimer?.cancel()
+            retryTimer = loop.scheduleTask(in: delay.nanosecondsClamped) { [self] in perform(machine.retryTimerFired()) }
+        case .stop:
+            attemptTimer?.cancel(); attemptTimer = nil
+            pingTimer?.cancel(); pingTimer = nil
+            retryTimer?.cancel(); retryTimer = nil
+            let c = connection
+            connection = nil
+            c?.close(.local("redis client stopped"))
         }
     }
 
@@ -123,74 +152,17 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
             c.outboundStallTimeout = max(configuration.connectTimeout.nanosecondsClamped, 1_000_000_000) * 6
             connection = c
             for command in handshake { c.write(command) }
-            if handshake.isEmpty { becomeReady() }
+            perform(machine.connected(now: loop.clock.now()))
         } catch {
-            fail("connect to \(address):\(configuration.url.port): \(error)")
+            perform(machine.attemptFailed("connect to \(address):\(configuration.url.port): \(error)", generation: gen, now: loop.clock.now()))
         }
-    }
-
-    private func becomeReady() {
-        state = .ready
-        attemptTimer?.cancel(); attemptTimer = nil
-        backoff.reset()
-        if everReady { stats.count(\.reconnects) }
-        if let since = downSince {
-            let secs = Double(loop.clock.now() &- since) / 1e9
-            logger.notice("redis \(name) connection to \(configuration.url) is back after \(secs.formatted2)s down (\(failedAttempts) failed attempts)")
-        } else {
-            logger.info("redis \(name) connection to \(configuration.url) ready")
-        }
-        everReady = true
-        downSince = nil
-        failedAttempts = 0
-        heardSincePing = true
-        schedulePing()
-        onReady()
     }
 
     private func schedulePing() {
         pingTimer?.cancel()
-        let gen = generation
+        let gen = machine.generation
         pingTimer = loop.scheduleTask(in: configuration.pingInterval.nanosecondsClamped) { [self] in
-            guard gen == generation, state == .ready else { return }
-            if !heardSincePing {
-                return fail("no answer to PING within \(configuration.pingInterval)")
-            }
-            heardSincePing = false
-            connection?.write(RESPEncoder.command("PING"))
-            schedulePing()
-        }
-    }
-
-    /// The attempt failed or the ready connection was lost: close it, tell the role, retry later.
-    private func fail(_ reason: String) {
-        guard state == .connecting || state == .ready else { return }
-        let wasReady = state == .ready
-        generation &+= 1
-        state = .waiting
-        attemptTimer?.cancel(); attemptTimer = nil
-        pingTimer?.cancel(); pingTimer = nil
-        let c = connection
-        connection = nil
-        c?.close(.local("redis: \(reason)"))
-        stats.setError("\(name): \(reason)")
-        let now = loop.clock.now()
-        failedAttempts += wasReady ? 0 : 1
-        if wasReady || downSince == nil {
-            if downSince == nil { downSince = now }
-            logger.error("redis \(name) connection to \(configuration.url) \(wasReady ? "lost" : "failed"): \(reason); cross-node fan-out is degraded, reconnecting with backoff")
-            lastDownLog = now
-        } else if now &- lastDownLog >= Self.downLogInterval {
-            let secs = Double(now &- (downSince ?? now)) / 1e9
-            logger.error("redis \(name) connection to \(configuration.url) still down after \(secs.formatted2)s (\(failedAttempts) failed attempts): \(reason)")
-            lastDownLog = now
-        }
-        onDown(reason)
-        let delay = backoff.nextDelay()
-        retryTimer?.cancel()
-        retryTimer = loop.scheduleTask(in: delay.nanosecondsClamped) { [self] in
-            guard state == .waiting else { return }
-            attempt()
+            perform(machine.pingTimerFired(generation: gen, now: loop.clock.now(), pingInterval: "\(configuration.pingInterval)"))
         }
     }
 
@@ -198,31 +170,18 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
 
     func connectionDidRead(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
         guard connection === self.connection else { return }
-        heardSincePing = true
-        let values: [RESPValue]
-        do { values = try decoder.feed(bytes) } catch {
-            return fail("\(error)")
-        }
-        for value in values {
-            guard connection === self.connection else { return }  // a reply made us fail
-            if handshakeRemaining > 0 {
-                handshakeRemaining -= 1
-                if case .error(let message) = value {
-                    return fail("handshake refused: \(message)")
-                }
-                if handshakeRemaining == 0 { becomeReady() }
-                continue
-            }
-            if case .simpleString(let s) = value, s == "PONG" { continue }
-            if case .array(let items?) = value, items.first?.text == "pong" { continue }
-            onReply(value)
+        let gen = machine.generation
+        for action in machine.bytesRead(bytes, now: loop.clock.now()) {
+            // A reply handler may have stopped the link: what follows belongs to an older attempt.
+            if case .deliver = action, machine.generation != gen { return }
+            perform(action)
         }
     }
 
     func connectionDidClose(_ connection: Connection, reason: CloseReason) {
         guard connection === self.connection else { return }
         self.connection = nil
-        fail("connection closed (\(reason))")
+        perform(machine.connectionClosed("\(reason)", now: loop.clock.now()))
     }
 }
 

@@ -70,7 +70,7 @@ public final class RedisPublisher: @unchecked Sendable {
             return drop("\(pendingCount) publishes (\(queuedBytes + inFlightBytes) bytes) already wait for Redis "
                         + "(realtime.redis.maxPendingPublishes \(configuration.maxPendingPublishes), maxPendingBytes \(configuration.maxPendingBytes))")
         }
-        if link.state == .ready && head == queued.count {
+        if link.isReady && head == queued.count {
             send(command)
         } else {
             queued.append(command)

@@ -12,9 +12,10 @@ import TSSockets
 /// holds no Task (a suspended Task keeps its task-allocator slabs, ~5 KB after a `room:join`,
 /// which was most of an idle socket's memory — bench/RESULTS.md §4).
 ///
-/// Thread-safety: mutable state is guarded by `session.lock` (the Engine.IO session's, shared), which
-/// is a leaf here (nothing is called while it is held).
-// @unchecked Sendable: all mutable state is in `state`, only accessed under `session.lock`; `process`
+/// Thread-safety: mutable state is guarded by this client's own `lock`, a leaf (nothing is
+/// called while it is held); the Engine.IO session below keeps its own. Packets are decoded
+/// before the lock is taken: it only covers handing a decoded packet to the reassembler.
+// @unchecked Sendable: all mutable state is in `state`, only accessed under `lock`; `process`
 // is an immutable `@Sendable` closure.
 final class SocketIOClient: @unchecked Sendable {
     enum Work: Sendable {
@@ -40,6 +41,9 @@ final class SocketIOClient: @unchecked Sendable {
 
     let session: EngineIOSession
     let timerLoop: EventLoop
+    let maxAttachments: Int
+    /// Guards `state`. Nothing here calls into the session, or anything else, while holding it.
+    private let lock = Mutex()
     private var state: State
     /// Runs one packet of the mailbox (`SocketIOServer.process`).
     private let process: @Sendable (Work, SocketIOClient) async -> Void
@@ -48,22 +52,23 @@ final class SocketIOClient: @unchecked Sendable {
          process: @escaping @Sendable (Work, SocketIOClient) async -> Void) {
         self.session = session
         self.timerLoop = timerLoop
+        self.maxAttachments = maxAttachments
         self.process = process
         state = State(reassembler: SocketIOBinaryReassembler(maxAttachments: maxAttachments))
     }
 
-    func socket(namespace: String) -> SocketIOSocket? { session.lock.withLock { state.sockets.first { $0.namespace == namespace } } }
+    func socket(namespace: String) -> SocketIOSocket? { lock.withLock { state.sockets.first { $0.namespace == namespace } } }
 
-    var isClosed: Bool { session.lock.withLock { state.closed } }
+    var isClosed: Bool { lock.withLock { state.closed } }
 
     func armConnectTimeout(nanoseconds: UInt64) {
         // Strong capture (no weak side table on every client): the timer is cancelled when a
         // namespace connects (`add`) or the client closes, which releases it.
         let handle = timerLoop.scheduleTask(in: nanoseconds) { [self] in
-            let idle = self.session.lock.withLock { !self.state.closed && self.state.sockets.isEmpty && !self.state.everConnected }
+            let idle = self.lock.withLock { !self.state.closed && self.state.sockets.isEmpty && !self.state.everConnected }
             if idle { self.session.close(reason: "connect timeout") }
         }
-        let cancel: Bool = session.lock.withLock {
+        let cancel: Bool = lock.withLock {
             if state.closed || state.everConnected { return true }
             state.connectTimer = handle
             return false
@@ -73,15 +78,20 @@ final class SocketIOClient: @unchecked Sendable {
 
     // MARK: inbound (network threads)
 
-    /// Decodes a text message. Returns false when the packet was invalid (caller closes).
-    func receive(text: String) -> Bool { reassemble { r throws(SocketIODecodeError) in try r.receive(text: text) } }
+    /// Decodes a text message (before taking the lock). Returns false when the packet was
+    /// invalid (caller closes).
+    func receive(text: String) -> Bool {
+        let packet: SocketIOPacket
+        do { packet = try SocketIOPacketCodec.decode(text, maxAttachments: maxAttachments) } catch { return false }
+        return reassemble { r throws(SocketIODecodeError) in try r.receive(decoded: packet) }
+    }
 
-    /// Decodes a binary message (an attachment). Returns false when it was invalid (caller closes).
+    /// Takes a binary message (an attachment). Returns false when it was unexpected (caller closes).
     func receive(binary: [UInt8]) -> Bool { reassemble { r throws(SocketIODecodeError) in try r.receive(binary: binary) } }
 
-    /// Runs one reassembler step under the lock and dispatches the packet it completes, if any.
+    /// Runs one reassembler step (no parsing) under the lock and dispatches the packet it completes, if any.
     private func reassemble(_ step: (inout SocketIOBinaryReassembler) throws(SocketIODecodeError) -> SocketIOPacket?) -> Bool {
-        let r: Result<SocketIOPacket?, SocketIODecodeError> = session.lock.withLock {
+        let r: Result<SocketIOPacket?, SocketIODecodeError> = lock.withLock {
             do throws(SocketIODecodeError) { return .success(try step(&state.reassembler)) } catch { return .failure(error) }
         }
         switch r {
@@ -112,7 +122,7 @@ final class SocketIOClient: @unchecked Sendable {
     /// Queues a packet; starts the draining Task when none is running. Packets arriving after
     /// `close()` are dropped (those queued before it still run).
     private func enqueue(_ work: Work) {
-        let start: Bool = session.lock.withLock {
+        let start: Bool = lock.withLock {
             guard !state.closed else { return false }
             state.mailbox.append(work)
             if state.draining { return false }
@@ -132,7 +142,7 @@ final class SocketIOClient: @unchecked Sendable {
     }
 
     private func nextWork() -> Work? {
-        session.lock.withLock {
+        lock.withLock {
             if state.mailbox.isEmpty {
                 state.draining = false
                 state.mailbox = []  // drop any capacity grown by a burst
@@ -146,7 +156,7 @@ final class SocketIOClient: @unchecked Sendable {
 
     /// Adds a connected socket; false when the client closed meanwhile or the namespace is taken.
     func add(_ socket: SocketIOSocket) -> Bool {
-        session.lock.withLock {
+        lock.withLock {
             guard !state.closed, !state.sockets.contains(where: { $0.namespace == socket.namespace }) else { return false }
             state.sockets.append(socket)
             state.everConnected = true
@@ -158,14 +168,14 @@ final class SocketIOClient: @unchecked Sendable {
 
     /// Removes the socket if it is still this client's; true when it was.
     func remove(_ socket: SocketIOSocket) -> Bool {
-        session.lock.withLock {
+        lock.withLock {
             state.sockets.remove(socket)
         }
     }
 
     /// Marks the client closed; returns its sockets. Pending acks fail with `.disconnected`.
     func close() -> [SocketIOSocket] {
-        let (sockets, acks): ([SocketIOSocket], [(CheckedContinuation<Result<[JSONValue], SocketIOAckError>, Never>, ScheduledTaskHandle)]) = session.lock.withLock {
+        let (sockets, acks): ([SocketIOSocket], [(CheckedContinuation<Result<[JSONValue], SocketIOAckError>, Never>, ScheduledTaskHandle)]) = lock.withLock {
             guard !state.closed else { return ([], []) }
             state.closed = true
             state.connectTimer?.cancel()
@@ -185,7 +195,7 @@ final class SocketIOClient: @unchecked Sendable {
     // MARK: acks (server → client)
 
     func registerAck(_ cont: CheckedContinuation<Result<[JSONValue], SocketIOAckError>, Never>, timeoutNanoseconds: UInt64) -> UInt64? {
-        session.lock.withLock {
+        lock.withLock {
             guard !state.closed else { return nil }
             let id = state.nextAckID
             state.nextAckID &+= 1
@@ -198,7 +208,7 @@ final class SocketIOClient: @unchecked Sendable {
     }
 
     func resolveAck(_ id: UInt64, _ result: Result<[JSONValue], SocketIOAckError>) {
-        guard let (cont, timer) = session.lock.withLock({ state.pendingAcks.removeValue(forKey: id) }) else { return }
+        guard let (cont, timer) = lock.withLock({ state.pendingAcks.removeValue(forKey: id) }) else { return }
         timer.cancel()
         cont.resume(returning: result)
     }

@@ -104,6 +104,25 @@ struct SocketIONamespaceAdapter {
         return out
     }
 
-    /// The sockets among `ids` that are connected here.
-    func sockets(withIDs ids: [String]) -> [SocketIOSocket] { ids.compactMap { sockets[$0] } }
+    /// The sockets of `room`, without the sockets `except` and the members of `exceptRooms`.
+    func members(of room: String, except: [String], exceptRooms: [String]) -> [SocketIOSocket] {
+        if exceptRooms.isEmpty && except.count <= 1 { return members(of: room, except: except.first) }
+        let left = excluded(except, exceptRooms)
+        return members(of: room, except: nil).filter { !left.contains($0.id) }
+    }
+
+    /// The sockets among `ids` that are connected here, without the sockets `except` and the
+    /// members of `exceptRooms`.
+    func sockets(withIDs ids: [String], except: [String] = [], exceptRooms: [String] = []) -> [SocketIOSocket] {
+        if except.isEmpty && exceptRooms.isEmpty { return ids.compactMap { sockets[$0] } }
+        let left = excluded(except, exceptRooms)
+        return ids.compactMap { left.contains($0) ? nil : sockets[$0] }
+    }
+
+    /// The ids of `except` and of every member of `exceptRooms`.
+    private func excluded(_ except: [String], _ exceptRooms: [String]) -> Set<String> {
+        var left = Set(except)
+        for r in exceptRooms { for s in members(of: r, except: nil) { left.insert(s.id) } }
+        return left
+    }
 }

@@ -156,7 +156,13 @@ public struct SocketIOBinaryReassembler: Sendable {
     /// nil if attachments are awaited.
     public mutating func receive(text: String) throws(SocketIODecodeError) -> SocketIOPacket? {
         guard pending == nil else { throw .unexpectedText }
-        let p = try SocketIOPacketCodec.decode(text, maxAttachments: maxAttachments)
+        return try receive(decoded: SocketIOPacketCodec.decode(text, maxAttachments: maxAttachments))
+    }
+
+    /// A text message already decoded (with this reassembler's `maxAttachments`), so a caller
+    /// can parse before taking the lock that guards the reassembler; as `receive(text:)`.
+    public mutating func receive(decoded p: SocketIOPacket) throws(SocketIODecodeError) -> SocketIOPacket? {
+        guard pending == nil else { throw .unexpectedText }
         if p.type.isBinary && p.attachmentCount > 0 {
             pending = p
             return nil

@@ -18,8 +18,8 @@ import TSJSON
 /// carry a random per-process prefix, so an offset from before a restart never matches.
 struct SocketIORecoveryLog {
     enum Target {
-        /// A room emit (`except`: a socket id left out).
-        case room(String, except: String?)
+        /// A room emit, without the sockets `except` and the members of `exceptRooms`.
+        case room(String, except: [String], exceptRooms: [String])
         /// An emit to listed sockets.
         case sockets(Set<String>)
     }
@@ -107,7 +107,8 @@ struct SocketIORecoveryLog {
 
     static func addresses(_ target: Target, _ s: Session) -> Bool {
         switch target {
-        case .room(let room, let except): return s.rooms.contains(room) && except != s.sid
+        case .room(let room, let except, let exceptRooms):
+            return s.rooms.contains(room) && !except.contains(s.sid) && s.rooms.isDisjoint(with: exceptRooms)
         case .sockets(let ids): return ids.contains(s.sid)
         }
     }

@@ -144,56 +144,6 @@ public final class SocketIOServer: @unchecked Sendable {
         return out
     }
 
-    /// Sends event to every socket in `room` of `namespace` except `exceptSocketID`; the packet
-    /// (and its WebSocket frame) is encoded once. Returns the number of recipients.
-    @discardableResult
-    public func emit(_ event: String, _ args: [JSONValue], toRoom room: String, namespace: String = "/",
-                     except exceptSocketID: String? = nil) -> Int {
-        emit(event, args, attachments: [], toRoom: room, namespace: namespace, except: exceptSocketID)
-    }
-
-    @discardableResult
-    public func emit(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], toRoom room: String,
-                     namespace: String = "/", except exceptSocketID: String? = nil) -> Int {
-        let targets = hub.withLock { $0.adapters[namespace]?.members(of: room, except: exceptSocketID) ?? [] }
-        return deliver(event, args, attachments: attachments, namespace: namespace, to: targets,
-                       recoveryTarget: .room(room, except: exceptSocketID),
-                       record: SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: 0))
-    }
-
-    /// Sends event to the given sockets of `namespace` with the packet encoded once: for payloads
-    /// that differ by recipient, sent as one group per variant. `room`/`except` only label the
-    /// emit record. Returns the number of recipients.
-    @discardableResult
-    public func emit(_ event: String, _ args: [JSONValue], toSockets ids: [String], namespace: String = "/", room: String,
-                     except exceptSocketID: String? = nil) -> Int {
-        let targets = hub.withLock { $0.adapters[namespace]?.sockets(withIDs: ids) ?? [] }
-        return deliver(event, args, attachments: [], namespace: namespace, to: targets, recoveryTarget: .sockets(Set(ids)),
-                       record: SocketIOEmitRecord(event: event, args: args, target: .room(room), except: exceptSocketID, recipients: 0))
-    }
-
-    /// The one fan-out path: encodes the packet once for the namespace and hands the same bytes
-    /// to every target (`EngineIOServer.broadcast`), then counts and records the emit.
-    ///
-    /// With connection state recovery on, the event gets an offset as its last argument and is
-    /// kept (encoded) for sockets that reconnect after missing it (`SocketIORecoveryLog`).
-    private func deliver(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], namespace: String,
-                         to targets: [SocketIOSocket], recoveryTarget: SocketIORecoveryLog.Target,
-                         record: SocketIOEmitRecord) -> Int {
-        var delivered = 0
-        if configuration.recoveryEnabled {
-            let packets = recoverablePackets(event, args, attachments: attachments, namespace: namespace, recoveryTarget: recoveryTarget)
-            if !targets.isEmpty { delivered = EngineIOServer.broadcast(packets, to: targets.map(\.session)) }
-        } else if !targets.isEmpty {
-            let packets = Self.preEncode(SocketIOPacketCodec.event(event, args, namespace: namespace, attachments: attachments))
-            delivered = EngineIOServer.broadcast(packets, to: targets.map(\.session))
-        }
-        countEmit(delivered: delivered, dropped: targets.count - delivered)
-        observe(SocketIOEmitRecord(event: record.event, args: record.args, target: record.target, except: record.except,
-                                   recipients: delivered))
-        return delivered
-    }
-
     /// With connection state recovery on: the event with a fresh offset as its last argument,
     /// encoded, and kept for sockets of `recoveryTarget` that reconnect after missing it.
     func recoverablePackets(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], namespace: String,
@@ -210,26 +160,12 @@ public final class SocketIOServer: @unchecked Sendable {
                             maxPackets: configuration.recoveryMaxBufferedPackets, maxBytes: configuration.recoveryMaxBufferedBytes)
     }
 
-    /// `socket.emit` with recovery on: through the offset-and-keep path, addressed to that socket.
-    func emitRecoverable(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], to socket: SocketIOSocket) {
-        let live = socket.isConnected ? [socket] : []
-        _ = deliver(event, args, attachments: attachments, namespace: socket.namespace, to: live, recoveryTarget: .sockets([socket.id]),
-                    record: SocketIOEmitRecord(event: event, args: args, target: .socket(socket.id), except: nil, recipients: 0))
-    }
-
     /// Disconnect reasons after which a session is kept for recovery (the reference's
     /// recoverable reasons: the transport went away, not the client or the server's decision).
     static let recoverableReasons: Set<String> = [
         EngineCloseReason.transportClose, EngineCloseReason.transportError, EngineCloseReason.pingTimeout,
         EngineCloseReason.forcedClose, EngineCloseReason.serverShutdown, EngineCloseReason.pollCancelled,
     ]
-
-    /// Sends event to one socket (no-op for an unknown id).
-    public func emit(_ event: String, _ args: [JSONValue], toSocket id: String) {
-        let s = socket(id: id)
-        s?.emit(event, args)
-        observe(SocketIOEmitRecord(event: event, args: args, target: .socket(id), except: nil, recipients: s == nil ? 0 : 1))
-    }
 
     func observe(_ record: SocketIOEmitRecord) {
         if let o = handlers.withLock({ $0.emitObserver }) { o(record) }

@@ -56,9 +56,10 @@ public final class Connection: @unchecked Sendable {
     /// down its sending side, before the descriptor is closed (avoids RST clobbering the response).
     public var lingerNanoseconds: UInt64 = 2_000_000_000
 
-    private enum State { case open, flushingThenClose, lingering, closed }
-    private var state: State = .open
-    private var closeReason: CloseReason = .local("closed")
+    /// Open, closing gracefully, lingering or closed, with the reason to report: every closing
+    /// event goes through it and the connection does what it answers (`perform`).
+    private var closing = ConnectionCloseStateMachine()
+    private var closeReason: CloseReason { closing.reason }
     private var registration: UInt64 = 0
     private var registered = false
     private var readingPaused = false
@@ -86,7 +87,7 @@ public final class Connection: @unchecked Sendable {
     /// retain/release of it take the slow path). Loop only.
     public func whenClosed(_ callback: @escaping (Connection) -> Void) {
         assert(loop.inEventLoop)
-        if state == .closed { callback(self) } else { closeCallbacks = Self.chain(closeCallbacks, callback) }
+        if closing.isClosed { callback(self) } else { closeCallbacks = Self.chain(closeCallbacks, callback) }
     }
 
     /// Runs `callback` on the loop once nothing more will be sent: the connection closed, or
@@ -94,7 +95,7 @@ public final class Connection: @unchecked Sendable {
     /// At once if that is already so. Loop only.
     public func whenOutputFinished(_ callback: @escaping (Connection) -> Void) {
         assert(loop.inEventLoop)
-        if state == .closed || state == .lingering { callback(self) } else { outputFinishedCallbacks = Self.chain(outputFinishedCallbacks, callback) }
+        if closing.outputFinished { callback(self) } else { outputFinishedCallbacks = Self.chain(outputFinishedCallbacks, callback) }
     }
 
     /// `first`, then `next` (registration order).
@@ -146,9 +147,9 @@ public final class Connection: @unchecked Sendable {
     /// closes first (also when it is already closing: then at once). Loop only.
     public func write(_ first: [UInt8], _ second: [UInt8], onDone: ((WriteOutcome) -> Void)?) {
         assert(loop.inEventLoop, "Connection.write must be called on the connection's loop")
-        if let transform, state == .open {
+        if let transform, closing.isOpen {
             let bytes = transform.transformOutbound(self, first, second)
-            if bytes.isEmpty && state == .open { onDone?(.delivered); return }  // held by the transform, sent by it later
+            if bytes.isEmpty && closing.isOpen { onDone?(.delivered); return }  // held by the transform, sent by it later
             return enqueue(bytes, [], onDone: onDone)  // (closed by the transform: reported dropped)
         }
         enqueue(first, second, onDone: onDone)
@@ -161,11 +162,11 @@ public final class Connection: @unchecked Sendable {
 
     /// Gives the handler bytes a transform decoded (while open). Loop only.
     public func deliverInbound(_ bytes: UnsafeRawBufferPointer) {
-        if state == .open { handler.connectionDidRead(self, bytes) }
+        if closing.isOpen { handler.connectionDidRead(self, bytes) }
     }
 
     private func enqueue(_ first: [UInt8], _ second: [UInt8], onDone: ((WriteOutcome) -> Void)?) {
-        guard state == .open else {
+        guard closing.isOpen else {
             onDone?(.dropped(reason: closeReason, sentBytes: 0, totalBytes: first.count + second.count))
             return
         }
@@ -192,7 +193,7 @@ public final class Connection: @unchecked Sendable {
     /// Called by the loop at the end of an iteration for connections written to in it.
     func flushScheduledWrites() {
         flushScheduled = false
-        guard state == .open || state == .flushingThenClose, !writeInterest else { return }
+        guard closing.sendsPending, !writeInterest else { return }
         flush()
     }
 
@@ -243,10 +244,10 @@ public final class Connection: @unchecked Sendable {
         }
         cancelOutboundTimer()
         if writeInterest { updateInterest() }
-        switch state {
-        case .open: if wasWaiting { handler.connectionWritabilityChanged(self) }
-        case .flushingThenClose: startLinger()
-        default: break
+        if closing.isOpen {
+            if wasWaiting { handler.connectionWritabilityChanged(self) }
+        } else {
+            perform(closing.outputFlushed())
         }
     }
 
@@ -267,7 +268,7 @@ public final class Connection: @unchecked Sendable {
     /// For the end-of-iteration flush through the loop's ring: copies every pending byte into
     /// `staging` (at most `maxBytes`), so one IORING_OP_SEND can carry them. Loop only.
     func stageBatchedSend(into staging: UnsafeMutableRawBufferPointer, maxBytes: Int) -> BatchStaging {
-        guard state == .open || state == .flushingThenClose, !writeInterest else {
+        guard closing.sendsPending, !writeInterest else {
             flushScheduled = false
             return .skip
         }
@@ -284,7 +285,7 @@ public final class Connection: @unchecked Sendable {
     /// error close the connection. Ignored when the connection closed since it was staged (by
     /// handler code run for an earlier completion of the same batch). Loop only.
     func completeBatchedSend(_ result: Int32, staged: Int, now: UInt64) {
-        guard state == .open || state == .flushingThenClose else { return }
+        guard closing.sendsPending else { return }
         if result < 0 {
             switch -result {
             case EAGAIN, EWOULDBLOCK:
@@ -316,7 +317,7 @@ public final class Connection: @unchecked Sendable {
         }
         cancelOutboundTimer()
         if writeInterest { updateInterest() }
-        if state == .flushingThenClose { startLinger() }
+        perform(closing.outputFlushed())
     }
 
     /// Keeps one timer at the outbound queue's next deadline while bytes are pending.
@@ -341,7 +342,7 @@ public final class Connection: @unchecked Sendable {
     private func outboundTimerFired() {
         outboundTimer = nil
         outboundTimerDeadline = nil
-        guard state == .open || state == .flushingThenClose else { return }
+        guard closing.sendsPending else { return }
         let now = loop.clock.now()
         if let expiry = outbound.expiry(now: now) {
             let why: String
@@ -378,9 +379,9 @@ public final class Connection: @unchecked Sendable {
     }
 
     private func updateInterest() {
-        guard registered, state != .closed else { return }
+        guard registered, !closing.isClosed else { return }
         var events: PollerEvents = []
-        let wantRead = state == .lingering || (!readingPaused && state == .open)
+        let wantRead = closing.wantsRead(readingPaused: readingPaused)
         if wantRead { events.insert(.readable) }
         let wantWrite = outboundBufferedBytes > 0
         if wantWrite { events.insert(.writable) }
@@ -398,22 +399,18 @@ public final class Connection: @unchecked Sendable {
         let buffer = loop.readBuffer
         var reads = 0
         while reads < 16 {
-            switch state {
-            case .closed: return
-            case .open: if readingPaused { return }
-            case .flushingThenClose, .lingering: break
-            }
+            guard closing.keepsReading(readingPaused: readingPaused) else { return }
             reads += 1
             let result: ReadResult
             do {
                 result = try socket.read(into: buffer)
             } catch let error as SocketError {
-                if state == .lingering { finalClose() } else { closeNow(.error(error)) }
+                perform(closing.readFailed(error))
                 return
             } catch { return }
             switch result {
             case .bytes(let n):
-                if state == .open {
+                if closing.isOpen {
                     if let transform {
                         transform.connectionDidReceive(self, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                     } else {
@@ -425,7 +422,7 @@ public final class Connection: @unchecked Sendable {
             case .wouldBlock:
                 return
             case .eof:
-                if state == .lingering || state == .flushingThenClose { finalClose() } else { closeNow(.peerClosed) }
+                perform(closing.peerClosed())
                 return
             }
         }
@@ -450,9 +447,7 @@ public final class Connection: @unchecked Sendable {
             loop.execute { self.reset(reason) }
             return
         }
-        guard state != .closed else { return }
-        socket.setResetOnClose()
-        closeNow(reason)
+        perform(closing.reset(reason))
     }
 
     /// Flushes pending output, shuts down the sending side, drains the peer's input for up to
@@ -463,39 +458,42 @@ public final class Connection: @unchecked Sendable {
             loop.execute { self.closeGracefully(reason) }
             return
         }
-        guard state == .open else { return }
+        guard closing.isOpen else { return }
         if let tail = transform?.connectionWillCloseGracefully(self), !tail.isEmpty { enqueue(tail, [], onDone: nil) }
-        guard state == .open else { return }
-        closeReason = reason
+        guard closing.isOpen else { return }
         openFlag.store(false, ordering: .releasing)
-        state = .flushingThenClose
-        // Pending bytes go out with the scheduled flush (or on EPOLLOUT), then the linger starts.
-        if outboundBufferedBytes == 0 { startLinger() } else if !flushScheduled { updateInterest() }
+        perform(closing.closeGracefully(reason, outputPending: outboundBufferedBytes > 0))
     }
 
-    private func startLinger() {
-        guard state == .flushingThenClose else { return }
-        state = .lingering
-        socket.shutdownWrite()
-        updateInterest()
-        // Strong capture (no weak reference, see `whenClosed`): the timer is cancelled in
-        // `finalClose`, which releases the closure and with it the connection.
-        lingerTimer = loop.scheduleTask(in: lingerNanoseconds) { self.finalClose() }
-        runOutputFinishedCallbacks()
+    /// Does what the close state machine answered.
+    private func perform(_ action: ConnectionCloseStateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .awaitFlush:
+            // Pending bytes go out with the scheduled flush (or on EPOLLOUT), then the linger starts.
+            if !flushScheduled { updateInterest() }
+        case .startLinger:
+            socket.shutdownWrite()
+            updateInterest()
+            // Strong capture (no weak reference, see `whenClosed`): the timer is cancelled in
+            // `finalClose`, which releases the closure and with it the connection.
+            lingerTimer = loop.scheduleTask(in: lingerNanoseconds) { self.perform(self.closing.lingerExpired()) }
+            runOutputFinishedCallbacks()
+        case .close:
+            finalClose()
+        case .resetThenClose:
+            socket.setResetOnClose()
+            finalClose()
+        }
     }
 
     private func closeNow(_ reason: CloseReason) {
-        switch state {
-        case .closed: return
-        case .open: closeReason = reason
-        case .flushingThenClose, .lingering: break // keep the original reason
-        }
-        finalClose()
+        perform(closing.closeNow(reason))
     }
 
+    /// Releases everything once the state machine has reached `closed`.
     private func finalClose() {
-        guard state != .closed else { return }
-        state = .closed
         openFlag.store(false, ordering: .releasing)
         lingerTimer?.cancel()
         lingerTimer = nil
@@ -532,10 +530,10 @@ extension Connection: EventLoopSelectable {
         if !events.isDisjoint(with: [.readable, .hangup, .error]) {
             readAvailable()
         }
-        if state != .closed, events.contains(.writable) {
+        if !closing.isClosed, events.contains(.writable) {
             flush()
         }
-        if state != .closed, events.contains(.error) {
+        if !closing.isClosed, events.contains(.error) {
             var err: Int32 = 0
             var len = socklen_t(MemoryLayout<Int32>.size)
             _ = getsockopt(socket.fd, SOL_SOCKET, SO_ERROR, &err, &len)

@@ -48,7 +48,7 @@ final class ConformanceApp: Sendable {
         let hub = socketIO
         socketIO.on("to-room") { socket, args, ack in
             guard args.count == 2, let room = args.first?.stringValue else { ack?.send([0]); return }
-            let n = hub.emit("room-message", [args[1]], toRoom: room, namespace: socket.namespace)
+            let n = hub.emit("room-message", [args[1]], to: .room(room, namespace: socket.namespace))
             ack?.send([.int(Int64(n))])
         }
     }

@@ -176,6 +176,11 @@ final class EnginePacedWriteTests: XCTestCase {
         }
         func engineClose() { lock.withLock { log.append("close") } }
         func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void) { body() }
+        /// The broadcast fast path's requirements: the engine's timer loop stands in for the
+        /// connection's loop, and a broadcast frame is recorded as `broadcast:`.
+        let loop: EventLoop
+        init(loop: EventLoop) { self.loop = loop }
+        func sendFrameBytesOnLoop(_ bytes: [UInt8]) { lock.withLock { log.append("broadcast:" + Self.textOfFrames(bytes).joined(separator: "|")) } }
         /// Payload of a small unmasked text frame.
         static func text(_ frame: [UInt8]) -> String { String(decoding: frame.dropFirst(2), as: UTF8.self) }
         func completeNext() -> Bool {
@@ -190,7 +195,7 @@ final class EnginePacedWriteTests: XCTestCase {
     func webSocketSession(_ configuration: EngineIOConfiguration) throws -> (EngineIOServer, EngineIOSession, RecordingTransport) {
         let engine = try EngineIOServer(configuration: configuration, logger: Logger(label: "test"))
         let session = engine.makeSession(transport: .websocket, handshake: EngineHandshakeInfo(query: [:], headers: [], remoteAddress: nil))
-        let ws = RecordingTransport()
+        let ws = RecordingTransport(loop: engine.timerLoop)
         session.startWebSocket(ws)
         return (engine, session, ws)
     }

@@ -136,9 +136,9 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     private func deliver(_ join: JoinDelivery) {
         let jsons = join.elements.map(\.json)
         // Through the hub (not socket.emit) so the emit is recorded for /api/test/events and the inspector.
-        hub.emit("elements:batch", [.object(["roomId": .string(join.roomId), "elements": .array(jsons)])], toSocket: join.socket.id)
+        hub.emit("elements:batch", [.object(["roomId": .string(join.roomId), "elements": .array(jsons)])], to: .socket(join.socket.id, namespace: join.socket.namespace))
         if configuration.legacyJoinEvents {
-            for e in jsons { hub.emit("element:created", [.object(["element": e])], toSocket: join.socket.id) }
+            for e in jsons { hub.emit("element:created", [.object(["element": e])], to: .socket(join.socket.id, namespace: join.socket.namespace)) }
         }
         join.socket.join(RealtimeConfiguration.roomChannel(join.roomId))
         join.ticket.finish(true)
@@ -155,7 +155,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             hub.emit([SocketIOEmission(event.name, [.object(["element": element.json])], .room(room, except: except))] + global)
         case .elementUpdated(let element):
             if element.reactions == nil {
-                hub.emit(event.name, [.object(["element": element.json])], toRoom: room, except: except)
+                hub.emit(event.name, [.object(["element": element.json])], to: .room(room, except: except))
             } else {
                 // `element` is the actor's view: what the log shows when nobody listens.
                 try await emitPerViewer(event.name, room: room, except: except, elementId: element.id,
@@ -187,10 +187,10 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             if !emissions.isEmpty { hub.emit(emissions) }
             if byUser.isEmpty, let r = try await domain.rooms.room(roomId: event.roomId, viewer: event.actorId) {
                 // Nobody listens: still logged (docs/test-mode.md), with the actor's view and 0 recipients.
-                hub.emit(event.name, [.object(["room": r.json])], toSockets: [], room: room, except: except)
+                hub.emit(event.name, [.object(["room": r.json])], to: .sockets([], room: room, except: except))
             }
         case .messageCreated(let message):
-            hub.emit(event.name, [.object(["message": message.json])], toRoom: room, except: except)
+            hub.emit(event.name, [.object(["message": message.json])], to: .room(room, except: except))
         case .reactionAdded(let elementId, let reaction, let stats):
             try await emitPerViewer(event.name, room: room, except: except, elementId: elementId, actorHasReacted: true) { reacted in
                 [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "reaction": reaction.json,
@@ -212,7 +212,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                                _ build: (Bool) -> [JSONValue]) async throws {
         let sockets = hub.sockets(inRoom: room).filter { $0.id != except }
         guard !sockets.isEmpty else {
-            hub.emit(name, build(actorHasReacted), toSockets: [], room: room, except: except)
+            hub.emit(name, build(actorHasReacted), to: .sockets([], room: room, except: except))
             return
         }
         guard let domain else { return }

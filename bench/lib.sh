@@ -95,5 +95,29 @@ callgrind_finish() {
     n=$(grep -m1 '^totals:' "$f" | awk '{print $2}')
     cg_total=$((cg_total + ${n:-0}))
   done
-  callgrind_annotate --inclusive=yes $files 2>/dev/null | head -80 >"$out/annotate.txt" || true
+  # One file per call: callgrind_annotate reads a second file name as a source file to annotate.
+  : >"$out/annotate.txt"
+  for f in $files; do
+    if grep -q '^totals: [1-9]' "$f"; then callgrind_annotate --inclusive=yes "$f" 2>/dev/null | head -80 >>"$out/annotate.txt" || true; fi
+  done
+}
+
+# callgrind_requests OUT SCENARIO REQUESTS WARMUP, after `callgrind_serve` and with OUT/curl.cfg
+# written (curl requests separated by `next`): sends the first WARMUP requests uncounted, counts
+# all of them on one keep-alive connection, finishes (`callgrind_finish`) and prints the RESULT
+# line {"scenario", "requests", "ok" (200s), "instructions", "instructions_per_request"}.
+callgrind_requests() {
+  local out=$1 scenario=$2 requests=$3 warmup=$4 ok
+  head -n "$(grep -n '^next$' "$out/curl.cfg" | sed -n "${warmup}p" | cut -d: -f1)" "$out/curl.cfg" | sed '$d' >"$out/warm.cfg"
+  curl -s -K "$out/warm.cfg" >/dev/null
+  callgrind_control -i on "$vpid" >/dev/null
+  curl -s -K "$out/curl.cfg" >"$out/codes.txt"
+  ok=$(grep -c '^200$' "$out/codes.txt" || true)
+  callgrind_finish "$out"
+  python3 - "$scenario" "$requests" "$ok" "$cg_total" <<'PY'
+import json, sys
+s, n, ok, total = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+print("RESULT " + json.dumps({"scenario": s, "requests": n, "ok": ok, "instructions": total,
+                              "instructions_per_request": round(total / max(n, 1))}))
+PY
 }

@@ -48,15 +48,4 @@ for i in range(n):
         print(f'url = "http://127.0.0.1:{port}/api/mobile/posts/interaction-state"')
 PY
 # Warm-up (statement caches, first allocations), not counted: the first 20 requests of the same list.
-head -n "$(grep -n '^next$' "$OUT/curl.cfg" | sed -n 20p | cut -d: -f1)" "$OUT/curl.cfg" | sed '$d' >"$OUT/warm.cfg"
-curl -s -K "$OUT/warm.cfg" >/dev/null
-callgrind_control -i on "$vpid" >/dev/null
-curl -s -K "$OUT/curl.cfg" >"$OUT/codes.txt"
-ok=$(grep -c '^200$' "$OUT/codes.txt" || true)
-callgrind_finish "$OUT"
-python3 - "$scenario" "$REQUESTS" "$ok" "$cg_total" <<'PY'
-import json, sys
-s, n, ok, total = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-print("RESULT " + json.dumps({"scenario": s, "requests": n, "ok": ok, "instructions": total,
-                              "instructions_per_request": round(total / max(n, 1))}))
-PY
+callgrind_requests "$OUT" "$scenario" "$REQUESTS" 20

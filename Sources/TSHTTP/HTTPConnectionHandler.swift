@@ -22,6 +22,8 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     private var tick: ScheduledTaskHandle?
     private var detached = false
     private var readPausedForBackpressure = false
+    /// `processBuffered` is running (further up this thread's stack).
+    private var processing = false
 
     private static let continueBytes: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
     /// Bodies above this are written as their own part (no copy into the head buffer).
@@ -123,6 +125,12 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     // MARK: requests
 
     private func processBuffered() {
+        // A handler that completes inline (`dispatch`) finishes inside this loop: its
+        // `continueAfterResponse` must not start a nested one, or a long pipeline of small
+        // requests would recurse once per request. The loop below serves what follows instead.
+        if processing { return }
+        processing = true
+        defer { processing = false }
         while !inFlight && !awaitingDrain && !detached && connection.isOpen {
             guard let event = parser.next() else { return }
             switch event {
@@ -160,11 +168,20 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         let loop = connection.loop
         let frozen = request
         if context.configuration.handlersOnEventLoop {
-            // Runs on this loop: a handler that does not suspend completes in this iteration and
-            // `finish` runs inline; one that awaits resumes here when its work is done.
-            Task(executorPreference: registry.executor) {
+            // Starts right here, on the loop thread (SE-0472): a handler that does not suspend
+            // completes before `Task.immediate` returns and `finish` runs inline (no job queued
+            // on the loop, no extra turn of it); one that awaits resumes on this loop (the
+            // executor preference) when its work is done. `processBuffered` is not re-entered
+            // by that inline `finish` (see `processing`). Apple ships `Task.immediate` from
+            // macOS 26: before, the task is queued on the loop and runs later in this iteration.
+            let run: @Sendable () async -> Void = {
                 let response = await responder.respond(to: frozen)
                 loop.executeOrRun { self.finish(request: frozen, response: response, start: start) }
+            }
+            if #available(macOS 26, *) {
+                Task.immediate(executorPreference: registry.executor, operation: run)
+            } else {
+                Task(executorPreference: registry.executor, operation: run)
             }
         } else {
             Task {

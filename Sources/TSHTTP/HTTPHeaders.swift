@@ -3,6 +3,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     public private(set) var fields: [(name: String, value: String)]
 
     public init() { fields = [] }
+    /// Empty, with room for `capacity` fields.
+    init(capacity: Int) {
+        fields = []
+        fields.reserveCapacity(capacity)
+    }
     public init(_ fields: [(String, String)]) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
 
@@ -18,6 +23,13 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     /// All values of `name`, in order.
     public func values(for name: String) -> [String] {
         fields.compactMap { asciiCaseInsensitiveEquals($0.name, name) ? $0.value : nil }
+    }
+
+    /// How many fields are named `name` (no array of their values).
+    public func count(of name: String) -> Int {
+        var n = 0
+        for f in fields where asciiCaseInsensitiveEquals(f.name, name) { n += 1 }
+        return n
     }
 
     /// Whether any field is named `name`.
@@ -70,6 +82,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 /// ASCII case-insensitive comparison without allocating.
 @inline(__always)
 func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
+    // Case folding keeps the UTF-8 length, and most names a lookup meets differ in length:
+    // decided without reading a byte (`utf8.count` is stored for native strings).
+    guard a.utf8.count == b.utf8.count else { return false }
     var ai = a.utf8.makeIterator()
     var bi = b.utf8.makeIterator()
     while true {

@@ -181,7 +181,7 @@ public struct HTTPParser: Sendable {
         }
         if let error = result { return .fail(error) }
         cursor = lf + 1
-        headers = HTTPHeaders()
+        headers = HTTPHeaders(capacity: 8)  // one allocation for a usual request's fields, not one per doubling
         sectionBytes = 0
         state = .headers
         return .progress
@@ -250,7 +250,7 @@ public struct HTTPParser: Sendable {
         let contentLengths = headers.values(for: "Content-Length")
 
         // RFC 9112 §3.2: a 1.1 request without exactly one Host is a 400.
-        let hostCount = headers.values(for: "Host").count
+        let hostCount = headers.count(of: "Host")
         if !isHTTP10 && hostCount != 1 { return .fail(.bad(hostCount == 0 ? "missing Host header" : "duplicate Host header")) }
         if isHTTP10 && hostCount > 1 { return .fail(.bad("duplicate Host header")) }
         // RFC 9112 §3.2: an invalid Host field value is a 400 (grammar in HTTPParser+Host.swift).

@@ -4,10 +4,23 @@ import Logging
 public struct Router: HTTPResponder, Sendable {
     let routes: [RouterBuilder.Route]
     let logger: Logger
+    /// Routes whose segments are all literals, by their path without the leading and trailing
+    /// `/` (`api/auth/me`), as indices into `routes` in match order. See `resolve`.
+    let literalRoutes: [Substring: [Int]]
 
     init(routes: [RouterBuilder.Route], logger: Logger) {
         self.routes = routes
         self.logger = logger
+        var literal: [Substring: [Int]] = [:]
+        for (i, route) in routes.enumerated() {
+            var key: [String] = []
+            for segment in route.segments {
+                guard case .literal(let l) = segment, !l.isEmpty else { key.removeAll(); break }
+                key.append(l)
+            }
+            if key.count == route.segments.count { literal[Substring(key.joined(separator: "/")), default: []].append(i) }
+        }
+        literalRoutes = literal
     }
 
     /// The outcome of matching a method and path.
@@ -22,12 +35,35 @@ public struct Router: HTTPResponder, Sendable {
 
     /// Resolves `method` + `path` (no query). HEAD falls back to GET (RFC 9110 §9.3.2).
     public func resolve(method: HTTPMethod, path: String) -> Resolution {
+        var allowed: [HTTPMethod] = []
+        var headFallback: (HTTPHandler, RouteParameters, String)?
+        // A path equal to an all-literal pattern is owned by that pattern's routes and by no
+        // other: nothing is more specific than a literal in each segment, and a route of the
+        // same specificity that matches has the same segments. So `resolveByScan` would consider
+        // exactly these routes, in this order; one hash lookup replaces it (no split, no
+        // comparison per route). ASCII only: a non-ASCII path splits by `Character`s.
+        if let key = Self.literalKey(path), let candidates = literalRoutes[key] {
+            for i in candidates {
+                let route = routes[i]
+                if route.method == method { return .matched(handler: route.handler, parameters: RouteParameters(), pattern: route.pattern) }
+                if method == .HEAD && route.method == .GET && headFallback == nil {
+                    headFallback = (route.handler, RouteParameters(), route.pattern)
+                }
+                if !allowed.contains(route.method) { allowed.append(route.method) }
+            }
+            return Self.resolution(allowed: allowed, headFallback: headFallback)
+        }
+        return resolveByScan(method: method, path: path)
+    }
+
+    /// `resolve` by trying every route in order (the reference the literal lookup must agree
+    /// with, RouterTests).
+    func resolveByScan(method: HTTPMethod, path: String) -> Resolution {
+        var allowed: [HTTPMethod] = []
+        var headFallback: (HTTPHandler, RouteParameters, String)?
         var parts = Self.segments(path)
         if parts.first == "" { parts.removeFirst() }
         if parts.last == "" { parts.removeLast() }
-
-        var allowed: [HTTPMethod] = []
-        var headFallback: (HTTPHandler, RouteParameters, String)?
         // The most specific matching pattern owns the path: a literal route shadows a parameter
         // route of the same shape for every method (`OPTIONS /api/rooms/my-rooms` is 405 with
         // `Allow: GET, HEAD`, not the methods of `/api/rooms/:roomId`). Routes are sorted by
@@ -48,12 +84,34 @@ public struct Router: HTTPResponder, Sendable {
             }
             if !allowed.contains(route.method) { allowed.append(route.method) }
         }
+        return Self.resolution(allowed: allowed, headFallback: headFallback)
+    }
+
+    /// No route of the owning pattern has the method: HEAD's GET, else 405 with what it allows.
+    private static func resolution(allowed: [HTTPMethod], headFallback: (HTTPHandler, RouteParameters, String)?) -> Resolution {
         if let (handler, params, pattern) = headFallback {
             return .matched(handler: handler, parameters: params, pattern: pattern)
         }
         if allowed.isEmpty { return .notFound }
+        var allowed = allowed
         if allowed.contains(.GET) && !allowed.contains(.HEAD) { allowed.append(.HEAD) }
         return .methodNotAllowed(allow: allowed)
+    }
+
+    /// `path` without one leading and one trailing `/` (the segments `resolve` compares, joined),
+    /// or nil when it is not all ASCII or has an empty segment (`//`: `a//b` and `a/b` must not
+    /// meet, nor `//` and `/`).
+    static func literalKey(_ path: String) -> Substring? {
+        let utf8 = path.utf8
+        var previous: UInt8 = 0
+        for b in utf8 {
+            if b >= 0x80 || (b == UInt8(ascii: "/") && previous == b) { return nil }
+            previous = b
+        }
+        var start = utf8.startIndex, end = utf8.endIndex
+        if start != end && utf8[start] == UInt8(ascii: "/") { start = utf8.index(after: start) }
+        if start != end && utf8[utf8.index(before: end)] == UInt8(ascii: "/") { end = utf8.index(before: end) }
+        return path[start..<end]
     }
 
     /// The path split at every `/` (empty segments kept). One scan over the UTF-8 bytes for an

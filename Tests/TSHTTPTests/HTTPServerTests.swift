@@ -110,6 +110,21 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual(try c.readResponse().bodyString, "b")
     }
 
+    /// Handlers that never suspend finish inline, while the connection is still working through
+    /// the bytes of one read: a thousand of them pipelined in one write are answered in order,
+    /// each once, without the handler nesting one call per request.
+    func testLongPipelineOfInlineHandlersIsAnsweredInOrder() throws {
+        try startServer()
+        let c = try RawClient(port: port)
+        let count = 1000
+        try c.send((0..<count).map { request("GET", "/rooms/r\($0)") }.joined())
+        for i in 0..<count {
+            XCTAssertEqual(try c.readResponse().bodyString, "r\(i)")
+        }
+        try c.send(request("GET", "/slow"))
+        XCTAssertEqual(try c.readResponse().bodyString, "slow done", "a handler that suspends still answers on the same connection")
+    }
+
     func testHeadHasContentLengthButNoBody() throws {
         try startServer()
         let c = try RawClient(port: port)

@@ -116,6 +116,57 @@ final class RouterTests: XCTestCase {
         h.remove("CONTENT-TYPE")
         XCTAssertNil(h["Content-Type"])
         XCTAssertEqual(h.count, 1)
+        h.add("HOST", "x")
+        h.add("host", "y")
+        XCTAssertEqual(h.count(of: "Host"), 2)
+        XCTAssertEqual(h.count(of: "Hos"), 0, "a prefix is another name")
+    }
+
+    /// Names match ignoring ASCII case only: a prefix, a longer name, or a non-ASCII letter
+    /// that folds to the same ASCII one are other names.
+    func testASCIICaseInsensitiveEquals() {
+        for (a, b, equal) in [("Content-Length", "content-length", true), ("X-Request-Id", "X-REQUEST-ID", true), ("", "", true),
+                              ("Host", "Hos", false), ("Host", "Hosts", false), ("", "a", false), ("a", "", false),
+                              ("Stra\u{DF}e", "STRA\u{DF}E", true), ("Stra\u{DF}e", "STRASSE", false), ("\u{C9}", "\u{E9}", false),
+                              ("K", "\u{212A}", false), ("[", "{", false)] {
+            XCTAssertEqual(asciiCaseInsensitiveEquals(a, b), equal, "\(a) \(b)")
+            XCTAssertEqual(asciiCaseInsensitiveEquals(b, a), equal, "\(b) \(a)")
+        }
+    }
+
+    /// The hash lookup of all-literal paths resolves every path and method exactly as trying
+    /// each route in order does: same pattern, parameters, 404 or 405 with the same `Allow`.
+    /// Empty segments (`//`), trailing slashes, the root and non-ASCII paths included.
+    func testLiteralLookupAgreesWithTheScan() {
+        var b = RouterBuilder()
+        let ok: HTTPHandler = { _ in .text("") }
+        for (method, pattern) in [(HTTPMethod.GET, "/"), (.GET, "/health"), (.POST, "/health"), (.GET, "/api/rooms/my-rooms"),
+                                  (.GET, "/api/rooms/:roomId"), (.PATCH, "/api/rooms/:roomId"), (.DELETE, "/api/auth/me"),
+                                  (.GET, "/api/auth/me"), (.GET, "/a//b"), (.GET, "/a/b"), (.GET, "/socket.io/*"),
+                                  (.HEAD, "/only-head"), (.GET, "/caf\u{E9}"), (.GET, "/:x/:y")] {
+            b.add(method, pattern, ok)
+        }
+        let router = b.freeze()
+        func summary(_ r: Router.Resolution) -> String {
+            switch r {
+            case .matched(_, let p, let pattern): return "\(pattern) \(p.pairs.map { "\($0.name)=\($0.value)" })"
+            case .notFound: return "404"
+            case .methodNotAllowed(let allow): return "405 \(allow)"
+            }
+        }
+        let fixed = ["", "/", "//", "///", "/health", "/health/", "//health", "/health//", "/api/rooms/my-rooms", "/api/rooms/my-rooms/",
+                     "/api/rooms/r1", "/api/auth/me", "/a/b", "/a//b", "/a/b/", "/socket.io", "/socket.io/x", "/only-head",
+                     "/caf\u{E9}", "/cafe\u{301}", "/x/y", "/x//y", "/nope", "health"]
+        let alphabet = ["a", "b", "/", "health", "api", "auth", "me", "rooms", "my-rooms", "socket.io", "\u{E9}"]
+        let random = (0..<2000).map { _ in (0..<Int.random(in: 0...6)).map { _ in alphabet.randomElement()! }.joined() }
+        for path in fixed + random {
+            for method: HTTPMethod in [.GET, .HEAD, .POST, .PATCH, .DELETE, .OPTIONS] {
+                XCTAssertEqual(summary(router.resolve(method: method, path: path)), summary(router.resolveByScan(method: method, path: path)),
+                               "\(method) \(path)")
+            }
+        }
+        XCTAssertNotNil(router.literalRoutes["api/auth/me"], "all-literal patterns are indexed")
+        XCTAssertNil(router.literalRoutes["a//b"], "a pattern with an empty segment is left to the scan")
     }
 
     /// The byte split of an ASCII path (`Router.segments`) gives the segments the `Character`

@@ -68,7 +68,7 @@ public final class HTTPMetrics: HTTPServerObserver, Sendable {
 
     public func requestFinished(method: HTTPMethod, routePattern: String?, status: Int, durationNanoseconds: UInt64) {
         let seconds = Double(durationNanoseconds) / 1e9
-        let m = "\(method)"
+        let m = method.rawValue  // the same text as "\(method)", without an interpolation per request
         let now: Int64? = routePattern?.hasPrefix(Self.recentExcludedPrefix) == true ? nil : clock.nowSeconds()
         state.withLock { s in
             var route = routePattern ?? "unmatched"

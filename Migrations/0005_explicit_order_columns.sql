@@ -1,5 +1,5 @@
--- Explicit creation order instead of SQLite's implicit rowid (issue 12 item 1), and a reactions
--- table keyed for the toggle (issue 14 item 1). PostgreSQL has no rowid; its schema
+-- Explicit creation order instead of SQLite's implicit rowid (stable listings on both backends),
+-- and a reactions table keyed for the toggle's lookup. PostgreSQL has no rowid; its schema
 -- (Migrations/postgres/) has these columns from the start.
 --
 -- `seq`: an app-assigned BIGINT, strictly increasing per process (the wall clock in microseconds,

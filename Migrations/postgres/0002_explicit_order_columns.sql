@@ -1,6 +1,6 @@
--- The PostgreSQL twin of Migrations/0005_explicit_order_columns.sql (issue 12 item 1, issue 14
--- item 1): an explicit creation-order column `seq` where SQLite used its implicit rowid, and a
--- reactions table keyed for the toggle's lookup.
+-- The PostgreSQL twin of Migrations/0005_explicit_order_columns.sql (listings in creation
+-- order, and a fast toggle): an explicit creation-order column `seq` where SQLite used its
+-- implicit rowid, and a reactions table keyed for the toggle's lookup.
 --
 -- `seq` is app-assigned (TSDomain's SequenceSource: the wall clock in microseconds, strictly
 -- increasing per process); listings order by (seq, id). Rows that exist before this migration

@@ -9,6 +9,9 @@ public struct Migration: Sendable, Hashable {
     public var path: String
     /// Lowercase hex SHA-256 of the file's bytes, recorded in `schema_migrations.checksum`.
     public var checksum: String
+    /// Checksums of earlier texts of this file that differ from it in comments only: a database
+    /// that recorded one of them applied the same statements, so it is not a changed migration.
+    public var earlierChecksums: Set<String> = []
     public var sql: String
 
     public init(version: Int, name: String, fileName: String, path: String, checksum: String, sql: String) {
@@ -18,6 +21,12 @@ public struct Migration: Sendable, Hashable {
         self.path = path
         self.checksum = checksum
         self.sql = sql
+    }
+
+    /// Whether `recorded` (from `schema_migrations`) is this migration, as it is or in an earlier
+    /// comment-only revision.
+    public func matches(recordedChecksum recorded: String) -> Bool {
+        recorded == checksum || earlierChecksums.contains(recorded)
     }
 
     /// Parses `NNNN_name.sql` into (version, name); nil when the name does not match.

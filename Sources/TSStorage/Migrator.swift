@@ -23,6 +23,8 @@ public struct Migrator: Sendable {
     public let directory: String?
     private let embedded: [Migration]
     private let embeddedPostgres: [Migration]
+    /// File name → checksums of earlier comment-only revisions (`Migration.earlierChecksums`).
+    private let earlierChecksums: [String: Set<String>]
 
     public static let foreignKeysOffMarker = "-- migrate:foreign_keys=off"
     /// The subdirectory of a migrations directory holding the PostgreSQL set.
@@ -30,19 +32,25 @@ public struct Migrator: Sendable {
     /// The `pg_advisory_lock` key held while migrating PostgreSQL ("TSMIGRAT" in ASCII).
     public static let advisoryLockKey: Int64 = 0x5453_4D49_4752_4154
 
-    public init(directory: String) {
+    /// `earlierChecksums`: file name → checksums of earlier texts of that file that differ in
+    /// comments only, accepted as the same migration (a comment can be reworded without stopping
+    /// every database that applied the old text).
+    public init(directory: String, earlierChecksums: [String: Set<String>] = [:]) {
         self.directory = directory
         self.embedded = []
         self.embeddedPostgres = []
+        self.earlierChecksums = earlierChecksums
     }
 
     /// Migrations compiled into the executable: (file name `NNNN_name.sql`, exact contents), for
     /// SQLite and for PostgreSQL. The checksum is that of the contents, as for a file, so a database
     /// migrated from the files and one migrated from the binary agree.
-    public init(embedded files: [(fileName: String, sql: String)], postgres: [(fileName: String, sql: String)] = []) throws {
+    public init(embedded files: [(fileName: String, sql: String)], postgres: [(fileName: String, sql: String)] = [],
+                earlierChecksums: [String: Set<String>] = [:]) throws {
         self.directory = nil
         self.embedded = try Self.parseEmbedded(files)
         self.embeddedPostgres = try Self.parseEmbedded(postgres)
+        self.earlierChecksums = earlierChecksums
     }
 
     private static func parseEmbedded(_ files: [(fileName: String, sql: String)]) throws -> [Migration] {
@@ -68,6 +76,14 @@ public struct Migrator: Sendable {
     /// `directory` (PostgreSQL: `directory/postgres`); files not ending in `.sql`, and hidden files,
     /// are ignored.
     public func migrations(for dialect: SQLDialect) throws -> [Migration] {
+        try migrationFiles(for: dialect).map { migration in
+            var m = migration
+            m.earlierChecksums = earlierChecksums[(dialect == .postgres ? Self.postgresSubdirectory + "/" : "") + m.fileName] ?? []
+            return m
+        }
+    }
+
+    private func migrationFiles(for dialect: SQLDialect) throws -> [Migration] {
         guard let base = directory else { return dialect == .postgres ? embeddedPostgres : embedded }
         let directory = dialect == .postgres ? (base as NSString).appendingPathComponent(Self.postgresSubdirectory) : base
         let fm = FileManager.default
@@ -163,7 +179,7 @@ public struct Migrator: Sendable {
 
     static func unapplied(_ all: [Migration], applied: [Int: String]) throws -> [Migration] {
         for migration in all {
-            if let recorded = applied[migration.version], recorded != migration.checksum {
+            if let recorded = applied[migration.version], !migration.matches(recordedChecksum: recorded) {
                 throw MigrationError.checksumMismatch(file: migration.fileName)
             }
         }
@@ -189,7 +205,7 @@ public struct Migrator: Sendable {
                 return try connection.transaction {
                     if let recorded = try connection.scalarString(
                         "SELECT checksum FROM schema_migrations WHERE version = ?", [.int(Int64(migration.version))]) {
-                        guard recorded == migration.checksum else { throw MigrationError.checksumMismatch(file: migration.fileName) }
+                        guard migration.matches(recordedChecksum: recorded) else { throw MigrationError.checksumMismatch(file: migration.fileName) }
                         return false
                     }
                     try connection.executeScript(migration.sql)

@@ -46,4 +46,36 @@ final class EmbeddedMigrationsTests: XCTestCase {
         XCTAssertEqual(applied.count, EmbeddedMigrations.files.count)
         XCTAssertEqual(try EmbeddedMigrations.migrator().migrate(db).count, 0, "re-running applies nothing")
     }
+
+    /// A database that applied an earlier, comment-only text of a migration (its checksum is in
+    /// `EmbeddedMigrations.earlierChecksums`) starts as before; any other checksum is still a
+    /// changed migration, and a backup carrying the earlier text is still restorable.
+    func testEarlierCommentOnlyRevisionsAreAcceptedAndNothingElse() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("earlier-checksums-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = try Database(path: dir.appendingPathComponent("db.sqlite").path)
+        defer { db.close() }
+        let migrator = try EmbeddedMigrations.migrator()
+        try migrator.migrate(db)
+        let current = Dictionary(uniqueKeysWithValues: try migrator.migrations(for: .sqlite).map { ($0.fileName, $0) })
+        for (file, earlier) in EmbeddedMigrations.earlierChecksums where !file.hasPrefix("postgres/") {
+            let migration = try XCTUnwrap(current[file], "\(file) is not an embedded migration")
+            XCTAssertFalse(earlier.contains(migration.checksum), "\(file): its current checksum is not an earlier one")
+            for old in earlier {
+                try db.writeSync { try $0.run("UPDATE schema_migrations SET checksum = ? WHERE version = ?", [.text(old), .int(Int64(migration.version))]) }
+                XCTAssertEqual(try migrator.pending(in: db), [], "\(file) with its earlier checksum counts as applied")
+                XCTAssertEqual(try migrator.migrate(db), [])
+            }
+        }
+        let pg = try migrator.migrations(for: .postgres).map { "postgres/" + $0.fileName }
+        for file in EmbeddedMigrations.earlierChecksums.keys where file.hasPrefix("postgres/") {
+            XCTAssertTrue(pg.contains(file), "\(file) is not an embedded PostgreSQL migration")
+        }
+        try db.writeSync { try $0.run("UPDATE schema_migrations SET checksum = ? WHERE version = 3", [.text(String(repeating: "0", count: 64))]) }
+        XCTAssertThrowsError(try migrator.pending(in: db)) { error in
+            guard case MigrationError.checksumMismatch(let file) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(file, "0003_notification_pruning.sql")
+        }
+    }
 }

@@ -134,7 +134,7 @@ public enum DatabaseBackup {
             guard let migration = known[version] else {
                 throw Failure("\(path) has migration \(version), which this touchsync does not know: it comes from a newer version; restore it with that version")
             }
-            guard migration.checksum == checksum else {
+            guard migration.matches(recordedChecksum: checksum) else {
                 throw Failure("\(path) recorded migration \(migration.fileName) with checksum \(checksum.prefix(12))…, this touchsync has \(migration.checksum.prefix(12))…: the schemas differ")
             }
         }

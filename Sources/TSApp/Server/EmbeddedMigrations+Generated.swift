@@ -199,14 +199,14 @@ INSERT INTO notification_cursors (name, delivered_seq) VALUES
 
 """####),
         ("0003_notification_pruning.sql", ####"""
--- Pruning of delivered notifications (issue 9 item 13): the per-feed cap finds the newest N rows
+-- Pruning of delivered notifications (bounded feeds): the per-feed cap finds the newest N rows
 -- of one room's feed and deletes the older ones in `seq` order. (room_id, seq) serves both
 -- without sorting the room's rows; the personal feed already has notifications_by_user(user_id, seq).
 CREATE INDEX room_notifications_by_room_seq ON room_notifications(room_id, seq);
 
 """####),
         ("0004_token_version.sql", ####"""
--- Per-user token version (issue 13 item 6): every access token carries the version of its user
+-- Per-user token version, so that logout revokes tokens: every access token carries the version of its user
 -- at issue time (JWT claim `ver`, absent = 0), and verification compares it with this column in
 -- the same query that already loads the caller. POST /api/auth/logout increments it, which
 -- revokes every token issued before; POST /api/auth/refresh issues a fresh token at the current
@@ -215,8 +215,8 @@ ALTER TABLE users ADD COLUMN token_version INTEGER NOT NULL DEFAULT 0;
 
 """####),
         ("0005_explicit_order_columns.sql", ####"""
--- Explicit creation order instead of SQLite's implicit rowid (issue 12 item 1), and a reactions
--- table keyed for the toggle (issue 14 item 1). PostgreSQL has no rowid; its schema
+-- Explicit creation order instead of SQLite's implicit rowid (stable listings on both backends),
+-- and a reactions table keyed for the toggle's lookup. PostgreSQL has no rowid; its schema
 -- (Migrations/postgres/) has these columns from the start.
 --
 -- `seq`: an app-assigned BIGINT, strictly increasing per process (the wall clock in microseconds,
@@ -442,9 +442,9 @@ INSERT INTO notification_cursors (name, delivered_seq) VALUES ('user', 0), ('roo
 
 """####),
         ("0002_explicit_order_columns.sql", ####"""
--- The PostgreSQL twin of Migrations/0005_explicit_order_columns.sql (issue 12 item 1, issue 14
--- item 1): an explicit creation-order column `seq` where SQLite used its implicit rowid, and a
--- reactions table keyed for the toggle's lookup.
+-- The PostgreSQL twin of Migrations/0005_explicit_order_columns.sql (listings in creation
+-- order, and a fast toggle): an explicit creation-order column `seq` where SQLite used its
+-- implicit rowid, and a reactions table keyed for the toggle's lookup.
 --
 -- `seq` is app-assigned (TSDomain's SequenceSource: the wall clock in microseconds, strictly
 -- increasing per process); listings order by (seq, id). Rows that exist before this migration

@@ -178,6 +178,8 @@ final class EngineIOLiveTests: XCTestCase {
         XCTAssertNil(recorder.reason(sid), "answered pings keep the session open")
         let idle = try openPolling()
         XCTAssertTrue(EngineHeartbeatCheck.pollingSessionCloses(pingInterval: 300, pingTimeout: 200) { get("EIO=4&transport=polling&sid=\(idle)") })
+        // The refused GET can come before the delegate has heard of the close: wait for it.
+        XCTAssertTrue(blockUntil(timeout: .seconds(5)) { recorder.reason(idle) != nil }, "the delegate heard of the close")
         XCTAssertEqual(recorder.reason(idle), EngineCloseReason.pingTimeout)
     }
 

@@ -161,3 +161,14 @@ def stop_own_server(server):
         if server.proc.poll() is None:
             server.proc.kill()
         server.drop_db()
+
+
+def wait_for(predicate, timeout=10.0, interval=0.05):
+    """Re-checks `predicate` until it holds or `timeout` seconds pass (then checks once more): the
+    one bounded wait the suite uses where the server offers no event to wait on."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()

@@ -7,7 +7,7 @@ import threading
 import requests
 
 from test_realtime import Recorder
-from test_transport import wait_for as wait_until
+from conftest import wait_for as wait_until
 
 
 def test_other_members_follow_a_deletion_with_a_racing_device(server):

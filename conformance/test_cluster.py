@@ -23,6 +23,8 @@ import pytest
 import requests
 import socketio
 
+from conftest import wait_for
+
 import clusterlib
 from clusterlib import Cluster
 
@@ -494,7 +496,7 @@ class NodeWriters:
 
     def more(self, n, timeout=30):
         marks = {k: len(v) for k, v in self.sent.items()}
-        assert wait_until(lambda: all(len(self.sent[k]) >= marks[k] + n for k in self.sent), timeout), self.errors
+        assert wait_for(lambda: all(len(self.sent[k]) >= marks[k] + n for k in self.sent), timeout), self.errors
 
     def finish(self):
         self.stop.set()
@@ -515,13 +517,6 @@ def room_with_a_client_per_node(c, prefix):
     return writer, room, clients
 
 
-def wait_until(check, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return check()
 
 
 def assert_every_event_once_in_order(c, clients, sent):
@@ -647,7 +642,7 @@ def test_my_rooms_counts_from_global_events_match_the_server_with_one_slow_link(
         r = requests.get(c.base + "/api/rooms/my-rooms", headers=auth(members[0]), timeout=10)
         server = next(x["elementCount"] for x in r.json()["data"] if x["id"] == room)
         for cl in clients:
-            wait_until(lambda: global_count(cl, room) == server, 15)
+            wait_for(lambda: global_count(cl, room) == server, 15)
         counts = [global_count(cl, room) for cl in clients]
         assert counts == [server] * 3, f"counts from the global events {counts}, my-rooms says {server}\n" + c.logs()
     finally:

@@ -21,8 +21,7 @@ import pytest
 import requests
 import socketio
 
-from conftest import start_own_server, stop_own_server
-from test_lifecycle import wait_for  # a deadline-bounded poll
+from conftest import start_own_server, stop_own_server, wait_for
 
 TOGGLE_ROUNDS = int(os.environ.get("ORDER_TOGGLE_ROUNDS", "25"))
 TOGGLES_PER_ROUND = int(os.environ.get("ORDER_TOGGLES_PER_ROUND", "48"))

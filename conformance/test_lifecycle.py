@@ -32,7 +32,7 @@ import pytest
 import requests
 import socketio
 
-from conftest import start_serve
+from conftest import start_serve, wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EIO3_PYTHON = os.path.join(ROOT, ".venv-eio3", "bin", "python")
@@ -43,13 +43,6 @@ PING_TIMEOUT_MS = 600
 TRANSPORTS = {"websocket": ["websocket"], "polling": ["polling"]}
 
 
-def wait_for(predicate, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 class LifecycleServer:

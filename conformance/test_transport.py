@@ -17,7 +17,7 @@ import requests
 import socketio
 import websocket
 
-from conftest import ROOT
+from conftest import ROOT, wait_for
 
 BIN = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
 ENV = {
@@ -91,13 +91,6 @@ def access_lines(lines, path):
     return [l for l in list(lines) if f"GET {path} " in l]
 
 
-def wait_for(predicate, timeout=10.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def test_room_of_20000_elements_loads_over_rest(big):

@@ -36,26 +36,26 @@ final class EmbeddedMigrationsTests: XCTestCase {
         }
     }
 
-    func testEmbeddedMigrationsBuildTheSchema() throws {
+    /// A SQLite database in a scratch directory of its own, removed when `body` returns.
+    private func withScratchDatabase(_ body: (Database) throws -> Void) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("embedded-migrations-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let db = try Database(path: dir.appendingPathComponent("db.sqlite").path)
         defer { db.close() }
+        try body(db)
+    }
+
+    func testEmbeddedMigrationsBuildTheSchema() throws { try withScratchDatabase { db in
         let applied = try EmbeddedMigrations.migrator().migrate(db)
         XCTAssertEqual(applied.count, EmbeddedMigrations.files.count)
         XCTAssertEqual(try EmbeddedMigrations.migrator().migrate(db).count, 0, "re-running applies nothing")
-    }
+    } }
 
     /// A database that applied an earlier, comment-only text of a migration (its checksum is in
     /// `EmbeddedMigrations.earlierChecksums`) starts as before; any other checksum is still a
     /// changed migration, and a backup carrying the earlier text is still restorable.
-    func testEarlierCommentOnlyRevisionsAreAcceptedAndNothingElse() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("earlier-checksums-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let db = try Database(path: dir.appendingPathComponent("db.sqlite").path)
-        defer { db.close() }
+    func testEarlierCommentOnlyRevisionsAreAcceptedAndNothingElse() throws { try withScratchDatabase { db in
         let migrator = try EmbeddedMigrations.migrator()
         try migrator.migrate(db)
         let current = Dictionary(uniqueKeysWithValues: try migrator.migrations(for: .sqlite).map { ($0.fileName, $0) })
@@ -77,5 +77,5 @@ final class EmbeddedMigrationsTests: XCTestCase {
             guard case MigrationError.checksumMismatch(let file) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(file, "0003_notification_pruning.sql")
         }
-    }
+    } }
 }

@@ -128,6 +128,89 @@ def test_answered_writes_survive_kill_9():
         proc.wait(timeout=15)
 
 
+def test_answered_toggles_survive_kill_9_across_wal_checkpoints():
+    """Every toggle answered 2xx is in the database after `kill -9`, also while the WAL is being
+    copied into the database by the background checkpointer and started over by the writer (small
+    bounds, so both happen many times during the run)."""
+    import threading
+    tmp = tempfile.mkdtemp()
+    db = os.path.join(tmp, "db.sqlite")
+    env = {"TOUCHSYNC_LIMITS_ENABLED": "false", "TOUCHSYNC_LOG_LEVEL": "warning",
+           "TOUCHSYNC_DATABASE_WAL_AUTOCHECKPOINT_PAGES": "8", "TOUCHSYNC_DATABASE_WAL_MAX_BYTES": "1048576"}
+    proc, base = start(db, env)
+    users = []
+    state = {}  # (element, user index) -> hearted, as the last 2xx answer said
+    lock = threading.Lock()
+    answered = [0]
+    unsure = set()  # (element, user) whose toggle was in flight at the kill: either outcome is right
+    stop = threading.Event()
+    threads = []
+    try:
+        for i in range(4):
+            reg = requests.post(base + "/api/auth/register", json={"username": f"toggler{i}", "password": "password-123"}).json()["data"]
+            users.append({"Authorization": "Bearer " + reg["token"], "id": reg["user"]["id"]})
+        room = requests.post(base + "/api/rooms", json={"memberIds": [u["id"] for u in users[1:]]},
+                             headers={"Authorization": users[0]["Authorization"]}).json()["data"]["id"]
+        elements = []
+        for i in range(30):
+            r = requests.post(base + f"/api/rooms/{room}/elements", headers={"Authorization": users[0]["Authorization"]},
+                              json={"type": "note", "positionX": i, "positionY": 0, "width": 1, "height": 1})
+            assert r.status_code == 201
+            elements.append(r.json()["data"]["id"])
+
+        def toggler(u):
+            s = requests.Session()
+            h = {"Authorization": users[u]["Authorization"]}
+            n = 0
+            while not stop.is_set():
+                e = elements[(n * 7 + u * 3) % len(elements)]
+                n += 1
+                with lock:
+                    unsure.add((e, u))
+                try:
+                    r = s.post(base + f"/api/rooms/{room}/elements/{e}/reactions/toggle", headers=h, timeout=30)
+                except requests.RequestException:
+                    return  # the server was killed mid-request
+                assert r.status_code == 200, r.text
+                with lock:
+                    state[(e, u)] = r.json()["data"]["action"] == "added"
+                    unsure.discard((e, u))
+                    answered[0] += 1
+        threads += [threading.Thread(target=toggler, args=(u,)) for u in range(len(users))]
+        for t in threads:
+            t.start()
+        deadline = time.time() + 120
+        while answered[0] < 400 and time.time() < deadline and all(t.is_alive() for t in threads):
+            time.sleep(0.01)
+        assert answered[0] >= 400, f"only {answered[0]} toggles answered"
+    finally:
+        proc.send_signal(signal.SIGKILL)  # while the togglers are still sending
+        proc.wait(timeout=15)
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+    assert len(state) > 0
+    proc, base = start(db, env)
+    try:
+        for u in range(len(users)):
+            login = requests.post(base + "/api/auth/login", json={"username": f"toggler{u}", "password": "password-123"})
+            h = {"Authorization": "Bearer " + login.json()["data"]["token"]}
+            listed = {e["id"]: e for e in requests.get(base + f"/api/rooms/{room}/elements", headers=h).json()["data"]}
+            for (e, who), hearted in state.items():
+                if who == u and (e, who) not in unsure:
+                    stats = listed[e]["reactions"] or {"hasReacted": False}
+                    assert stats["hasReacted"] == hearted, f"element {e}, user {u}: answered {hearted}, stored {stats}"
+        for e in elements:
+            if any(el == e for (el, _) in unsure):
+                continue
+            expected = sum(1 for (el, _), hearted in state.items() if el == e and hearted)
+            count = listed[e]["reactions"]["totalReactions"] if listed[e]["reactions"] else 0
+            assert count == expected, f"element {e}: {expected} hearts answered, {count} stored"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
 def test_websocket_origin_allow_list():
     """`realtime.allowedOrigins` refuses a browser WebSocket from another origin (403); CORS on polling
     follows `realtime.corsAllowedOrigins`."""

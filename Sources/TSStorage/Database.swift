@@ -48,6 +48,8 @@ public final class Database: @unchecked Sendable {
     private let pool: ReaderPool
     /// PostgreSQL only: reachability and the reconnection loop.
     let monitor: ConnectionMonitor?
+    /// SQLite file databases in WAL mode: checkpoints off the writer's path, the WAL's hard bound.
+    private let checkpointer: WALCheckpointer?
 
     /// Opens (creating if needed) the SQLite database at `path` with its writer thread and read pool.
     public convenience init(path: String, configuration: DatabaseConfiguration = .init(),
@@ -61,19 +63,23 @@ public final class Database: @unchecked Sendable {
             }
         }
         var readers: [SQLConnection] = []
-        if !memory && configuration.readerCount > 0 {
-            do {
+        var checkpointer: WALCheckpointer?
+        do {
+            if !memory && configuration.readerCount > 0 {
                 for _ in 0..<configuration.readerCount {
                     readers.append(SQLConnection(sqlite: try SQLiteConnection(path: path, readOnly: true, configuration: configuration)))
                 }
-            } catch {
-                readers.forEach { $0.close() }
-                writer.close()
-                throw error
             }
+            if !memory && configuration.journalMode == .wal {
+                checkpointer = try Database.makeCheckpointer(writer: writer, path: path, configuration: configuration, logger: logger)
+            }
+        } catch {
+            readers.forEach { $0.close() }
+            writer.close()
+            throw error
         }
         try self.init(path: path, dialect: .sqlite, writer: SQLConnection(sqlite: writer), readers: readers,
-                      monitor: nil, configuration: configuration, logger: logger)
+                      monitor: nil, checkpointer: checkpointer, configuration: configuration, logger: logger)
         logger.debug("sqlite: opened", metadata: ["path": "\(path)", "readers": "\(readers.count)"])
     }
 
@@ -124,19 +130,21 @@ public final class Database: @unchecked Sendable {
     }
 
     private init(path: String, dialect: SQLDialect, writer: SQLConnection, readers: [SQLConnection], monitor: ConnectionMonitor?,
-                 configuration: DatabaseConfiguration, logger: Logger) throws {
+                 checkpointer: WALCheckpointer? = nil, configuration: DatabaseConfiguration, logger: Logger) throws {
         self.path = path
         self.dialect = dialect
         self.configuration = configuration
         self.logger = logger
         self.monitor = monitor
+        self.checkpointer = checkpointer
         self.routesReadsThroughWriter = readers.isEmpty
         let core: WriterCore
         do {
             core = try WriterCore(connection: writer, maxBatch: configuration.maxWriteBatch, maxRetries: configuration.maxWriteRetries,
-                                  monitor: monitor, logger: logger)
+                                  monitor: monitor, checkpointer: checkpointer, logger: logger)
         } catch {
             readers.forEach { $0.close() }
+            checkpointer?.close()
             writer.close()
             monitor?.close()
             throw error
@@ -148,10 +156,32 @@ public final class Database: @unchecked Sendable {
         } catch {
             readers.forEach { $0.close() }
             core.stopAndDrain()
+            checkpointer?.close()
             core.closeConnection()
             monitor?.close()
             throw error
         }
+    }
+
+    /// The writer's automatic checkpoint off, its commit hook on, and the checkpointer thread with
+    /// a connection of its own (`WALCheckpointer`; none when `walAutocheckpointPages` is 0: then
+    /// only the hard bound `walMaxBytes` checkpoints, on the writer).
+    private static func makeCheckpointer(writer: SQLiteConnection, path: String, configuration: DatabaseConfiguration,
+                                         logger: Logger) throws -> WALCheckpointer {
+        try writer.executeScript("PRAGMA wal_autocheckpoint = 0")
+        let pageSize = Int(try writer.scalarInt("PRAGMA page_size") ?? 4096)
+        var own: SQLiteConnection?
+        if configuration.walAutocheckpointPages > 0 {
+            // Writable, with the writer's `synchronous` and platform pragmas: a checkpoint's syncs
+            // follow them (SQLiteConnection+Durability.swift).
+            let c = try SQLiteConnection(path: path, readOnly: false, configuration: configuration)
+            try c.executeScript("PRAGMA wal_autocheckpoint = 0")
+            own = c
+        }
+        let checkpointer = try WALCheckpointer(connection: own, passivePages: configuration.walAutocheckpointPages,
+                                               maxBytes: configuration.walMaxBytes, pageSize: pageSize, logger: logger)
+        checkpointer.install(on: writer)
+        return checkpointer
     }
 
     /// `host:port/db` of a redacted URL, for log lines.
@@ -344,13 +374,32 @@ public final class Database: @unchecked Sendable {
     public func checkpoint() async throws -> CheckpointResult {
         guard dialect == .sqlite else { return CheckpointResult(busy: false, walFrames: -1, checkpointedFrames: -1) }
         let busyTimeout = configuration.busyTimeoutMilliseconds
+        let checkpointer = checkpointer
         return try await maintenance { c in
             try c.executeScript("PRAGMA busy_timeout = 0")
             defer { try? c.executeScript("PRAGMA busy_timeout = \(busyTimeout)") }
-            return try c.first("PRAGMA wal_checkpoint(TRUNCATE)") {
-                CheckpointResult(busy: $0.int(0) != 0, walFrames: $0.int(1), checkpointedFrames: $0.int(2))
-            } ?? CheckpointResult(busy: false, walFrames: -1, checkpointedFrames: -1)
+            let truncate = {
+                try c.first("PRAGMA wal_checkpoint(TRUNCATE)") {
+                    CheckpointResult(busy: $0.int(0) != 0, walFrames: $0.int(1), checkpointedFrames: $0.int(2))
+                } ?? CheckpointResult(busy: false, walFrames: -1, checkpointedFrames: -1)
+            }
+            guard let checkpointer else { return try truncate() }
+            // Not while the checkpointer's pass holds SQLite's checkpoint lock (it would only report busy).
+            return try checkpointer.passLock.withLock {
+                let result = try truncate()
+                checkpointer.noteCheckpoint(walFrames: result.walFrames, copied: result.checkpointedFrames)
+                return result
+            }
         }
+    }
+
+    /// The WAL's checkpoints so far (SQLite file databases in WAL mode; zeros otherwise):
+    /// background PASSIVE passes, restarts the writer ran at `walMaxBytes`, restarts that readers
+    /// kept from finishing, and the WAL's length in frames after the last commit.
+    public var walCheckpoints: (passes: UInt64, restarts: UInt64, restartsBusy: UInt64, walFrames: Int) {
+        guard let checkpointer else { return (0, 0, 0, 0) }
+        return (checkpointer.passes.load(ordering: .relaxed), checkpointer.restarts.load(ordering: .relaxed),
+                checkpointer.restartsBusy.load(ordering: .relaxed), checkpointer.walFrames.load(ordering: .relaxed))
     }
 
     // MARK: - Metrics
@@ -396,6 +445,12 @@ public final class Database: @unchecked Sendable {
     public func close() {
         core.stopAndDrain()
         pool.close()
+        if let checkpointer {
+            checkpointer.close()
+            core.connectionLock.withLock {
+                if !core.connectionClosed, let sqlite = core.connection.sqlite { checkpointer.uninstall(from: sqlite) }
+            }
+        }
         // The writer closes last: as the last connection it checkpoints and removes the WAL.
         core.closeConnection()
         monitor?.close()

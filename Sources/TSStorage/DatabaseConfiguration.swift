@@ -51,14 +51,22 @@ public struct DatabaseConfiguration: Sendable {
     /// after a checkpoint resets the WAL, its file is truncated to at most this many bytes, so a
     /// burst does not leave a large WAL behind. -1 = no limit. Default 64 MiB.
     public var journalSizeLimitBytes: Int
-    /// `PRAGMA wal_autocheckpoint` on the writer (https://sqlite.org/wal.html#automatic_checkpoint):
-    /// a PASSIVE checkpoint runs after a commit that leaves the WAL at least this many pages
-    /// long. 0 turns automatic checkpoints off. Default 10,000 (≈ 40 MB of 4 KB pages; SQLite's
-    /// is 1000): a checkpoint writes each page once however often it changed since the last one,
-    /// so under a write load of random B-tree pages (reaction toggles) 1000 frames rewrote
-    /// nearly every frame into the database and stalled the writer on the database's fsync about
-    /// ten times a second (bench/RESULTS.md "Toggle under load, round 3").
-    public var walAutocheckpointPages: Int
+    /// WAL frames appended since the last checkpoint after which the checkpointer thread copies
+    /// them into the database file with a `PASSIVE` checkpoint, off the writer's path
+    /// (`WALCheckpointer`, https://sqlite.org/wal.html#checkpointing); the writer's own
+    /// `wal_autocheckpoint` is 0. 0 = no checkpointer thread (only `walMaxBytes` checkpoints, on
+    /// the writer). Connections opened outside `Database` get it as their `wal_autocheckpoint`.
+    /// Default 1,000 (≈ 4 MB of 4 KB pages, SQLite's own default): readers look a page up only
+    /// among the frames not yet copied, so a short uncopied tail keeps their WAL lookups cheap, and
+    /// the copy no longer stalls a commit (bench/RESULTS.md "Toggle: checkpoints off the writer").
+        public var walAutocheckpointPages: Int
+    /// The WAL's hard bound in bytes: a commit that leaves the WAL this long makes the writer run a
+    /// `RESTART` checkpoint before its next batch (copying what the checkpointer has not, waiting
+    /// up to the busy timeout for readers still on old frames), so the next commit writes the WAL
+    /// from its start. Writes wait meanwhile: back-pressure instead of unbounded growth under a
+    /// continuous write load, which never leaves SQLite the idle moment it needs to start the WAL
+    /// over by itself. Default 64 MiB (the default `journalSizeLimitBytes`).
+    public var walMaxBytes: Int = 64 << 20
     /// `PRAGMA mmap_size` on every SQLite connection (https://sqlite.org/mmap.html): pages of the
     /// database file are read through a memory map instead of a `pread` copy each (writes still
     /// go through `pwrite`, the WAL is still read with `pread`). 0 turns it off. Default 256 MiB
@@ -96,7 +104,7 @@ public struct DatabaseConfiguration: Sendable {
                 statementCacheCapacity: Int = 256,
                 maxQueuedReads: Int = 1024,
                 journalSizeLimitBytes: Int = 64 << 20,
-                walAutocheckpointPages: Int = 10_000) {
+                walAutocheckpointPages: Int = 1000) {
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.synchronous = synchronous
         self.readerCount = readerCount

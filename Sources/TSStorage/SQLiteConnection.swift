@@ -49,6 +49,8 @@ public final class SQLiteConnection {
                 try executeScript("PRAGMA synchronous = \(configuration.synchronous.rawValue)")
                 for pragma in Self.durabilityPragmas(for: .current) { try executeScript(pragma) }
                 // The WAL's bound: checkpoint every N pages, and shrink the file after a reset.
+                // `Database` turns the writer's automatic checkpoint off again and checkpoints on a
+                // thread of its own (`WALCheckpointer`).
                 try executeScript("PRAGMA journal_size_limit = \(configuration.journalSizeLimitBytes)")
                 try executeScript("PRAGMA wal_autocheckpoint = \(max(0, configuration.walAutocheckpointPages))")
                 // Toggle under load (bench/RESULTS.md "Toggle under load, round 3"): the pages a

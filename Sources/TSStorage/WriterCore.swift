@@ -26,14 +26,18 @@ final class WriterCore: @unchecked Sendable {
     /// PostgreSQL: reachability (nil for SQLite, whose path is unchanged).
     let monitor: ConnectionMonitor?
     let logger: Logger
+    /// SQLite in WAL mode: the WAL's checkpoints (the writer restarts the WAL at its hard bound).
+    let checkpointer: WALCheckpointer?
     // Written once in init before the core is shared; `join` is itself thread-safe.
     private var thread: SpawnedThread?
 
-    init(connection: SQLConnection, maxBatch: Int, maxRetries: Int = 0, monitor: ConnectionMonitor? = nil, logger: Logger) throws {
+    init(connection: SQLConnection, maxBatch: Int, maxRetries: Int = 0, monitor: ConnectionMonitor? = nil,
+         checkpointer: WALCheckpointer? = nil, logger: Logger) throws {
         self.connection = connection
         self.maxBatch = max(1, maxBatch)
         self.maxRetries = max(0, maxRetries)
         self.monitor = monitor
+        self.checkpointer = checkpointer
         self.logger = logger
         thread = try SpawnedThread.spawn(name: monitor == nil ? "ts-sqlite-write" : "ts-pg-write", stackSize: 4 << 20) { [self] in self.runLoop() }
     }
@@ -93,6 +97,12 @@ final class WriterCore: @unchecked Sendable {
             queue.removeFirst(n)
             queueCondition.unlock()
             runBatch(batch)
+            if let checkpointer, checkpointer.needsRestart {
+                // The batch's callers are answered; the next batch waits for the WAL to start over.
+                connectionLock.withLock {
+                    if !connectionClosed, let sqlite = connection.sqlite { checkpointer.restart(writer: sqlite) }
+                }
+            }
         }
     }
 
@@ -206,6 +216,9 @@ final class WriterCore: @unchecked Sendable {
             let started = DispatchTime.now().uptimeNanoseconds
             do {
                 let result = try connection.transaction { try body(connection) }
+                if !nested, let checkpointer, checkpointer.needsRestart, let sqlite = connection.sqlite {
+                    checkpointer.restart(writer: sqlite)
+                }
                 if !nested {
                     let elapsed = DispatchTime.now().uptimeNanoseconds &- started
                     updateStats { s in

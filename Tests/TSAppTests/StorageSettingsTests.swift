@@ -34,13 +34,16 @@ final class StorageSettingsTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let config = try AppConfiguration.load(configFile: nil, environment: [:], overrides: [
             "database.path": .string(dir + "/db.sqlite"), "database.maxQueuedReads": 7, "database.journalSizeLimitBytes": 123_456,
-            "database.walAutocheckpointPages": 321, "auth.jwtSecret": "test-secret-test-secret-test-secret",
+            "database.walAutocheckpointPages": 321, "database.walMaxBytes": 2_345_678, "auth.jwtSecret": "test-secret-test-secret-test-secret",
         ])
         let server = try TouchSyncServer(configuration: config, environment: [:])
         defer { server.db.close() }
         XCTAssertEqual(server.db.configuration.maxQueuedReads, 7)
         XCTAssertEqual(try server.db.withWriterConnection { try $0.scalarInt("PRAGMA journal_size_limit") }, 123_456)
-        XCTAssertEqual(try server.db.withWriterConnection { try $0.scalarInt("PRAGMA wal_autocheckpoint") }, 321)
+        XCTAssertEqual(server.db.configuration.walAutocheckpointPages, 321)
+        XCTAssertEqual(server.db.configuration.walMaxBytes, 2_345_678)
+        // The background checkpointer has the WAL: no checkpoint runs inside the writer's commits.
+        XCTAssertEqual(try server.db.withWriterConnection { try $0.scalarInt("PRAGMA wal_autocheckpoint") }, 0)
         // Migrations/0003: the index the per-room cap uses.
         XCTAssertEqual(try server.db.readSync { try $0.scalarInt("SELECT COUNT(*) FROM sqlite_master WHERE name = 'room_notifications_by_room_seq'") }, 1)
     }

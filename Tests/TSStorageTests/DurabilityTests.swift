@@ -62,7 +62,12 @@ final class DurabilityTests: XCTestCase {
         guard let path = ProcessInfo.processInfo.environment[Self.childEnvironmentKey] else {
             throw XCTSkip("runs only as the child process of testAcknowledgedWritesSurviveKill9")
         }
-        let db = try Database(path: path, configuration: DatabaseConfiguration(synchronous: .full))
+        // Small WAL bounds: background checkpoints and the writer's restarts of the WAL happen
+        // many times while the parent counts acknowledgements, so the kill can land in either.
+        var config = DatabaseConfiguration(synchronous: .full)
+        config.walAutocheckpointPages = 8
+        config.walMaxBytes = 64 << 10
+        let db = try Database(path: path, configuration: config)
         try db.writeSync { try $0.executeScript("CREATE TABLE IF NOT EXISTS acked (n INTEGER PRIMARY KEY, payload BLOB)") }
         let out = FileHandle.standardOutput
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -14,6 +14,7 @@ extension DatabaseConfiguration {
         maxQueuedReads = max(1, reader[.databaseMaxQueuedReads])
         journalSizeLimitBytes = reader[.databaseJournalSizeLimitBytes]
         walAutocheckpointPages = max(0, reader[.databaseWalAutocheckpointPages])
+        walMaxBytes = max(1 << 20, reader[.databaseWalMaxBytes])
         // toggle: reads through a memory map, the writer's page cache.
         mmapSizeBytes = max(0, reader[.databaseMmapSizeBytes])
         writerCacheKiB = max(0, reader[.databaseWriterCacheBytes]) / 1024

@@ -168,8 +168,10 @@ extension SettingKeys {
             help: "Reads waiting for a free reader connection at most; past it a request gets 503 UNAVAILABLE with Retry-After.")
     public static let databaseJournalSizeLimitBytes = SettingKey<Int>("database.journalSizeLimitBytes", 67_108_864,
             help: "SQLite journal_size_limit: the WAL file is cut back to at most this many bytes after a checkpoint (-1 = no limit).")
-    public static let databaseWalAutocheckpointPages = SettingKey<Int>("database.walAutocheckpointPages", 10_000,
-            help: "SQLite wal_autocheckpoint: a checkpoint runs after a commit that leaves the WAL this many pages long (0 = off).")
+    public static let databaseWalAutocheckpointPages = SettingKey<Int>("database.walAutocheckpointPages", 1000,
+            help: "WAL pages appended since the last checkpoint after which a background thread copies them into the database (PASSIVE, off the writer's path; 0 = no background checkpoints).")
+    public static let databaseWalMaxBytes = SettingKey<Int>("database.walMaxBytes", 67_108_864,
+            help: "The WAL's hard bound: a commit that leaves it this long makes the writer checkpoint and start it over before its next batch (writes wait meanwhile).")
     public static let databaseCheckpointInterval = SettingKey<Duration>("database.checkpointInterval", "60s",
             help: "Time between background wal_checkpoint(TRUNCATE)s, which never wait for readers (0s = off).")
     // toggle: the write path's I/O per commit.
@@ -328,7 +330,7 @@ extension SettingKeys {
         .tlsReloadCheckInterval, .tlsRedirectPort, .databasePath, .databaseSynchronous, .databaseBusyTimeout, .databaseReaders,
         .databaseMaxWriteBatch, .databaseMigrationsDir, .databaseUrl, .databaseConnectTimeout, .databaseStatementTimeout,
         .databaseReconnectInitialBackoff, .databaseReconnectMaxBackoff, .databaseStartupWait, .databaseMaxWriteRetries,
-        .databaseMaxQueuedReads, .databaseJournalSizeLimitBytes, .databaseWalAutocheckpointPages, .databaseCheckpointInterval,
+        .databaseMaxQueuedReads, .databaseJournalSizeLimitBytes, .databaseWalAutocheckpointPages, .databaseWalMaxBytes, .databaseCheckpointInterval,
         .databaseMmapSizeBytes, .databaseWriterCacheBytes, .notificationsRetention, .notificationsMaxPerUser, .notificationsPruneInterval,
         .notificationsPruneBatchSize, .backupDirectory, .backupInterval, .backupKeep, .authJwtSecret, .authPasswordIterations, .authTokenLifetime, .authMaxFailedLogins,
         .authFailedLoginWindow, .authMaxFailedLoginEntries, .limitsEnabled, .limitsElementWritesPerSecond, .limitsElementWritesBurst,

@@ -204,7 +204,7 @@ def test_answered_toggles_survive_kill_9_across_wal_checkpoints():
             if any(el == e for (el, _) in unsure):
                 continue
             expected = sum(1 for (el, _), hearted in state.items() if el == e and hearted)
-            count = listed[e]["reactions"]["totalReactions"] if listed[e]["reactions"] else 0
+            count = listed[e]["reactions"]["count"] if listed[e]["reactions"] else 0
             assert count == expected, f"element {e}: {expected} hearts answered, {count} stored"
     finally:
         proc.terminate()

@@ -395,11 +395,13 @@ public final class Database: @unchecked Sendable {
 
     /// The WAL's checkpoints so far (SQLite file databases in WAL mode; zeros otherwise):
     /// background PASSIVE passes, restarts the writer ran at `walMaxBytes`, restarts that readers
-    /// kept from finishing, and the WAL's length in frames after the last commit.
-    public var walCheckpoints: (passes: UInt64, restarts: UInt64, restartsBusy: UInt64, walFrames: Int) {
-        guard let checkpointer else { return (0, 0, 0, 0) }
+    /// kept from finishing, the writer's time in restarts, and the WAL's length in frames after
+    /// the last commit.
+    public var walCheckpoints: (passes: UInt64, restarts: UInt64, restartsBusy: UInt64, restartNanoseconds: UInt64, walFrames: Int) {
+        guard let checkpointer else { return (0, 0, 0, 0, 0) }
         return (checkpointer.passes.load(ordering: .relaxed), checkpointer.restarts.load(ordering: .relaxed),
-                checkpointer.restartsBusy.load(ordering: .relaxed), checkpointer.walFrames.load(ordering: .relaxed))
+                checkpointer.restartsBusy.load(ordering: .relaxed), checkpointer.restartNanoseconds.load(ordering: .relaxed),
+                checkpointer.walFrames.load(ordering: .relaxed))
     }
 
     // MARK: - Metrics

@@ -1,4 +1,5 @@
 import CSQLite
+import Dispatch
 import Logging
 import TSSync
 
@@ -58,6 +59,8 @@ final class WALCheckpointer: @unchecked Sendable {
     let passes = Atomic<UInt64>(0)
     let restarts = Atomic<UInt64>(0)
     let restartsBusy = Atomic<UInt64>(0)
+    /// Time the writer spent in restarts (waiting for a pass, copying the tail, waiting for readers).
+    let restartNanoseconds = Atomic<UInt64>(0)
 
     /// `connection`: a writable connection to the same file, for the thread's passes (nil when
     /// `passivePages` is 0). `maxBytes`: the hard bound of the WAL file, turned into frames of
@@ -111,6 +114,8 @@ final class WALCheckpointer: @unchecked Sendable {
     /// its start. Waiting for readers is bounded by the writer's busy timeout; if they still hold
     /// old frames, the WAL stays as it is and the next batch tries again (logged).
     func restart(writer: SQLiteConnection) {
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { restartNanoseconds.add(DispatchTime.now().uptimeNanoseconds &- started, ordering: .relaxed) }
         passLock.withLock {
             var log: Int32 = 0
             var copied: Int32 = 0

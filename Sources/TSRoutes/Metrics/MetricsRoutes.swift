@@ -89,6 +89,17 @@ public struct MetricsRoutes: Sendable {
         out.single("touchsync_db_read_queue_depth", type: "gauge", help: "Reads waiting for a free reader connection.", Double(r.queued))
         out.single("touchsync_db_reads_rejected_total", type: "counter", help: "Reads refused (503) because database.maxQueuedReads reads were waiting.",
                    Double(r.rejected))
+        if db.dialect == .sqlite {
+            let w = db.walCheckpoints
+            out.single("touchsync_db_wal_frames", type: "gauge", help: "Frames in the SQLite WAL after the last commit.", Double(w.walFrames))
+            out.family("touchsync_db_wal_checkpoints_total", type: "counter",
+                       help: "WAL checkpoints: background passes, the writer's restarts at database.walMaxBytes, restarts readers kept from finishing.")
+            out.sample("touchsync_db_wal_checkpoints_total", ["kind": "passive"], Double(w.passes))
+            out.sample("touchsync_db_wal_checkpoints_total", ["kind": "restart"], Double(w.restarts))
+            out.sample("touchsync_db_wal_checkpoints_total", ["kind": "restart_busy"], Double(w.restartsBusy))
+            out.single("touchsync_db_wal_restart_seconds_total", type: "counter", help: "Time the writer spent restarting the WAL (writes waited meanwhile).",
+                       Double(w.restartNanoseconds) / 1e9)
+        }
 
         out.single("touchsync_notifications_delivered_total", type: "counter", help: "Push notifications handed to the delivery backend.",
                    Double(notifications.delivered))

@@ -65,7 +65,8 @@ public struct DatabaseConfiguration: Sendable {
     /// up to the busy timeout for readers still on old frames), so the next commit writes the WAL
     /// from its start. Writes wait meanwhile: back-pressure instead of unbounded growth under a
     /// continuous write load, which never leaves SQLite the idle moment it needs to start the WAL
-    /// over by itself. Default 64 MiB (the default `journalSizeLimitBytes`).
+    /// over by itself. A background pass under way is let finish first while writes go on, so the
+    /// WAL can run up to an eighth past the bound. Default 64 MiB (the default `journalSizeLimitBytes`).
     public var walMaxBytes: Int = 64 << 20
     /// `PRAGMA mmap_size` on every SQLite connection (https://sqlite.org/mmap.html): pages of the
     /// database file are read through a memory map instead of a `pread` copy each (writes still

@@ -23,8 +23,10 @@ import TSSync
 ///    itself runs a `RESTART` checkpoint between two batches (after the batch's callers were
 ///    answered): it copies the short tail the checkpointer has not copied yet, waits (busy
 ///    timeout) for readers still on old frames, and the next commit writes from the start of the
-///    file, which `journal_size_limit` then cuts back. The writes queued meanwhile wait: that is
-///    the back-pressure that keeps the WAL bounded whatever the load, instead of unbounded growth.
+///    file, which `journal_size_limit` then cuts back. A pass under way is not waited for: the
+///    thread starts no new one and the writer goes on committing, up to `overflowFrames` (an
+///    eighth of the bound) past it. The writes queued during the restart wait: that is the
+///    back-pressure that keeps the WAL bounded whatever the load, instead of unbounded growth.
 ///
 /// Durability is unchanged: a commit is durable when its WAL frames are synced (`synchronous`);
 /// both connections that checkpoint carry the same `synchronous` and platform pragmas
@@ -55,6 +57,12 @@ final class WALCheckpointer: @unchecked Sendable {
     let copiedFrames = Atomic<Int>(0)
     /// True from the hook's wake-up until the thread has taken it.
     private let passPending = Atomic<Bool>(false)
+    /// Set by the writer while a restart is due: the thread starts no new pass meanwhile, so the
+    /// writer gets the checkpoint as soon as the pass under way ends, with a short tail to copy.
+    private let restartWanted = Atomic<Bool>(false)
+    /// How far past `maxFrames` the WAL may run while a pass under way finishes (the writer keeps
+    /// committing meanwhile); past it the writer waits for that pass.
+    let overflowFrames: Int
     /// Background passes run, restarts the writer ran, and restarts readers kept from finishing.
     let passes = Atomic<UInt64>(0)
     let restarts = Atomic<UInt64>(0)
@@ -69,6 +77,7 @@ final class WALCheckpointer: @unchecked Sendable {
         self.connection = connection
         self.passivePages = connection == nil ? 0 : max(0, passivePages)
         self.maxFrames = max(1, maxBytes / max(512, pageSize + 24))
+        self.overflowFrames = max(1, maxFrames / 8)
         self.logger = logger
         if self.passivePages > 0 {
             thread = try SpawnedThread.spawn(name: "ts-sqlite-ckpt", stackSize: 512 << 10) { [self] in self.runLoop() }
@@ -109,27 +118,42 @@ final class WALCheckpointer: @unchecked Sendable {
     /// True when the last commit left the WAL at the hard bound or past it.
     var needsRestart: Bool { walFrames.load(ordering: .relaxed) >= maxFrames }
 
-    /// On the writer thread, between batches, holding the writer connection: waits for a pass
-    /// under way (the pass lock, no polling), then `RESTART`: the next commit writes the WAL from
-    /// its start. Waiting for readers is bounded by the writer's busy timeout; if they still hold
-    /// old frames, the WAL stays as it is and the next batch tries again (logged).
-    func restart(writer: SQLiteConnection) {
+    /// On the writer thread, between batches, holding the writer connection, once `needsRestart`:
+    /// a `RESTART` checkpoint, after which the next commit writes the WAL from its start. A pass
+    /// under way is not waited for while the WAL is less than `overflowFrames` past the bound: the
+    /// thread starts no new pass, and the next batch's check finds the lock free and only a short
+    /// tail to copy. Waiting for readers is bounded by the writer's busy timeout; if they still
+    /// hold old frames, the WAL stays as it is and the next batch tries again (logged).
+    func restartIfDue(writer: SQLiteConnection) {
+        let frames = walFrames.load(ordering: .relaxed)
+        guard frames >= maxFrames else { return }
+        restartWanted.store(true, ordering: .relaxed)
+        if frames >= maxFrames + overflowFrames {
+            passLock.withLock { restart(writer) }
+        } else {
+            _ = passLock.withLockIfAvailable { _ in restart(writer) }
+        }
+    }
+
+    /// The restart itself, holding `passLock`.
+    private func restart(_ writer: SQLiteConnection) {
         let started = DispatchTime.now().uptimeNanoseconds
-        defer { restartNanoseconds.add(DispatchTime.now().uptimeNanoseconds &- started, ordering: .relaxed) }
-        passLock.withLock {
-            var log: Int32 = 0
-            var copied: Int32 = 0
-            let rc = sqlite3_wal_checkpoint_v2(writer.handle, nil, SQLITE_CHECKPOINT_RESTART, &log, &copied)
-            if rc == SQLITE_OK {
-                restarts.add(1, ordering: .relaxed)
-                copiedFrames.store(0, ordering: .relaxed)
-                walFrames.store(0, ordering: .relaxed)
-            } else {
-                restartsBusy.add(1, ordering: .relaxed)
-                copiedFrames.store(Int(max(0, copied)), ordering: .relaxed)
-                let reason = String(cString: sqlite3_errstr(rc))
-                logger.warning("sqlite: the WAL reached its bound (database.walMaxBytes, \(log) frames) and could not start over: \(reason); \(copied) frames copied, the next write batch tries again")
-            }
+        defer {
+            restartWanted.store(false, ordering: .relaxed)
+            restartNanoseconds.add(DispatchTime.now().uptimeNanoseconds &- started, ordering: .relaxed)
+        }
+        var log: Int32 = 0
+        var copied: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(writer.handle, nil, SQLITE_CHECKPOINT_RESTART, &log, &copied)
+        if rc == SQLITE_OK {
+            restarts.add(1, ordering: .relaxed)
+            copiedFrames.store(0, ordering: .relaxed)
+            walFrames.store(0, ordering: .relaxed)
+        } else {
+            restartsBusy.add(1, ordering: .relaxed)
+            copiedFrames.store(Int(max(0, copied)), ordering: .relaxed)
+            let reason = String(cString: sqlite3_errstr(rc))
+            logger.warning("sqlite: the WAL reached its bound (database.walMaxBytes, \(log) frames) and could not start over: \(reason); \(copied) frames copied, the next write batch tries again")
         }
     }
 
@@ -156,6 +180,8 @@ final class WALCheckpointer: @unchecked Sendable {
             wakeRequested = false
             wake.unlock()
             passPending.store(false, ordering: .releasing)
+            // The writer is about to restart the WAL (and copy what is left itself).
+            if restartWanted.load(ordering: .relaxed) { continue }
             pass()
         }
     }

@@ -100,7 +100,7 @@ final class WriterCore: @unchecked Sendable {
             if let checkpointer, checkpointer.needsRestart {
                 // The batch's callers are answered; the next batch waits for the WAL to start over.
                 connectionLock.withLock {
-                    if !connectionClosed, let sqlite = connection.sqlite { checkpointer.restart(writer: sqlite) }
+                    if !connectionClosed, let sqlite = connection.sqlite { checkpointer.restartIfDue(writer: sqlite) }
                 }
             }
         }
@@ -217,7 +217,7 @@ final class WriterCore: @unchecked Sendable {
             do {
                 let result = try connection.transaction { try body(connection) }
                 if !nested, let checkpointer, checkpointer.needsRestart, let sqlite = connection.sqlite {
-                    checkpointer.restart(writer: sqlite)
+                    checkpointer.restartIfDue(writer: sqlite)
                 }
                 if !nested {
                     let elapsed = DispatchTime.now().uptimeNanoseconds &- started

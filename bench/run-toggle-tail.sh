@@ -70,6 +70,7 @@ PY
     every="${WAL_EVERY:-5}"
     out="$BENCH_DATA/toggle-wal.out"
     : >"$out"
+    metric() { curl -s "$URL/metrics" | awk -v m="$1" '$1 == m {print $2; found=1} END {if (!found) print 0}'; }
     taskset -c "$LOAD_CPU" wrk -t1 -c"${WAL_CONNECTIONS:-4}" -d"${minutes}m" --timeout 10s --latency \
       -s bench/wrk/toggle.lua "$URL" >"$BENCH_DATA/toggle-wal.wrk" 2>&1 &
     load=$!
@@ -80,16 +81,20 @@ PY
       sleep "$every"
     done
     wait "$load" || true
-    python3 - "$out" "$BENCH_DATA/toggle-wal.wrk" <<'PY'
+    checkpoints="$(metric 'touchsync_db_wal_checkpoints_total{kind="passive"}') $(metric 'touchsync_db_wal_checkpoints_total{kind="restart"}') $(metric 'touchsync_db_wal_checkpoints_total{kind="restart_busy"}') $(metric touchsync_db_wal_restart_seconds_total)"
+    python3 - "$out" "$BENCH_DATA/toggle-wal.wrk" "$checkpoints" <<'PY'
 import json, sys
 samples = [json.loads(l[4:]) for l in open(sys.argv[1]) if l.startswith("WAL ")]
 res = [l for l in open(sys.argv[2]) if l.startswith("RESULT ")]
 r = json.loads(res[-1][7:]) if res else {}
+c = [float(x) for x in sys.argv[3].split()]
 print("RESULT " + json.dumps({"minutes": round(samples[-1]["t_s"] / 60, 1) if samples else 0, "rps": r.get("rps"),
       "p50_ms": r.get("p50_ms"), "p99_ms": r.get("p99_ms"), "samples": len(samples),
       "wal_max_bytes": max((s["wal_bytes"] for s in samples), default=0),
       "wal_last_bytes": samples[-1]["wal_bytes"] if samples else 0,
-      "db_last_bytes": samples[-1]["db_bytes"] if samples else 0}))
+      "db_last_bytes": samples[-1]["db_bytes"] if samples else 0,
+      "wal_passes": int(c[0]), "wal_restarts": int(c[1]), "wal_restarts_busy": int(c[2]),
+      "wal_restart_ms_mean": round(c[3] * 1000 / c[1], 2) if c[1] else None}))
 PY
     ;;
   *) echo "usage: bench/run-toggle-tail.sh [tail|wal]" >&2; exit 2 ;;

@@ -24,13 +24,8 @@ final class ReactionIndexMigrationTests: XCTestCase {
         try Migrator(directory: dir.path).migrate(db)
         let domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(jwtSecret: Array("0123456789abcdef0123".utf8), passwordIterations: 1000),
                                      events: RecordingEventPublisher(), logger: Logger(label: "test"))
-        var users: [PublicUser] = []
-        for i in 0..<4 { users.append(try await domain.auth.createUser(username: "user\(i)", passwordHash: "x", firstName: nil, avatarUrl: nil)) }
-        let room = try await domain.rooms.create(actor: users[0].id, input: Input(["memberIds": .array(users.map { .string($0.id) })]))
-        let element = try await domain.elements.create(roomId: room.id, actor: users[0].id,
-                                                       input: Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1]),
-                                                       originSocketId: nil)
-        for u in users { _ = try await domain.reactions.toggle(roomId: room.id, elementId: element.id, actor: u.id, originSocketId: nil) }
+        let (users, room, element) = try await DomainFixture.roomWithElement(domain, users: 4)
+        for u in users { _ = try await domain.reactions.toggle(roomId: room, elementId: element, actor: u.id, originSocketId: nil) }
         let rowsSQL = "SELECT element_id, user_id, type, id, seq, created_at FROM reactions ORDER BY seq"
         let row: (Row) -> [String] = { r in (0..<6).map { i in i < 4 ? r.string(i) : String(r.int(i)) } }
         let before = try db.readSync { try $0.rows(rowsSQL, [], row) }
@@ -47,15 +42,15 @@ final class ReactionIndexMigrationTests: XCTestCase {
         let plan = try db.readSync { try $0.rows("EXPLAIN QUERY PLAN SELECT seq, user_id FROM reactions WHERE id = ? AND element_id = ?",
                                                  [.text("x"), .text("y")]) { $0.string(3) } }
         XCTAssertTrue(plan.contains { $0.contains("PRIMARY KEY") }, "plan: \(plan)")
-        let page = try await domain.reactions.list(roomId: room.id, elementId: element.id, viewer: users[0].id, limit: 2, before: nil)
-        let next = try await domain.reactions.list(roomId: room.id, elementId: element.id, viewer: users[0].id, limit: 2,
+        let page = try await domain.reactions.list(roomId: room, elementId: element, viewer: users[0].id, limit: 2, before: nil)
+        let next = try await domain.reactions.list(roomId: room, elementId: element, viewer: users[0].id, limit: 2,
                                                    before: page.reactions.last?.id)
         XCTAssertEqual((page.reactions + next.reactions).map(\.id), before.reversed().map { $0[3] }, "newest first, across the cursor")
         // The toggle still removes and adds its row through the primary key.
-        let removed = try await domain.reactions.toggle(roomId: room.id, elementId: element.id, actor: users[1].id, originSocketId: nil)
+        let removed = try await domain.reactions.toggle(roomId: room, elementId: element, actor: users[1].id, originSocketId: nil)
         XCTAssertEqual(removed.action, .removed)
         XCTAssertEqual(removed.stats.totalReactions, 3)
-        let added = try await domain.reactions.toggle(roomId: room.id, elementId: element.id, actor: users[1].id, originSocketId: nil)
+        let added = try await domain.reactions.toggle(roomId: room, elementId: element, actor: users[1].id, originSocketId: nil)
         XCTAssertEqual(added.action, .added)
         XCTAssertEqual(added.stats.totalReactions, 4)
         XCTAssertEqual(try db.readSync { try $0.scalarString("PRAGMA integrity_check") }, "ok")
@@ -72,15 +67,10 @@ final class ReactionIndexMigrationTests: XCTestCase {
         XCTAssertEqual(definitions.count, 3, "the primary key, by element and seq, by user: \(definitions)")
         let domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(jwtSecret: Array("0123456789abcdef0123".utf8), passwordIterations: 1000),
                                      events: RecordingEventPublisher(), logger: Logger(label: "test"))
-        var users: [PublicUser] = []
-        for i in 0..<3 { users.append(try await domain.auth.createUser(username: "pg\(i)", passwordHash: "x", firstName: nil, avatarUrl: nil)) }
-        let room = try await domain.rooms.create(actor: users[0].id, input: Input(["memberIds": .array(users.map { .string($0.id) })]))
-        let element = try await domain.elements.create(roomId: room.id, actor: users[0].id,
-                                                       input: Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1]),
-                                                       originSocketId: nil)
-        for u in users { _ = try await domain.reactions.toggle(roomId: room.id, elementId: element.id, actor: u.id, originSocketId: nil) }
-        let page = try await domain.reactions.list(roomId: room.id, elementId: element.id, viewer: users[0].id, limit: 2, before: nil)
-        let next = try await domain.reactions.list(roomId: room.id, elementId: element.id, viewer: users[0].id, limit: 2,
+        let (users, room, element) = try await DomainFixture.roomWithElement(domain, users: 3)
+        for u in users { _ = try await domain.reactions.toggle(roomId: room, elementId: element, actor: u.id, originSocketId: nil) }
+        let page = try await domain.reactions.list(roomId: room, elementId: element, viewer: users[0].id, limit: 2, before: nil)
+        let next = try await domain.reactions.list(roomId: room, elementId: element, viewer: users[0].id, limit: 2,
                                                    before: page.reactions.last?.id)
         XCTAssertEqual(Set((page.reactions + next.reactions).map(\.userId)), Set(users.map(\.id)))
         await domain.notifications.stop()

@@ -10,17 +10,25 @@ final class WALBoundTests: XCTestCase {
         (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
     }
 
-    func testSustainedWritesKeepTheWALBounded() async throws {
-        let dir = try makeTemporaryDirectory(self)
-        let path = dir + "/wal.sqlite"
+    /// A file database (`synchronous = NORMAL`: these tests are about size, not durability) with
+    /// a `blobs` table, configured by `configure`; closed at teardown.
+    func openBlobs(_ configure: (inout DatabaseConfiguration) -> Void) throws -> (Database, String) {
+        let path = try makeTemporaryDirectory(self) + "/wal.sqlite"
         var config = DatabaseConfiguration()
-        config.walAutocheckpointPages = 100          // ≈ 400 KB of 4 KB pages
-        config.walMaxBytes = 1 << 20
-        config.journalSizeLimitBytes = 512 << 10
-        config.synchronous = .normal                 // this test is about size, not durability
+        config.synchronous = .normal
+        configure(&config)
         let db = try Database(path: path, configuration: config)
-        defer { db.close() }
+        addTeardownBlock { db.close() }
         try db.writeSync { try $0.executeScript("CREATE TABLE blobs (id INTEGER PRIMARY KEY, body TEXT NOT NULL)") }
+        return (db, path)
+    }
+
+    func testSustainedWritesKeepTheWALBounded() async throws {
+        let (db, path) = try openBlobs {
+            $0.walAutocheckpointPages = 100          // ≈ 400 KB of 4 KB pages
+            $0.walMaxBytes = 1 << 20
+            $0.journalSizeLimitBytes = 512 << 10
+        }
         let body = String(repeating: "y", count: 4000)
         var largest = 0
         for round in 0..<200 {  // 2000 rows of 4 KB: 8 MB written through the WAL
@@ -43,17 +51,12 @@ final class WALBoundTests: XCTestCase {
     /// under it. Runs until both have happened several times (observable counters), then checks
     /// every WAL size seen on the way.
     func testContinuousWritesFromManyTasksStayUnderTheBound() async throws {
-        let dir = try makeTemporaryDirectory(self)
-        let path = dir + "/continuous.sqlite"
-        var config = DatabaseConfiguration()
-        config.walAutocheckpointPages = 50
-        config.walMaxBytes = 512 << 10
-        config.journalSizeLimitBytes = 512 << 10
-        config.maxWriteBatch = 8
-        config.synchronous = .normal
-        let db = try Database(path: path, configuration: config)
-        defer { db.close() }
-        try db.writeSync { try $0.executeScript("CREATE TABLE blobs (id INTEGER PRIMARY KEY, body TEXT NOT NULL)") }
+        let (db, path) = try openBlobs {
+            $0.walAutocheckpointPages = 50
+            $0.walMaxBytes = 512 << 10
+            $0.journalSizeLimitBytes = 512 << 10
+            $0.maxWriteBatch = 8
+        }
         let body = String(repeating: "z", count: 3000)
         let largest = LockedMax()
         let deadline = Date().addingTimeInterval(60)
@@ -83,19 +86,14 @@ final class WALBoundTests: XCTestCase {
     /// reports busy after the busy timeout (back-pressure, logged) and writes still commit; once
     /// the reader is gone the next restart succeeds and the WAL is short again.
     func testAReaderOnAnOldSnapshotDelaysTheRestartUntilItEnds() async throws {
-        let dir = try makeTemporaryDirectory(self)
-        let path = dir + "/pinned.sqlite"
-        var config = DatabaseConfiguration()
-        config.walAutocheckpointPages = 20
-        config.walMaxBytes = 128 << 10
-        config.busyTimeoutMilliseconds = 20
-        config.synchronous = .normal
-        let db = try Database(path: path, configuration: config)
-        defer { db.close() }
-        try db.writeSync { try $0.executeScript("CREATE TABLE blobs (id INTEGER PRIMARY KEY, body TEXT NOT NULL)") }
+        let (db, path) = try openBlobs {
+            $0.walAutocheckpointPages = 20
+            $0.walMaxBytes = 128 << 10
+            $0.busyTimeoutMilliseconds = 20
+        }
         try await db.write { try $0.run("INSERT INTO blobs (body) VALUES ('first')") }
         // Another process's reader, holding its snapshot open.
-        let reader = try SQLiteConnection(path: path, readOnly: true, configuration: config)
+        let reader = try SQLiteConnection(path: path, readOnly: true, configuration: db.configuration)
         try reader.executeScript("BEGIN")
         XCTAssertEqual(try reader.scalarInt("SELECT count(*) FROM blobs"), 1)
         let body = String(repeating: "p", count: 3000)

@@ -67,7 +67,7 @@ final class WALCheckpointer: @unchecked Sendable {
     let passes = Atomic<UInt64>(0)
     let restarts = Atomic<UInt64>(0)
     let restartsBusy = Atomic<UInt64>(0)
-    /// Time the writer spent in restarts (waiting for a pass, copying the tail, waiting for readers).
+    /// Time the writer spent in restarts (copying the tail, syncing, waiting for readers).
     let restartNanoseconds = Atomic<UInt64>(0)
 
     /// `connection`: a writable connection to the same file, for the thread's passes (nil when

@@ -13,7 +13,8 @@ public final class StorageMaintenance: Sendable {
         /// Time between pruning rounds (`notifications.pruneInterval`); zero turns pruning off.
         public var pruneInterval: Duration
         /// Time between `wal_checkpoint(TRUNCATE)`s (`database.checkpointInterval`); zero turns them off
-        /// (SQLite's automatic checkpoints, `database.walAutocheckpointPages`, still run).
+        /// (the background checkpointer, `database.walAutocheckpointPages`, and the WAL's bound,
+        /// `database.walMaxBytes`, still hold: TSStorage's `WALCheckpointer`).
         public var checkpointInterval: Duration
 
         public init(retention: NotificationRetention = .init(), pruneInterval: Duration = .seconds(300), checkpointInterval: Duration = .seconds(60)) {

@@ -12,9 +12,10 @@ import TSSync
 ///
 /// 1. **A checkpointer thread** with a connection of its own runs `PASSIVE` checkpoints (they
 ///    neither wait for nor block the writer or the readers) whenever `passivePages` frames were
-///    appended since its last pass. The writer learns the WAL's length for free after every
-///    commit (`sqlite3_wal_hook`, https://sqlite.org/c3ref/wal_hook.html), stores it in an atomic
-///    and wakes the thread only when a pass is due.
+///    appended since its last pass (an eighth of that within one window of the hard bound, so
+///    the writer's restart below finds a short tail). The writer learns the WAL's length for free
+///    after every commit (`sqlite3_wal_hook`, https://sqlite.org/c3ref/wal_hook.html), stores it
+///    in an atomic and wakes the thread only when a pass is due.
 /// 2. **A hard bound, enforced by the writer**: a PASSIVE checkpoint copies frames but never makes
 ///    SQLite start the WAL over. It starts over only when a write transaction begins on a WAL that
 ///    is fully copied and that no reader still uses; under a continuous write load the writer
@@ -108,7 +109,10 @@ final class WALCheckpointer: @unchecked Sendable {
         let copied = copiedFrames.load(ordering: .relaxed)
         // A WAL shorter than what was copied has started over: all of it is new.
         let fresh = frames >= copied ? frames - copied : frames
-        guard fresh >= passivePages, !passPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // Within one window of the bound, passes come eight times as often: the tail the writer's
+        // restart has to copy itself is then short.
+        let due = frames + passivePages >= maxFrames ? max(1, passivePages / 8) : passivePages
+        guard fresh >= due, !passPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         wake.lock()
         wakeRequested = true
         wake.signal()

@@ -53,8 +53,8 @@ final class PostgresConnection {
     }
 
     /// The libpq parameters besides the URL (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-PARAMKEYWORDS):
-    /// connect_timeout, TCP keepalives (a dead peer is noticed in about a minute, not after the
-    /// kernel's two hours) and the session settings: statement_timeout, UTC, read-only readers.
+    /// connect_timeout, the network bounds of an established connection (`networkBounds`) and the
+    /// session settings: statement_timeout, UTC, read-only readers.
     static func connect(url: String, readOnly: Bool, configuration: DatabaseConfiguration) throws -> OpaquePointer {
         let timeoutSeconds = max(1, Int((configuration.postgresConnectTimeout.components.seconds)))
         var options = "-c statement_timeout=\(configuration.postgresStatementTimeout.milliseconds) -c TimeZone=UTC"
@@ -62,10 +62,9 @@ final class PostgresConnection {
         let pairs: [(String, String)] = [
             ("dbname", url),  // expand_dbname = 1: a postgres:// URL (or key=value string) in dbname
             ("connect_timeout", String(timeoutSeconds)),
-            ("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"), ("keepalives_count", "3"),
             ("application_name", "touchsync"), ("client_encoding", "UTF8"),
             ("options", options),
-        ]
+        ] + networkBounds(timeoutSeconds: timeoutSeconds)
         var keys: [UnsafePointer<CChar>?] = pairs.map { UnsafePointer(strdup($0.0)) }
         var values: [UnsafePointer<CChar>?] = pairs.map { UnsafePointer(strdup($0.1)) }
         keys.append(nil)
@@ -86,6 +85,23 @@ final class PostgresConnection {
         // Notices (e.g. "relation already exists, skipping") would go to stderr otherwise.
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         return conn
+    }
+
+    /// How soon an established connection whose server went silent (a partition, a dead host: no
+    /// RST ever arrives) fails instead of blocking its storage thread for the kernel's ~15 minutes
+    /// of retransmissions. Every libpq call blocks on the socket, so these bound every call:
+    /// - `tcp_user_timeout` (Linux TCP_USER_TIMEOUT, RFC 5482): bytes sent and not acknowledged
+    ///   for `timeoutSeconds` end the connection. A healthy server's kernel acknowledges a query at
+    ///   once however long it then runs, so this never cuts a slow statement short
+    ///   (statement_timeout does that, on the server).
+    /// - keepalives: while waiting for an answer with nothing unacknowledged, a probe after
+    ///   `timeoutSeconds` of silence and two more a second apart; none answered ends it.
+    /// A read then fails as a lost connection, the reconnection attempt fails within
+    /// connect_timeout, and the database is reported unreachable (503 with Retry-After, /health
+    /// degraded) until the background probe reaches it again.
+    static func networkBounds(timeoutSeconds: Int) -> [(String, String)] {
+        [("keepalives", "1"), ("keepalives_idle", String(timeoutSeconds)), ("keepalives_interval", "1"), ("keepalives_count", "3"),
+         ("tcp_user_timeout", String(timeoutSeconds * 1000))]
     }
 
     /// False once libpq has noticed the connection is gone (or after `close`).

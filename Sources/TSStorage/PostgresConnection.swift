@@ -10,7 +10,8 @@ import TSSync  // the C library (strdup, malloc, free)
 /// - `?` placeholders are translated to `$1…$n` once per SQL text (`PostgresSQL.translate`) and the
 ///   statement is prepared once per connection as a named statement (`PQprepare`), then run with
 ///   `PQexecPrepared`. At most `statementCacheCapacity` are kept; past it a query runs unnamed
-///   (`PQexecParams`), so the server-side cache is bounded too.
+///   (`PQexecParams`), so the server-side cache is bounded too. Each call runs through libpq's
+///   asynchronous API with a total deadline (PostgresConnection+Deadline.swift).
 /// - Values are exchanged in text format (blobs in binary); `Row` parses them.
 /// - Not Sendable: one thread at a time, like `SQLiteConnection`.
 final class PostgresConnection {
@@ -19,7 +20,7 @@ final class PostgresConnection {
     let redactedURL: String
     let isReadOnly: Bool
     private let conninfo: String
-    private let configuration: DatabaseConfiguration
+    let configuration: DatabaseConfiguration
     private var prepared: [String: Prepared] = [:]
     private var nextStatementNumber = 0
     private var savepointCounter = 0
@@ -120,7 +121,7 @@ final class PostgresConnection {
 
     /// Runs one or more `;`-separated statements without parameters (simple query protocol).
     func executeScript(_ sql: String) throws {
-        let result = PQexec(handle, sql)
+        let result = try exchange(sql) { PQsendQuery($0, sql) }
         defer { PQclear(result) }
         try check(result, sql: sql)
         changes = Self.affectedRows(result)
@@ -170,9 +171,9 @@ final class PostgresConnection {
         }
         let result: OpaquePointer?
         if let name = statement.name {
-            result = PQexecPrepared(handle, name, Int32(n), values, lengths, formats, 0)
+            result = try exchange(sql) { PQsendQueryPrepared($0, name, Int32(n), values, lengths, formats, 0) }
         } else {
-            result = PQexecParams(handle, statement.translated, Int32(n), nil, values, lengths, formats, 0)
+            result = try exchange(sql) { PQsendQueryParams($0, statement.translated, Int32(n), nil, values, lengths, formats, 0) }
         }
         do {
             try check(result, sql: sql)
@@ -199,7 +200,7 @@ final class PostgresConnection {
         }
         nextStatementNumber += 1
         let name = "ts\(nextStatementNumber)"
-        let result = PQprepare(handle, name, translated, Int32(count), nil)
+        let result = try exchange(sql) { PQsendPrepare($0, name, translated, Int32(count), nil) }
         defer { PQclear(result) }
         try check(result, sql: sql)
         let entry = Prepared(name: name, translated: translated, parameterCount: count)

@@ -26,7 +26,6 @@ started with its Redis URL pointing at it.
 Needs root and iproute2; `ChaosCluster.missing()` names what is not there and the tests skip with it.
 """
 import os
-import queue
 import random
 import shutil
 import signal
@@ -114,73 +113,31 @@ class Net:
 
 
 class ChaosProxy(TcpProxy):
-    """TcpProxy listening on `listen_host` (any port) and relaying to target_host:target_port,
-    with `delay` (seconds, each way), `stalls` ((min, max) seconds: while on, now and then one
-    direction of every connection holds its bytes that long) and `resets` ((min, max) seconds
-    between two connections ended with RST). Counts what it did in `stats`."""
+    """TcpProxy listening on `listen_host` (any port) and relaying to target_host:target_port, with
+    the link's faults: `delay` (seconds, each way, as in TcpProxy), `stalls` ((min, max) seconds:
+    while set, now and then every direction holds its bytes that long, a congested or flapping
+    path) and `resets` ((min, max) seconds between two relayed connections ended with RST on the
+    node's side). Counts what it did in `stats`."""
 
     def __init__(self, listen_host, target_host, target_port):
-        self.target_host = target_host
-        self.target_port = target_port
-        self.delay = 0.0
-        self.refusing = False
-        self.lock = threading.Lock()
-        self.sockets = set()
-        self.pairs = []
+        self.base_delay = 0.0
         self.stall_until = 0.0
         self.stalls = None
         self.resets = None
-        self.stats = {"stalls": 0, "stalled_s": 0.0, "resets": 0, "connections": 0}
+        self.stats = {"stalls": 0, "stalled_s": 0.0, "resets": 0}
         self.rng = random.Random(int(os.environ.get("TOUCHSYNC_CHAOS_SEED", "0")) or None)
-        self.listener = socket.socket()
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind((listen_host, 0))
-        self.listener.listen(64)
-        self.port = self.listener.getsockname()[1]
-        self.closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__(target_port, listen_host=listen_host, target_host=target_host)
         threading.Thread(target=self._faults, daemon=True).start()
 
-    def _accept(self):
-        while not self.closed:
-            try:
-                down, _ = self.listener.accept()
-            except OSError:
-                return
-            if self.refusing:
-                down.close()
-                continue
-            try:
-                up = socket.create_connection((self.target_host, self.target_port), timeout=5)
-                up.settimeout(None)
-            except OSError:
-                down.close()
-                continue
-            with self.lock:
-                self.sockets.update((down, up))
-                self.pairs.append((down, up))
-                self.stats["connections"] += 1
-            for src, dst in ((down, up), (up, down)):
-                q = queue.Queue()
-                threading.Thread(target=self._read, args=(src, dst, q), daemon=True).start()
-                threading.Thread(target=self._write, args=(src, dst, q), daemon=True).start()
+    # TcpProxy holds each chunk `delay` after it was read; during a stall that is until the stall
+    # ends (what was read before it waits too: each direction writes in order).
+    @property
+    def delay(self):
+        return self.base_delay + max(0.0, self.stall_until - time.monotonic())
 
-    def _write(self, src, dst, q):
-        while True:
-            at, data = q.get()
-            while True:
-                wait = max(at + self.delay, self.stall_until) - time.monotonic()
-                if wait <= 0:
-                    break
-                time.sleep(min(wait, 0.05))
-            try:
-                if not data:
-                    raise OSError("closed")
-                dst.sendall(data)
-            except OSError:
-                for s in (src, dst):
-                    self._close(s)
-                return
+    @delay.setter
+    def delay(self, seconds):
+        self.base_delay = seconds
 
     def _faults(self):
         next_stall = next_reset = 0.0
@@ -199,28 +156,23 @@ class ChaosProxy(TcpProxy):
             time.sleep(0.05)
 
     def reset_one(self):
-        """Ends one live relayed connection with RST on both sides (SO_LINGER 0, then close)."""
+        """Ends one relayed connection with RST to the node (SO_LINGER 0, then close); the relay's
+        other half then closes the Redis side. False when none is open."""
         with self.lock:
-            live = [p for p in self.pairs if p[0] in self.sockets]
-            self.pairs = live
-        if not live:
+            node_side = [s for s in self.sockets if _local_port(s) == self.port]
+        if not node_side:
             return False
-        for s in self.rng.choice(live):
-            try:
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            except OSError:
-                pass
-            self._close_abortive(s)
-        self.stats["resets"] += 1
-        return True
-
-    def _close_abortive(self, s):
+        s = self.rng.choice(node_side)
         with self.lock:
             self.sockets.discard(s)
         try:
-            s.close()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.shutdown(socket.SHUT_RD)   # wakes the relay's reader; sends nothing
         except OSError:
             pass
+        s.close()                        # linger 0: RST
+        self.stats["resets"] += 1
+        return True
 
     def quiet(self):
         """No more faults: no delay, no stall, no reset."""
@@ -228,6 +180,13 @@ class ChaosProxy(TcpProxy):
         self.stalls = None
         self.resets = None
         self.stall_until = 0.0
+
+
+def _local_port(s):
+    try:
+        return s.getsockname()[1]
+    except OSError:
+        return None
 
 
 class Node:

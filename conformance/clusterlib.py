@@ -76,15 +76,16 @@ class TcpProxy:
     new ones (accepted and closed at once) until `heal()`; `delay` holds every chunk that long
     before passing it on, in both directions, in order (a slow link, not a slow Redis)."""
 
-    def __init__(self, target_port):
+    def __init__(self, target_port, listen_host="127.0.0.1", target_host="127.0.0.1"):
         self.target_port = target_port
+        self.target_host = target_host
         self.delay = 0.0
         self.refusing = False
         self.lock = threading.Lock()
         self.sockets = set()
         self.listener = socket.socket()
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
+        self.listener.bind((listen_host, 0))
         self.listener.listen(64)
         self.port = self.listener.getsockname()[1]
         self.closed = False
@@ -100,7 +101,7 @@ class TcpProxy:
                 down.close()
                 continue
             try:
-                up = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+                up = socket.create_connection((self.target_host, self.target_port), timeout=5)
                 up.settimeout(None)
             except OSError:
                 down.close()

@@ -229,7 +229,11 @@ def assert_once_in_origin_order(c, clients, sent, rows):
         got = cl.created_ids()
         for k, ids in sent.items():
             mine = set(ids)
-            assert [e for e in got if e in mine] == ids, f"client on node {cl.node_index} got node {k}'s events out of commit order"
+            seen = [e for e in got if e in mine]
+            first = next((i for i, (a, b) in enumerate(zip(seen, ids)) if a != b), None)
+            assert seen == ids, (
+                f"client on node {cl.node_index} got node {k}'s {len(ids)} events out of commit order: first at #{first}, "
+                f"where it got the one committed as #{ids.index(seen[first]) if first is not None else '?'}\n" + c.logs(40))
 
 
 def health(node):

@@ -71,9 +71,12 @@ public struct DatabaseConfiguration: Sendable {
     public var writerCacheKiB: Int = 32 << 10
 
     // PostgreSQL (database.url); docs/storage-postgres.md.
-    /// libpq `connect_timeout`: the longest one connection attempt may take. Default 5 s.
+    /// libpq `connect_timeout`: the longest one connection attempt may take; also the network
+    /// bound of an established connection (`tcp_user_timeout`, keepalives) and the margin of every
+    /// call's deadline past `postgresStatementTimeout` (PostgresConnection+Deadline.swift). Default 5 s.
     public var postgresConnectTimeout: Duration = .seconds(5)
-    /// `statement_timeout` of every session: a statement running longer is cancelled by the server. Default 30 s.
+    /// `statement_timeout` of every session: a statement running longer is cancelled by the server.
+    /// Plus `postgresConnectTimeout`, the total deadline of one call on our side (0 = neither). Default 30 s.
     public var postgresStatementTimeout: Duration = .seconds(30)
     /// After the database became unreachable, the first reconnection attempt waits this long; each
     /// failed attempt doubles it, up to `reconnectMaxBackoff`. Default 250 ms.

@@ -152,7 +152,7 @@ extension SettingKeys {
     public static let databaseUrl = SettingKey<String?>("database.url", nil,
             help: "postgres://user:pass@host:port/db selects PostgreSQL instead of the SQLite file database.path (serve --database-url). Linux builds only.")
     public static let databaseConnectTimeout = SettingKey<Duration>("database.connectTimeout", "5s",
-            help: "PostgreSQL: the longest one connection attempt may take (libpq connect_timeout, whole seconds, at least 1s).")
+            help: "PostgreSQL: the longest one connection attempt may take (libpq connect_timeout, whole seconds, at least 1s); also how long an established connection may go unanswered on the network (tcp_user_timeout, keepalives) before it is given up, and the margin past database.statementTimeout of every call's total deadline.")
     public static let databaseStatementTimeout = SettingKey<Duration>("database.statementTimeout", "30s",
             help: "PostgreSQL: statement_timeout of every session; a statement running longer is cancelled by the server (0s = no limit).")
     public static let databaseReconnectInitialBackoff = SettingKey<Duration>("database.reconnectInitialBackoff", "250ms",

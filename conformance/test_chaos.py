@@ -14,11 +14,13 @@ heavier than the CI run; the defaults keep the module near two minutes.
 Needs root, iproute2, PostgreSQL's binaries, redis-server and nginx; otherwise the module skips
 with the reason (`pytest -rs`).
 """
+import json
 import os
 import statistics
 import threading
 import time
 
+import engineio.packet
 import pytest
 import requests
 
@@ -55,22 +57,34 @@ def chaos():
 
 # --- clients and writers -------------------------------------------------------------------------------
 class TimedClient(Client):
-    """test_cluster.Client that also keeps when each element:created arrived and its payload's
-    per-room sequence number, when the server sends one."""
+    """test_cluster.Client that records element:created in the order the packets came off the
+    wire, with when each arrived and its payload's per-room sequence number (when the server sends
+    one). python-engineio runs each message's handler in a thread of its own
+    (engineio/client.py, `_receive_packet`: `run_async=True`), so the order handlers run in is not
+    the order the server sent; the packets are read here on the transport's one reading thread,
+    before that hand-off."""
+
+    EVENT_PREFIX = '2["element:created",'   # a Socket.IO EVENT packet on the default namespace
 
     def __init__(self, c, user, node_index, rooms):
         super().__init__(c, user, node_index, rooms)
         self.arrivals = {}   # element id -> first arrival (time.time())
-        self.seqs = []       # (element id, payload seq or None), in arrival order
+        self.seqs = []       # (element id, payload seq or None), in wire order
+        self.sio.on("element:created", lambda payload: None)   # counted below, not by the handler
+        eio = self.sio.eio
+        hand_off = eio._receive_packet
 
-        @self.sio.on("element:created")
-        def created(payload):
-            now = time.time()
-            eid = payload["element"]["id"]
-            with self.lock:
-                self.created.append(eid)
-                self.arrivals.setdefault(eid, now)
-                self.seqs.append((eid, payload.get("seq")))
+        def receive(pkt):
+            data = pkt.data
+            if pkt.packet_type == engineio.packet.MESSAGE and isinstance(data, str) and data.startswith(self.EVENT_PREFIX):
+                payload = json.loads(data[1:])[1]
+                eid = payload["element"]["id"]
+                with self.lock:
+                    self.created.append(eid)
+                    self.arrivals.setdefault(eid, time.time())
+                    self.seqs.append((eid, payload.get("seq")))
+            hand_off(pkt)
+        eio._receive_packet = receive
 
 
 def sockets_on(node):

@@ -10,7 +10,7 @@
 #   aiohttp           bench/peer/peer.py (aiohttp + sqlite3, synchronous = FULL): health, toggle, interaction-state, my-rooms
 #   touchsync-pg      one node on PostgreSQL (scripts/services.sh, fsync on): toggle, interaction-state, my-rooms
 # The SQLite servers of a round each get their own copy of one `touchsync bench-seed` database;
-# the PostgreSQL node a database seeded afresh with the same command. Prints a markdown table
+# the PostgreSQL node a fresh copy of a database seeded once with the same command. Prints a markdown table
 # (also written to $COMPARE_DATA/table.md): per row the median and spread (min–max) of req/s, p50
 # and p99, the server's CPU per request, the load average (1 min) at the end of the runs, and
 # the ratio TouchSync-on-SQLite ÷ this row, paired round by round (both runs of a pair measured in
@@ -118,12 +118,19 @@ run_aiohttp() {
   bench/run-peer.sh stop
 }
 
+# The PostgreSQL data set is seeded once per sitting (into bench_compare_seed; through PostgreSQL
+# with fsync on it takes a minute or more) and every round's node gets a fresh copy of it
+# (CREATE DATABASE … TEMPLATE: a file copy, a second), as the SQLite servers get copies of theirs.
+seed_pg() {
+  rm -rf "$C/pg"; mkdir -p "$C/pg"
+  "$PSQL" "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS bench_compare_seed" -qc "CREATE DATABASE bench_compare_seed" >/dev/null
+  TOUCHSYNC_JWT_SECRET="$PG_SECRET" "$BIN/touchsync" bench-seed --database-url "${PG_ADMIN%/*}/bench_compare_seed" --out "$C/pg" \
+    --log-level warning 2>"$C/pg/seed.log" || { cat "$C/pg/seed.log" >&2; exit 1; }
+}
+
 run_touchsync_pg() {
   local port db; port=$(free_port); db="${PG_ADMIN%/*}/bench_compare"
-  "$PSQL" "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS bench_compare" -qc "CREATE DATABASE bench_compare" >/dev/null
-  rm -rf "$C/pg"; mkdir -p "$C/pg"
-  TOUCHSYNC_JWT_SECRET="$PG_SECRET" "$BIN/touchsync" bench-seed --database-url "$db" --out "$C/pg" --log-level warning 2>"$C/pg/seed.log" \
-    || { cat "$C/pg/seed.log" >&2; exit 1; }
+  "$PSQL" "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS bench_compare" -qc "CREATE DATABASE bench_compare TEMPLATE bench_compare_seed" >/dev/null
   TOUCHSYNC_JWT_SECRET="$PG_SECRET" TOUCHSYNC_SERVER_MAX_CONNECTIONS=20000 TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 \
     taskset -c "$SERVER_CPU" "$BIN/touchsync" serve --port "$port" --database-url "$db" --log-level warning >"$C/pg/server.log" 2>&1 &
   pg_pid=$!
@@ -135,6 +142,7 @@ run_touchsync_pg() {
 started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 bench_context
 echo "rounds $ROUNDS, $DURATION per run, $CONNS connections; servers: ${servers[*]}"
+[[ " ${servers[*]} " == *" touchsync-pg "* ]] && seed_pg
 for round in $(seq "$ROUNDS"); do
   # One seed per round; every SQLite server of the round starts from its own copy.
   rm -rf "$C/seed"; mkdir -p "$C/seed"

@@ -159,7 +159,7 @@ async def my_rooms(request):
     claims = verified_claims(request)
     user = session_user(db, claims) if claims is not None else None
     if user is None:
-        return unauthorized()
+        return error(401, "UNAUTHORIZED", "Invalid or expired token")
     rooms_out = [{"id": r[0], "name": r[1], "createdBy": r[2], "createdAt": iso(r[3]), "updatedAt": iso(r[4]), "isActive": bool(r[5]),
                   "nameSetBy": r[6], "nameSetByUser": public_user(r, 7) if r[7] is not None else None, "elementCount": r[11],
                   "badges": {"messages": r[13], "elements": r[12]}, "hasUnread": r[12] > 0 or r[13] > 0}
@@ -189,7 +189,7 @@ def toggle_in_transaction(claims, room_id, element_id):
     now, seq = int(time.time()), next_seq()
     user = session_user(writer, claims)
     if user is None:
-        return unauthorized()
+        return error(401, "UNAUTHORIZED", "Invalid or expired token")
     actor = user[0]
     owner = writer.execute("SELECT e.created_by FROM elements e WHERE e.id = ? AND e.room_id = ?"
                            " AND EXISTS(SELECT 1 FROM room_members m WHERE m.room_id = e.room_id AND m.user_id = ?)",
@@ -219,7 +219,7 @@ def toggle_in_transaction(claims, room_id, element_id):
 async def toggle(request):
     claims = verified_claims(request)
     if claims is None:
-        return unauthorized()
+        return error(401, "UNAUTHORIZED", "Invalid or expired token")
     # One transaction per toggle, committed (fsync: synchronous = FULL) before the answer.
     writer.execute("BEGIN IMMEDIATE")
     try:

@@ -15,7 +15,7 @@ port=${2:?usage: nginx-health.sh start|stop PORT DIR}
 dir=${3:?usage: nginx-health.sh start|stop PORT DIR}
 NGINX="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
 # The body: status, version, uptimeSeconds and database, as TouchSync's /health (OperationsRoutes.swift).
-HEALTH_BODY="${HEALTH_BODY:-{\"status\":\"ok\",\"version\":\"0.0.0-bench\",\"uptimeSeconds\":0,\"database\":\"ok\"\}}"
+HEALTH_BODY="${HEALTH_BODY:-{\"status\":\"ok\",\"version\":\"0.1.0\",\"uptimeSeconds\":0,\"database\":\"ok\"\}}"
 
 stop() {
   [[ -f "$dir/nginx.pid" ]] || return 0

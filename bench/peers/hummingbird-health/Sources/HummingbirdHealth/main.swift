@@ -20,7 +20,7 @@ let port = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 3902
 let started = Date()
 let router = Router()
 router.get("/health") { _, _ -> Health in
-    Health(status: "ok", version: "0.0.0-bench", uptimeSeconds: Int(Date().timeIntervalSince(started)), database: "ok")
+    Health(status: "ok", version: "0.1.0", uptimeSeconds: Int(Date().timeIntervalSince(started)), database: "ok")
 }
 var logger = Logger(label: "hummingbird-health")
 logger.logLevel = .warning  // no line per request, as the TouchSync server runs in bench/

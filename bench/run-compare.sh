@@ -82,6 +82,7 @@ measure() {
   local name=$1 scenario=$2 port=$3 data=$4 pid=$5 log="$C/results/$1.$2.log"
   BENCH_DATA="$data" URL="http://127.0.0.1:$port" SERVER_PID="$pid" RUNS=1 DURATION="$DURATION" CONNECTIONS="$CONNS" \
     bench/run-http.sh "$scenario" >>"$log" 2>&1 || { echo "run failed: $name $scenario (see $log)" >&2; exit 1; }
+  grep -q '^RESULT ' "$log" || { echo "no RESULT line from wrk: $name $scenario (see $log)" >&2; exit 1; }
   grep '^RESULT ' "$log" | tail -1 | sed "s/^RESULT {/RESULT {\"round\": $round, /" \
     | tee -a "$C/results/$name.$scenario.out" | sed "s/^/round $round $name $scenario: /"
 }

@@ -79,11 +79,11 @@ wait_health() {
 # measure NAME SCENARIO PORT DATA PID: one bench/run-http.sh run; its RESULT line, with the round,
 # appended to $C/results/NAME.SCENARIO.out.
 measure() {
-  local name=$1 scenario=$2 port=$3 data=$4 pid=$5 log="$C/results/$1.$2.log"
+  local name=$1 scenario=$2 port=$3 data=$4 pid=$5 log="$C/results/$1.$2.round$round.log"
   BENCH_DATA="$data" URL="http://127.0.0.1:$port" SERVER_PID="$pid" RUNS=1 DURATION="$DURATION" CONNECTIONS="$CONNS" \
-    bench/run-http.sh "$scenario" >>"$log" 2>&1 || { echo "run failed: $name $scenario (see $log)" >&2; exit 1; }
+    bench/run-http.sh "$scenario" >"$log" 2>&1 || { echo "run failed: $name $scenario (see $log)" >&2; exit 1; }
   grep -q '^RESULT ' "$log" || { echo "no RESULT line from wrk: $name $scenario (see $log)" >&2; exit 1; }
-  grep '^RESULT ' "$log" | tail -1 | sed "s/^RESULT {/RESULT {\"round\": $round, /" \
+  grep -m1 '^RESULT ' "$log" | sed "s/^RESULT {/RESULT {\"round\": $round, /" \
     | tee -a "$C/results/$name.$scenario.out" | sed "s/^/round $round $name $scenario: /"
 }
 
@@ -195,5 +195,5 @@ for title, scenario, servers in routes:
               f"| {spread([r['p99_ms'] for r in rs], f2)} | {spread(cpu, f1)} | {'1' if s == 'touchsync-sqlite' else spread(ratios, f2)} "
               f"| {spread([r['load1'] for r in rs], f2)} | {errors} |")
 if bad:
-    print(f"\n{bad} non-2xx answers or socket errors: see the .log files in {res}", file=sys.stderr)
+    print(f"\n{bad} non-2xx answers or socket errors: see the *.log files in {res}", file=sys.stderr)
 PY

@@ -27,13 +27,14 @@ CONNS="${CONNS:-64}"
 C="${COMPARE_DATA:-bench/.data-compare}"
 HB_PACKAGE=bench/peers/hummingbird-health
 PG_SECRET="bench-compare-secret-0123456789abcdef0123"   # the PostgreSQL node's tokens (no database file to keep one in)
+export PGOPTIONS="--client-min-messages=warning"   # no NOTICE for a DROP … IF EXISTS of nothing
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 rm -rf "$C"; mkdir -p "$C/results"
 C="$(cd "$C" && pwd)"
 if [[ -z "${NO_BUILD:-}" ]]; then
-  swift build -c release --scratch-path "$SCRATCH" --product touchsync >/dev/null
-  swift build -c release --package-path "$HB_PACKAGE" >/dev/null
+  swift build -c release --scratch-path "$SCRATCH" --product touchsync >"$C/build.log" 2>&1 || { cat "$C/build.log" >&2; exit 1; }
+  swift build -c release --package-path "$HB_PACKAGE" >"$C/build-hummingbird.log" 2>&1 || { cat "$C/build-hummingbird.log" >&2; exit 1; }
 fi
 HB_BIN="$HB_PACKAGE/.build/release/hummingbird-health"
 [[ -x "$HB_BIN" ]] || { echo "no $HB_BIN: build it (swift build -c release --package-path $HB_PACKAGE) or drop NO_BUILD" >&2; exit 1; }

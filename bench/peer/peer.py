@@ -70,8 +70,12 @@ async def clear_elements(request):
     return web.json_response({"data": {"roomId": room_id, "deleted": n}})
 
 
+started = time.monotonic()
+
+
 async def health(request):
-    return web.json_response({"status": "ok"})
+    # The fields of TouchSync's /health (bench/run-compare.sh compares the two).
+    return web.json_response({"status": "ok", "version": "0.1.0", "uptimeSeconds": int(time.monotonic() - started), "database": "ok"})
 
 
 db: sqlite3.Connection | None = None      # reads

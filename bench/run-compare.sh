@@ -27,7 +27,8 @@ CONNS="${CONNS:-64}"
 C="${COMPARE_DATA:-bench/.data-compare}"
 HB_PACKAGE=bench/peers/hummingbird-health
 PG_SECRET="bench-compare-secret-0123456789abcdef0123"   # the PostgreSQL node's tokens (no database file to keep one in)
-export PGOPTIONS="--client-min-messages=warning"   # no NOTICE for a DROP … IF EXISTS of nothing
+# psql without the NOTICE of a DROP … IF EXISTS of nothing (only psql's sessions: libpq reads PGOPTIONS).
+psql_admin() { PGOPTIONS="--client-min-messages=warning" "$PSQL_BIN" "$PG_ADMIN" "$@"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 rm -rf "$C"; mkdir -p "$C/results"
@@ -60,7 +61,7 @@ if [[ "${PG:-1}" != 0 ]]; then
   # shellcheck disable=SC1091
   . "$services/env"
   if [[ -n "${TOUCHSYNC_TEST_POSTGRES_URL:-}" ]]; then
-    PG_ADMIN="$TOUCHSYNC_TEST_POSTGRES_URL"; PSQL="$(cat "$services/pg/bin")/psql"
+    PG_ADMIN="$TOUCHSYNC_TEST_POSTGRES_URL"; PSQL_BIN="$(cat "$services/pg/bin")/psql"
     servers+=(touchsync-pg)
   else
     echo "PostgreSQL rows left out: ${TOUCHSYNC_TEST_SERVICES_SKIPPED:-PostgreSQL did not start}" >&2
@@ -125,14 +126,14 @@ run_aiohttp() {
 # (CREATE DATABASE … TEMPLATE: a file copy, a second), as the SQLite servers get copies of theirs.
 seed_pg() {
   rm -rf "$C/pg"; mkdir -p "$C/pg"
-  "$PSQL" "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS bench_compare_seed" -qc "CREATE DATABASE bench_compare_seed" >/dev/null
+  psql_admin -qc "DROP DATABASE IF EXISTS bench_compare_seed" -qc "CREATE DATABASE bench_compare_seed" >/dev/null
   TOUCHSYNC_JWT_SECRET="$PG_SECRET" "$BIN/touchsync" bench-seed --database-url "${PG_ADMIN%/*}/bench_compare_seed" --out "$C/pg" \
     --log-level warning 2>"$C/pg/seed.log" || { cat "$C/pg/seed.log" >&2; exit 1; }
 }
 
 run_touchsync_pg() {
   local port db; port=$(free_port); db="${PG_ADMIN%/*}/bench_compare"
-  "$PSQL" "$PG_ADMIN" -qc "DROP DATABASE IF EXISTS bench_compare" -qc "CREATE DATABASE bench_compare TEMPLATE bench_compare_seed" >/dev/null
+  psql_admin -qc "DROP DATABASE IF EXISTS bench_compare" -qc "CREATE DATABASE bench_compare TEMPLATE bench_compare_seed" >/dev/null
   TOUCHSYNC_JWT_SECRET="$PG_SECRET" TOUCHSYNC_SERVER_MAX_CONNECTIONS=20000 TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 \
     taskset -c "$SERVER_CPU" "$BIN/touchsync" serve --port "$port" --database-url "$db" --log-level warning >"$C/pg/server.log" 2>&1 &
   pg_pid=$!

@@ -343,7 +343,7 @@ public final class Database: @unchecked Sendable {
     @discardableResult
     public func checkpoint() async throws -> CheckpointResult {
         guard dialect == .sqlite else { return CheckpointResult(busy: false, walFrames: -1, checkpointedFrames: -1) }
-        let busyTimeout = configuration.busyTimeoutMilliseconds
+        let busyTimeout = configuration.busyTimeout.wholeMilliseconds
         return try await maintenance { c in
             try c.executeScript("PRAGMA busy_timeout = 0")
             defer { try? c.executeScript("PRAGMA busy_timeout = \(busyTimeout)") }

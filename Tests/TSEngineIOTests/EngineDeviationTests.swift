@@ -108,7 +108,7 @@ final class EnginePingDeadlineTests: XCTestCase {
     func openSessionOnManualClock() async throws -> (ManualClock, EventLoop, EngineIOServer, String) {
         let clock = ManualClock()
         let loop = try EventLoop(clock: clock)
-        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 300, pingTimeout: 200),
+        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: .milliseconds(300), pingTimeout: .milliseconds(200)),
                                         clock: clock, timerLoop: loop, logger: Logger(label: "test"))
         let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
         do {

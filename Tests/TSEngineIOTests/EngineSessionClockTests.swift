@@ -25,7 +25,7 @@ final class EngineSessionClockTests: XCTestCase {
         let clock = ManualClock()
         let loop = try EventLoop(clock: clock)
         defer { loop.shutdown() }
-        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 25_000, pingTimeout: 20_000),
+        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: .seconds(25), pingTimeout: .seconds(20)),
                                         clock: clock, timerLoop: loop, logger: Logger(label: "test"))
         let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
         let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)

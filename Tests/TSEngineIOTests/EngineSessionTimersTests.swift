@@ -31,7 +31,7 @@ final class EngineSessionTimersTests: XCTestCase {
         let clock = ManualClock()
         let loop = try EventLoop(clock: clock)
         defer { loop.shutdown() }
-        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 1_000, pingTimeout: 500),
+        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: .seconds(1), pingTimeout: .milliseconds(500)),
                                         clock: clock, timerLoop: loop, logger: Logger(label: "test"))
         // Three sessions opened 100 ms apart: pings due at 1000, 1100, 1200 ms.
         var sessions: [EngineIOSession] = []

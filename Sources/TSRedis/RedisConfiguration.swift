@@ -1,4 +1,4 @@
-/// Settings of the pub/sub client (`realtime.redis*` in Setting.swift; docs/limits.md).
+/// Settings of the pub/sub client (`realtime.redis*` in TSApp's RedisEventBridge+Settings.swift; docs/limits.md).
 public struct RedisConfiguration: Sendable {
     public var url: RedisURL
     /// The first reconnect delay; each failed attempt doubles it up to `reconnectMaxDelay`.

@@ -91,7 +91,7 @@ final class SettingsRegistryTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(scanned, 100, "the scan found the sources")
-        XCTAssertEqual(offenders, [], "read these settings with their typed keys (configuration[.name], Setting.swift)")
+        XCTAssertEqual(offenders, [], "read these settings with their typed keys (configuration[.name], declared in the layer's *+Settings.swift)")
     }
 
     /// The README settings table names each duration's older name and variable, which are still read.

@@ -35,7 +35,7 @@ public enum OpenAPICatalog {
            security: .none, request: S.ref("LoginRequest"), responses: [data(200, "Logged in", S.ref("Session"))], errors: [400, 401, 415]),
         Op(.GET, "/api/auth/me", tag: "Auth", summary: "The caller", responses: [data(200, "The caller's public user", S.ref("User"))], errors: [401]),
         Op(.POST, "/api/auth/refresh", tag: "Auth", summary: "A fresh token for a valid one",
-           description: "Send the current token as Authorization: Bearer. The answer has a new token (new iat and exp, auth.tokenLifetime) "
+           description: "Send the current token as Authorization: Bearer. The answer has a new token (new iat and exp, auth.tokenLifetimeSeconds) "
                + "for the same user; the old one stays valid until it expires or the user logs out. An expired or revoked token is 401: log in again.",
            responses: [data(200, "A fresh session", S.ref("Session"))], errors: [401]),
         Op(.POST, "/api/auth/logout", tag: "Auth", summary: "Revoke every token of the caller",

@@ -57,12 +57,3 @@ public struct RedisBackoff: Sendable, Equatable {
 
     public mutating func reset() { failures = 0 }
 }
-
-extension Duration {
-    /// Whole nanoseconds (negative as 0), for the event loop's timers.
-    var nanosecondsClamped: UInt64 {
-        let c = components
-        if c.seconds < 0 { return 0 }
-        return UInt64(c.seconds) &* 1_000_000_000 &+ UInt64(max(0, c.attoseconds / 1_000_000_000))
-    }
-}

@@ -89,7 +89,7 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
         switch action {
         case .startAttempt(let gen):
             // A total deadline for the whole attempt: resolve, connect, handshake.
-            let timer = loop.scheduleTask(in: configuration.connectTimeout.nanosecondsClamped) { [self] in
+            let timer = loop.scheduleTask(in: configuration.connectTimeout.clockNanoseconds) { [self] in
                 let now = loop.clock.now()
                 perform(state.withValue { $0.machine.attemptFailed("no ready connection within \(configuration.connectTimeout)", generation: gen, now: now) })
             }
@@ -139,7 +139,7 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
             }
             onDown(reason)
             let delay = state.withValue { $0.backoff.nextDelay() }
-            let timer = loop.scheduleTask(in: delay.nanosecondsClamped) { [self] in perform(state.withValue { $0.machine.retryTimerFired() }) }
+            let timer = loop.scheduleTask(in: delay.clockNanoseconds) { [self] in perform(state.withValue { $0.machine.retryTimerFired() }) }
             state.withValue { s in s.retryTimer?.cancel(); s.retryTimer = timer }
         case .stop:
             let c = state.withValue { s in
@@ -159,7 +159,7 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
             let c = try Connection.connect(host: address, port: configuration.url.port, on: loop, id: id,
                                            maxOutboundBytes: configuration.maxPendingBytes + (1 << 20)) { _ in self }
             // Our own queue bounds the backlog (maxPendingBytes); the peer is a server we trust to read.
-            c.outboundStallTimeout = max(configuration.connectTimeout.nanosecondsClamped, 1_000_000_000) * 6
+            c.outboundStallTimeout = max(configuration.connectTimeout.clockNanoseconds, 1_000_000_000) * 6
             state.value.connection = c
             for command in handshake { c.write(command) }
             let now = loop.clock.now()
@@ -172,7 +172,7 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
 
     private func schedulePing() {
         let gen = state.withValue { s in s.pingTimer?.cancel(); return s.machine.generation }
-        let timer = loop.scheduleTask(in: configuration.pingInterval.nanosecondsClamped) { [self] in
+        let timer = loop.scheduleTask(in: configuration.pingInterval.clockNanoseconds) { [self] in
             let now = loop.clock.now()
             perform(state.withValue { $0.machine.pingTimerFired(generation: gen, now: now, pingInterval: "\(configuration.pingInterval)") })
         }

@@ -166,7 +166,7 @@ public final class Database: @unchecked Sendable {
     /// The first connection, retried with backoff for `startupWait` (a cluster's nodes may start
     /// before the database accepts connections).
     static func connectPostgres(url: String, readOnly: Bool, configuration: DatabaseConfiguration, logger: Logger) throws -> PostgresConnection {
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, configuration.startupWait.milliseconds)) * 1_000_000
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ configuration.startupWait.clockNanoseconds
         var backoff = max(.milliseconds(1), configuration.reconnectInitialBackoff)
         let pause = Condition()
         var logged = false
@@ -343,7 +343,7 @@ public final class Database: @unchecked Sendable {
     @discardableResult
     public func checkpoint() async throws -> CheckpointResult {
         guard dialect == .sqlite else { return CheckpointResult(busy: false, walFrames: -1, checkpointedFrames: -1) }
-        let busyTimeout = configuration.busyTimeoutMilliseconds
+        let busyTimeout = configuration.busyTimeout.wholeMilliseconds
         return try await maintenance { c in
             try c.executeScript("PRAGMA busy_timeout = 0")
             defer { try? c.executeScript("PRAGMA busy_timeout = \(busyTimeout)") }

@@ -57,7 +57,7 @@ final class PostgresConnection {
     /// kernel's two hours) and the session settings: statement_timeout, UTC, read-only readers.
     static func connect(url: String, readOnly: Bool, configuration: DatabaseConfiguration) throws -> OpaquePointer {
         let timeoutSeconds = max(1, Int((configuration.postgresConnectTimeout.components.seconds)))
-        var options = "-c statement_timeout=\(configuration.postgresStatementTimeout.milliseconds) -c TimeZone=UTC"
+        var options = "-c statement_timeout=\(configuration.postgresStatementTimeout.wholeMilliseconds) -c TimeZone=UTC"
         if readOnly { options += " -c default_transaction_read_only=on" }
         let pairs: [(String, String)] = [
             ("dbname", url),  // expand_dbname = 1: a postgres:// URL (or key=value string) in dbname
@@ -249,12 +249,4 @@ enum PostgresTypeOID {
     static let float4: UInt32 = 700
     static let float8: UInt32 = 701
     static let numeric: UInt32 = 1700
-}
-
-extension Duration {
-    /// Whole milliseconds (rounded down).
-    var milliseconds: Int64 {
-        let c = components
-        return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
-    }
 }

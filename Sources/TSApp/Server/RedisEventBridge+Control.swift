@@ -20,8 +20,8 @@ import TSSync
 ///   node continues its event log after S and answers `test-ack`, so the asker's
 ///   `lastEventSequence` is a valid `since` on every node.
 ///
-/// The asker waits for the nodes alive when it starts, at most `deadline` for both rounds, then
-/// answers. A node not in test mode ignores the requests (and says so in its log).
+/// The asker waits for the nodes alive when it starts, at most `deadline` for the first round and
+/// `alignGrace` more for the second when the first used it all, then answers. A node not in test mode ignores the requests (and says so in its log).
 final class TestModeControl: @unchecked Sendable {
     // @unchecked Sendable: every stored property is a lock-protected value.
     static let messageTypes: Set<String> = ["test-node", "test-sync", "test-align", "test-ack"]
@@ -29,8 +29,11 @@ final class TestModeControl: @unchecked Sendable {
     /// A node heard from within this long is waited for (three heartbeats: one lost is not enough
     /// to forget a node, and a killed node is no longer waited for after it).
     static let aliveWindow: Duration = .seconds(3)
-    /// The longest a reset or fixtures load waits for the other nodes, both rounds together.
+    /// The longest a reset or fixtures load waits for the other nodes' first answers.
     static let deadline: Duration = .seconds(5)
+    /// The second round, among nodes that already answered the first, has at least this long
+    /// even when the first used the whole deadline: a request waits at most `deadline` + this.
+    static let alignGrace: Duration = .seconds(1)
     /// Nodes remembered at most; past it the one heard from least recently is forgotten.
     static let maxPeers = 1024
     /// Rounds waiting at once at most; one more is answered at once as unanswered by everyone.
@@ -175,7 +178,7 @@ extension RedisEventBridge: TestModeCluster {
         if step == .reset { await local.clearEvents() } else { await local.flush() }
         let sequence = max(local.lastSequence, first.values.max() ?? 0)
         // Round 2: every node that answered continues its log after `sequence`.
-        let second = await round(Set(first.keys), until: deadline) { id in
+        let second = await round(Set(first.keys), until: max(deadline, .now + TestModeControl.alignGrace)) { id in
             ["type": "test-align", "id": .string(id), "sequence": .int(sequence)]
         }
         local.advance(to: sequence)

@@ -162,6 +162,25 @@ class TcpProxy:
         self.listener.close()
 
 
+def start_or_skip(label, **kwargs):
+    """A started Cluster(**kwargs) for a test module, or pytest.skip naming what is missing (`label`
+    starts the message); a warning when the nodes share SQLite instead of PostgreSQL."""
+    import warnings
+    import pytest
+    c = Cluster(**kwargs)
+    reason = c.missing()
+    if reason:
+        pytest.skip(f"{label}: {reason}")
+    if c.storage_note:
+        warnings.warn(UserWarning(f"{label}: {c.storage_note}"))
+    try:
+        c.start()
+    except BaseException:
+        c.stop()
+        raise
+    return c
+
+
 class Node:
     def __init__(self, index, port, log_path, test_mode=None):
         self.index = index          # 1-based, as in deploy/nginx/touchsync.conf (node1 … node3)

@@ -9,7 +9,6 @@ disconnect stays visible). Missing PostgreSQL, Redis or nginx skips the module w
 import concurrent.futures
 import os
 import time
-import warnings
 
 import pytest
 import requests
@@ -18,7 +17,6 @@ import socketio
 from conftest import wait_for
 
 import clusterlib
-from clusterlib import Cluster
 
 FIXTURES = {
     "users": [{"username": "alice", "password": "alice-password"}, {"username": "bob", "password": "bob-password"}],
@@ -29,14 +27,8 @@ FIXTURES = {
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster(test_mode=True)
-    reason = c.missing()
-    if reason:
-        pytest.skip("cluster test-mode test: " + reason)
-    if c.storage_note:
-        warnings.warn(UserWarning("cluster test-mode test: " + c.storage_note))
+    c = clusterlib.start_or_skip("cluster test-mode test", test_mode=True)
     try:
-        c.start()
         # A fourth node on the same database and Redis, without test mode (not behind nginx).
         c.production = clusterlib.Node(4, clusterlib.free_port(), os.path.join(c.tmp, "node4.log"), test_mode=False)
         c.nodes.append(c.production)   # so stop() ends it too

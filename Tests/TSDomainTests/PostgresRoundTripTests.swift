@@ -8,7 +8,7 @@ import XCTest
 /// Round trips to PostgreSQL per read (`Database.postgresRoundTrips`): a read's snapshot `BEGIN`
 /// travels with its first statement, its `COMMIT` is not waited for, and the statements a read
 /// announces (`SQLConnection.prefetch`) go in the same pipeline (PostgresConnection+Pipeline.swift).
-/// Without them my-rooms cost four (BEGIN, the token's user, the rooms, COMMIT). Skips visibly
+/// Waiting for each step, my-rooms would cost four (BEGIN, the token's user, the rooms, COMMIT). Skips visibly
 /// without TOUCHSYNC_TEST_POSTGRES_URL (scripts/test starts one).
 final class PostgresRoundTripTests: XCTestCase {
     var db: Database!

@@ -48,6 +48,8 @@ public final class Database: @unchecked Sendable {
     private let pool: ReaderPool
     /// PostgreSQL only: reachability and the reconnection loop.
     let monitor: ConnectionMonitor?
+    /// PostgreSQL only: the round trips every connection of this database waited for (0 on SQLite).
+    public let postgresRoundTrips = PostgresRoundTrips()
 
     /// Opens (creating if needed) the SQLite database at `path` with its writer thread and read pool.
     public convenience init(path: String, configuration: DatabaseConfiguration = .init(),
@@ -100,6 +102,8 @@ public final class Database: @unchecked Sendable {
         }
         try self.init(path: redacted, dialect: .postgres, writer: SQLConnection(postgres: writer), readers: readers,
                       monitor: monitor, configuration: configuration, logger: logger)
+        writer.roundTrips = postgresRoundTrips
+        for reader in readers { reader.postgres?.roundTrips = postgresRoundTrips }
         logger.info("storage: PostgreSQL at \(redacted), \(readers.count) readers")
         #else
         throw StorageError.misuse("this build has no PostgreSQL support: libpq is linked on Linux only (apt-get install libpq-dev "

@@ -155,9 +155,13 @@ public final class TouchSyncServer: @unchecked Sendable {
                                                 demo: configuration[.demo], testMode: testMode, host: http.host, trustedProxies: trustedProxies, domain: domain,
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
-            TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
-                       faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes],
-                       flushEvents: { await broadcaster.flush() }).register(into: &router)
+            let testRoutes = TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
+                                        faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes],
+                                        flushEvents: { await broadcaster.flush() }, cluster: redisBridge)
+            testRoutes.register(into: &router)
+            // redis hook: a reset or fixtures load on any node reaches every test-mode node.
+            redisBridge?.enableTestMode(testRoutes.localNode,
+                                        label: "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)")
             logger.warning("test mode is on: /api/test/reset, /api/test/fixtures, /api/test/events and /api/test/faults need no token")
             // Events leave after the answer, in commit order (docs/realtime.md "Order"); in test mode a
             // write's answer waits for them, so the test that made it finds them in /api/test/events.

@@ -6,7 +6,7 @@ public enum JWT {
     /// Tokens longer than this are rejected before any decoding (they are a few hundred bytes).
     public static let maximumTokenLength = 8192
     /// Default leeway for clock skew between hosts (RFC 7519 §4.1.4–§4.1.5 "MAY provide for some
-    /// small leeway"): applied alike to `exp`, `nbf` and `iat` (config `auth.tokenLeewaySeconds`).
+    /// small leeway"): applied alike to `exp`, `nbf` and `iat` (config `auth.tokenLeeway`).
     public static let defaultClockSkewSeconds: Int64 = 60
 
     /// Header and payload nest no deeper than this (they are flat objects).

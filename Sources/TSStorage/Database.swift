@@ -48,6 +48,8 @@ public final class Database: @unchecked Sendable {
     private let pool: ReaderPool
     /// PostgreSQL only: reachability and the reconnection loop.
     let monitor: ConnectionMonitor?
+    /// PostgreSQL only: the round trips every connection of this database waited for (0 on SQLite).
+    public let postgresRoundTrips = PostgresRoundTrips()
 
     /// Opens (creating if needed) the SQLite database at `path` with its writer thread and read pool.
     public convenience init(path: String, configuration: DatabaseConfiguration = .init(),
@@ -60,17 +62,8 @@ public final class Database: @unchecked Sendable {
                 logger.warning("sqlite: journal_mode is \(mode), wanted \(configuration.journalMode.rawValue)", metadata: ["path": "\(path)"])
             }
         }
-        var readers: [SQLConnection] = []
-        if !memory && configuration.readerCount > 0 {
-            do {
-                for _ in 0..<configuration.readerCount {
-                    readers.append(SQLConnection(sqlite: try SQLiteConnection(path: path, readOnly: true, configuration: configuration)))
-                }
-            } catch {
-                readers.forEach { $0.close() }
-                writer.close()
-                throw error
-            }
+        let readers = try Database.openReaders(memory ? 0 : configuration.readerCount, orClose: { writer.close() }) {
+            SQLConnection(sqlite: try SQLiteConnection(path: path, readOnly: true, configuration: configuration))
         }
         try self.init(path: path, dialect: .sqlite, writer: SQLConnection(sqlite: writer), readers: readers,
                       monitor: nil, configuration: configuration, logger: logger)
@@ -92,15 +85,8 @@ public final class Database: @unchecked Sendable {
         #if canImport(CPostgres)
         let redacted = PostgresURL.redact(url)
         let writer = try Database.connectPostgres(url: url, readOnly: false, configuration: configuration, logger: logger)
-        var readers: [SQLConnection] = []
-        do {
-            for _ in 0..<max(1, configuration.readerCount) {
-                readers.append(SQLConnection(postgres: try PostgresConnection(url: url, readOnly: true, configuration: configuration)))
-            }
-        } catch {
-            readers.forEach { $0.close() }
-            writer.close()
-            throw error
+        let readers = try Database.openReaders(max(1, configuration.readerCount), orClose: { writer.close() }) {
+            SQLConnection(postgres: try PostgresConnection(url: url, readOnly: true, configuration: configuration))
         }
         let monitor: ConnectionMonitor
         do {
@@ -116,11 +102,29 @@ public final class Database: @unchecked Sendable {
         }
         try self.init(path: redacted, dialect: .postgres, writer: SQLConnection(postgres: writer), readers: readers,
                       monitor: monitor, configuration: configuration, logger: logger)
+        writer.roundTrips = postgresRoundTrips
+        for reader in readers { reader.postgres?.roundTrips = postgresRoundTrips }
         logger.info("storage: PostgreSQL at \(redacted), \(readers.count) readers")
         #else
         throw StorageError.misuse("this build has no PostgreSQL support: libpq is linked on Linux only (apt-get install libpq-dev "
                                   + "and build on Linux), so database.url \(PostgresURL.redact(url)) cannot be used; unset it to use SQLite")
         #endif
+    }
+
+    /// `count` reader connections from `open`. When one cannot be opened, those already open and
+    /// the writer (`closeWriter`) are closed before the error goes up: a database that fails to
+    /// open leaves no connection behind.
+    private static func openReaders(_ count: Int, orClose closeWriter: () -> Void,
+                                    _ open: () throws -> SQLConnection) throws -> [SQLConnection] {
+        var readers: [SQLConnection] = []
+        do {
+            for _ in 0..<count { readers.append(try open()) }
+            return readers
+        } catch {
+            readers.forEach { $0.close() }
+            closeWriter()
+            throw error
+        }
     }
 
     private init(path: String, dialect: SQLDialect, writer: SQLConnection, readers: [SQLConnection], monitor: ConnectionMonitor?,
@@ -166,7 +170,7 @@ public final class Database: @unchecked Sendable {
     /// The first connection, retried with backoff for `startupWait` (a cluster's nodes may start
     /// before the database accepts connections).
     static func connectPostgres(url: String, readOnly: Bool, configuration: DatabaseConfiguration, logger: Logger) throws -> PostgresConnection {
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, configuration.startupWait.milliseconds)) * 1_000_000
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ configuration.startupWait.clockNanoseconds
         var backoff = max(.milliseconds(1), configuration.reconnectInitialBackoff)
         let pause = Condition()
         var logged = false
@@ -343,7 +347,7 @@ public final class Database: @unchecked Sendable {
     @discardableResult
     public func checkpoint() async throws -> CheckpointResult {
         guard dialect == .sqlite else { return CheckpointResult(busy: false, walFrames: -1, checkpointedFrames: -1) }
-        let busyTimeout = configuration.busyTimeoutMilliseconds
+        let busyTimeout = configuration.busyTimeout.wholeMilliseconds
         return try await maintenance { c in
             try c.executeScript("PRAGMA busy_timeout = 0")
             defer { try? c.executeScript("PRAGMA busy_timeout = \(busyTimeout)") }

@@ -7,7 +7,25 @@ import CPostgres
 extension PostgresConnection: SQLBackend {
     var dialect: SQLDialect { .postgres }
 
-    func executeControl(_ sql: String) throws { try executeScript(sql) }
+    /// A read snapshot's `BEGIN` waits to travel with the read's first statement, and its
+    /// `COMMIT` is sent without waiting (PostgresConnection+Pipeline.swift); every other
+    /// statement runs at once.
+    func executeControl(_ sql: String) throws {
+        try settle()
+        let ends = sql == "COMMIT" || sql == "ROLLBACK"
+        if ends { dropPrefetched() }
+        if sql == SQLDialect.postgres.statements.beginReadSnapshot && !isInTransaction {
+            pendingReadBegin = sql
+        } else if ends && pendingReadBegin != nil {
+            pendingReadBegin = nil  // no statement ran: nothing was begun
+        } else if sql == "COMMIT" && readSnapshotOpen {
+            readSnapshotOpen = false
+            try sendCommitWithoutWaiting()
+        } else {
+            if ends { readSnapshotOpen = false }
+            try executeScript(sql)
+        }
+    }
 
     func run(_ sql: String, _ args: [SQLValue]) throws -> Int {
         let result = try execute(sql, args)

@@ -28,7 +28,7 @@ extension PostgresConnection {
     /// error, else the last result; nil when nothing could be sent (`PQerrorMessage` says why).
     func exchange(_ sql: String?, _ send: (OpaquePointer) -> Int32) throws -> OpaquePointer? {
         guard send(handle) == 1 else { return nil }
-        let deadline = callDeadline.map { DispatchTime.now().uptimeNanoseconds &+ UInt64($0.milliseconds) * 1_000_000 }
+        let deadline = callDeadlineInstant()
         // A large query may not fit the socket's buffer: flush, reading meanwhile (libpq's advice).
         while true {
             let flushed = PQflush(handle)
@@ -39,11 +39,7 @@ extension PostgresConnection {
         var error: OpaquePointer?
         var last: OpaquePointer?
         while true {
-            while PQisBusy(handle) == 1 {
-                _ = try awaitSocket(events: Int16(POLLIN), deadline: deadline, sql: sql)
-                // 0: the connection broke; PQgetResult below reports it without waiting.
-                if PQconsumeInput(handle) == 0 { break }
-            }
+            try awaitResult(deadline: deadline, sql: sql)
             guard let result = PQgetResult(handle) else { break }
             if error != nil {
                 PQclear(result)
@@ -58,6 +54,20 @@ extension PostgresConnection {
             if PQstatus(handle) != CONNECTION_OK && PQisBusy(handle) == 1 { break }
         }
         return error ?? last
+    }
+
+    /// When a call started now must be over (`DispatchTime` nanoseconds), or nil without a deadline.
+    func callDeadlineInstant() -> UInt64? {
+        callDeadline.map { DispatchTime.now().uptimeNanoseconds &+ UInt64($0.wholeMilliseconds) * 1_000_000 }
+    }
+
+    /// Reads until `PQgetResult` can answer without blocking, bounded by the deadline.
+    func awaitResult(deadline: UInt64?, sql: String?) throws {
+        while PQisBusy(handle) == 1 {
+            _ = try awaitSocket(events: Int16(POLLIN), deadline: deadline, sql: sql)
+            // 0: the connection broke; PQgetResult reports it without waiting.
+            if PQconsumeInput(handle) == 0 { return }
+        }
     }
 
     /// Waits until the socket is ready for `events` or the deadline passes; past it the socket is

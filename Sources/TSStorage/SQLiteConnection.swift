@@ -39,7 +39,7 @@ public final class SQLiteConnection {
         self.isReadOnly = readOnly
         self.configuration = configuration
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, Int32(clamping: configuration.busyTimeoutMilliseconds))
+        sqlite3_busy_timeout(db, Int32(clamping: configuration.busyTimeout.wholeMilliseconds))
         do {
             if !readOnly {
                 var ignored: Int32 = 0

@@ -214,7 +214,7 @@ final class SocketIOLiveTests: XCTestCase {
         let ws = try engineSocket()
         let sid = try connectMain(ws)
         let socket = try XCTUnwrap(io.socket(id: sid))
-        let pending = Task { await socket.emitWithAck("question", ["q"], timeout: 2) }
+        let pending = Task { await socket.emitWithAck("question", ["q"], timeout: .seconds(2)) }
         let reply = await Task.detached { ws.receive() }.value
         guard case .text(let text) = reply, text.hasPrefix("42") else { return XCTFail("\(reply)") }
         let id = text.dropFirst(2).prefix { $0.isNumber }
@@ -222,12 +222,12 @@ final class SocketIOLiveTests: XCTestCase {
         ws.send("43\(id)[\"answer\"]")
         let result = await pending.value
         XCTAssertEqual(try result.get(), ["answer"])
-        let timedOut = await socket.emitWithAck("question", [], timeout: 0.1)
+        let timedOut = await socket.emitWithAck("question", [], timeout: .milliseconds(100))
         XCTAssertEqual(timedOut.failureValue, .timeout)
     }
 
     func testConnectTimeoutClosesIdleConnection() throws {
-        try start { $0.connectTimeout = 0.2 }
+        try start { $0.connectTimeout = .milliseconds(200) }
         let ws = try engineSocket()
         XCTAssertEqual(ws.receive(timeout: 2), .close)  // no CONNECT within connectTimeout
     }
@@ -300,7 +300,7 @@ final class SocketIOLiveTests: XCTestCase {
 
         let records = LockedValue<[SocketIOEmitRecord]>([])
         io.setEmitObserver { r in records.withLock { $0.append(r) } }
-        let n = io.emit("element:created", [["id": "e1"]], toRoom: "room1", except: clients[0].1)
+        let n = io.emit("element:created", [["id": "e1"]], to: .room("room1", except: clients[0].1))
         XCTAssertEqual(n, 3)
         XCTAssertEqual(clients[1].0.receive(), .text("42[\"element:created\",{\"id\":\"e1\"}]"))
         XCTAssertEqual(clients[2].0.receive(), .text("42[\"element:created\",{\"id\":\"e1\"}]"))
@@ -310,10 +310,10 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(records.current.first?.target, .room("room1"))
         XCTAssertEqual(records.current.first?.except, clients[0].1)
 
-        io.emit("direct", ["x"], toSocket: clients[0].1)
+        io.emit("direct", ["x"], to: .socket(clients[0].1))
         XCTAssertEqual(clients[0].0.receive(), .text("42[\"direct\",\"x\"]"))
         io.socket(id: clients[1].1)?.leave("room1")
-        XCTAssertEqual(io.emit("again", [], toRoom: "room1"), 3)
+        XCTAssertEqual(io.emit("again", [], to: .room("room1")), 3)
         XCTAssertEqual(clients[1].0.receive(timeout: 0.3), .timeout)
     }
 
@@ -374,17 +374,17 @@ final class SocketIOLiveTests: XCTestCase {
         let socket = try XCTUnwrap(io.socket(id: sid))
         XCTAssertEqual(socket.rooms, [sid])
         let roomsBefore = io.stats.rooms
-        XCTAssertEqual(io.emit("mine", [], toRoom: sid), 1)
+        XCTAssertEqual(io.emit("mine", [], to: .room(sid)), 1)
         XCTAssertEqual(ws.receive(), .text("42[\"mine\"]"))
         socket.leave(sid)
         XCTAssertEqual(socket.rooms, [])
         XCTAssertEqual(io.stats.rooms, roomsBefore - 1)
-        XCTAssertEqual(io.emit("gone", [], toRoom: sid), 0)
+        XCTAssertEqual(io.emit("gone", [], to: .room(sid)), 0)
         socket.join("other")
         socket.join(sid)
         XCTAssertEqual(socket.rooms, [sid, "other"])
         XCTAssertEqual(io.stats.rooms, roomsBefore + 1)
-        XCTAssertEqual(io.emit("back", [], toRoom: sid), 1)
+        XCTAssertEqual(io.emit("back", [], to: .room(sid)), 1)
         XCTAssertEqual(ws.receive(), .text("42[\"back\"]"))
         XCTAssertEqual(io.sockets(inRoom: "other").map(\.id), [sid])
     }
@@ -410,10 +410,10 @@ final class SocketIOLiveTests: XCTestCase {
             return got
         }
         for _ in 0..<1000 {
-            io.emit("big", [.string(big)], toRoom: "r")
+            io.emit("big", [.string(big)], to: .room("r"))
             TestPause.trickle(.microseconds(500))  // a steady producer: the fast reader keeps up, the slow one falls behind
         }
-        io.emit("done", [], toRoom: "r")
+        io.emit("done", [], to: .room("r"))
         XCTAssertEqual(fastReader.wait(timeout: 20), 1000, "the fast socket got every packet")
         XCTAssertEqual(disconnects.current[slowSid], "slow consumer")
         XCTAssertEqual(io.stats.slowConsumersDisconnected, 1)

@@ -16,7 +16,7 @@ extension AuthService {
     public func verifyToken(_ token: String) throws -> VerifiedToken {
         do {
             return VerifiedToken(claims: try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds(),
-                                                        clockSkewSeconds: configuration.tokenLeewaySeconds))
+                                                        clockSkewSeconds: configuration.tokenLeeway.wholeSeconds))
         } catch {
             throw DomainError.unauthorized("Invalid or expired token")
         }

@@ -24,14 +24,17 @@ extension PostService {
         // at 64 connections on the shared 2-core machine (bench/RESULTS.md, "Read paths without a
         // JSON tree"): the reader's job grew and the replies queued behind it.
         let (user, states) = try await db.read { c in
-            let user = try AuthService.sessionUser(c, token)
             // One statement for every request size: the unused ids are NULL, which no id equals.
+            // It needs only the token's user id: on PostgreSQL it travels with the token's user
+            // read, one round trip for both (SQLConnection.prefetch).
             var args: [SQLValue] = []
             args.reserveCapacity(Self.maxInteractionStateIds + 2)
             for id in ids { args.append(.text(id)) }
             for _ in ids.count..<Self.maxInteractionStateIds { args.append(.null) }
-            args.append(.text(user.id))
-            args.append(.text(user.id))
+            args.append(.text(token.userId))
+            args.append(.text(token.userId))
+            c.prefetch(Self.statesByIdSQL, args)
+            let user = try AuthService.sessionUser(c, token)
             var slots = [PostInteractionState?](repeating: nil, count: ids.count)
             try c.forEachRow(Self.statesByIdSQL, args) { r in
                 // Column 0 is the id's place in `ids`: no String per row, no lookup. The response

@@ -37,8 +37,6 @@ import threading
 import time
 import uuid
 
-import requests
-
 import clusterlib
 from clusterlib import TcpProxy, find_tool, postgres_bin, tail
 
@@ -281,6 +279,7 @@ class ChaosCluster:
             if nodes_via_proxy:
                 n.proxy = ChaosProxy(n.host_ip, self.redis_host_ip, REDIS_PORT)
             self.start_node(n)
+        self.nginx_port = clusterlib.free_port()
         self.start_nginx()
 
     def stop(self):
@@ -377,18 +376,7 @@ class ChaosCluster:
     def start_node(self, node):
         args = self.net.exec_prefix(node.ns) + [self.binary, "serve", "--host", "0.0.0.0", "--port", str(node.port),
                                                 "--redis-url", self.redis_url(node), "--database-url", self.database_url(node)]
-        log = open(node.log_path, "a")
-        node.proc = subprocess.Popen(args, cwd=self.tmp, env=self.node_env(), stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.time() + 60
-        while time.time() < deadline and node.proc.poll() is None:
-            try:
-                if requests.get(node.base + "/health", timeout=2).status_code in (200, 503):
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"{node.name} did not start (exit {node.proc.poll()}):\n" + tail(node.log_path))
+        clusterlib.spawn_node(node, args, self.tmp, self.node_env())
 
     def kill_node(self, node):
         node.proc.send_signal(signal.SIGKILL)   # `ip netns exec` execs the server: this is its pid
@@ -414,28 +402,8 @@ class ChaosCluster:
         assert "listen 80;" in conf
         return conf.replace("listen 80;", f"listen 127.0.0.1:{self.nginx_port};")
 
-    def start_nginx(self):
-        self.nginx_port = clusterlib.free_port()
-        d = os.path.join(self.tmp, "nginx")
-        os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, "touchsync.conf"), "w") as f:
-            f.write(self.site_config())
-        temp = "".join(f"    {k}_temp_path {d}/{k}_temp;\n" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-        with open(os.path.join(d, "nginx.conf"), "w") as f:
-            f.write(f"""user root;
-worker_processes 1;
-daemon off;
-pid {d}/nginx.pid;
-error_log {d}/error.log info;
-events {{ worker_connections 4096; }}
-http {{
-    access_log {d}/access.log;
-{temp}    include {d}/touchsync.conf;
-}}
-""")
-        self.nginx_proc = subprocess.Popen([self.nginx, "-p", d, "-e", f"{d}/error.log", "-c", f"{d}/nginx.conf"],
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        assert clusterlib.wait_port(self.nginx_port, 10), "nginx did not start:\n" + tail(f"{d}/error.log")
+    # clusterlib's: nginx here, on 127.0.0.1:nginx_port, running `site_config()` (the front addresses).
+    start_nginx = clusterlib.Cluster.start_nginx
 
     @property
     def base(self):

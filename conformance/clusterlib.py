@@ -71,6 +71,25 @@ def postgres_bin(tool):
     return shutil.which(tool)
 
 
+def spawn_node(node, args, cwd, env):
+    """Starts `args` as `node` (output appended to its log) and waits until its /health answers;
+    fails with the log's tail if it exits or does not answer within 60 s."""
+    log = open(node.log_path, "a")
+    node.proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if node.proc.poll() is not None:
+            break
+        try:
+            if requests.get(node.base + "/health", timeout=2).status_code in (200, 503):
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{node.name} did not start (exit {node.proc.poll()}):\n" + tail(node.log_path))
+
+
 class TcpProxy:
     """A TCP relay between one node and Redis. `cut()` closes every relayed connection and refuses
     new ones (accepted and closed at once) until `heal()`; `delay` holds every chunk that long
@@ -366,20 +385,7 @@ class Cluster:
             args += ["--database", os.path.join(self.tmp, "shared.sqlite")]
         if self.test_mode if node.test_mode is None else node.test_mode:
             args.append("--test-mode")
-        log = open(node.log_path, "a")
-        node.proc = subprocess.Popen(args, cwd=self.tmp, env=self.node_env(), stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if node.proc.poll() is not None:
-                break
-            try:
-                if requests.get(node.base + "/health", timeout=2).status_code in (200, 503):
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"{node.name} did not start (exit {node.proc.poll()}):\n" + tail(node.log_path))
+        spawn_node(node, args, self.tmp, self.node_env())
 
     def kill_node(self, node):
         node.proc.send_signal(signal.SIGKILL)

@@ -10,6 +10,9 @@ public final class Statement {
     /// of the same SQL text (e.g. inside a `rows` closure) gets a fresh statement instead of
     /// resetting the one being iterated.
     var inUse = false
+    /// Set when `SQLiteConnection.prepare` hands it out (its caller may step it and not reset
+    /// it); the connection's own runs reset it first then.
+    var handedOut = false
 
     init(handle: OpaquePointer, sql: String) {
         self.handle = handle

@@ -119,5 +119,26 @@ final class AuthAPITests: LiveServerTestCase, @unchecked Sendable {  // the inva
         XCTAssertEqual(r.json["database"], "ok")
         XCTAssertNotNil(r.json["version"]?.stringValue)
         XCTAssertNotNil(r.json["uptimeSeconds"]?.intValue)
+        // The members in the order the degraded answer's tree has them.
+        let expected: JSONValue = ["status": "ok", "version": r.json["version"] ?? .null, "uptimeSeconds": r.json["uptimeSeconds"] ?? .null,
+                                   "database": "ok"]
+        XCTAssertEqual([UInt8](r.body), expected.serialized(), String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(r.header("Content-Type"), "application/json; charset=utf-8")
+    }
+
+    /// A burst of probes costs about one `SELECT 1` a second, not one each (Database.health
+    /// reuses a good ping for a second): the reads the pool completed grow by at most one per
+    /// started second of the burst, plus the first.
+    func testHealthProbesShareOnePingASecond() async throws {
+        let started = Date()
+        let before = live.server.db.readPool.completed
+        for _ in 0..<50 {
+            let r = try await api.get("/health")
+            XCTAssertEqual(r.status, 200)
+            XCTAssertEqual(r.json["database"], "ok")
+        }
+        let reads = live.server.db.readPool.completed - before
+        let seconds = UInt64(Date().timeIntervalSince(started).rounded(.up))
+        XCTAssertLessThanOrEqual(reads, 1 + seconds, "\(reads) reads for 50 probes in \(seconds) s")
     }
 }

@@ -120,8 +120,33 @@ public struct JSONBytesWriter: JSONObjectSink {
         let n = bytes.count
         guard n > 0, let from = bytes.baseAddress else { return }
         if capacity &- length < n { grow(n) }
-        (base + length).update(from: from, count: n)
+        Self.copy(from, to: base + length, count: n)
         length &+= n
+    }
+
+    /// Copies `n` bytes. Most copies here are short (member names, ids, numbers): up to 16 bytes
+    /// they are two overlapping word moves (four bytes at a time below 8) instead of a call to
+    /// `memmove`, which cost more than the copy itself.
+    @inlinable @inline(__always)
+    static func copy(_ from: UnsafePointer<UInt8>, to: UnsafeMutablePointer<UInt8>, count n: Int) {
+        let src = UnsafeRawPointer(from), dst = UnsafeMutableRawPointer(to)
+        if n >= 8 && n <= 16 {
+            let head = src.loadUnaligned(as: UInt64.self)
+            let tail = src.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+            dst.storeBytes(of: head, as: UInt64.self)
+            dst.storeBytes(of: tail, toByteOffset: n &- 8, as: UInt64.self)
+        } else if n >= 4 && n < 8 {
+            let head = src.loadUnaligned(as: UInt32.self)
+            let tail = src.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
+            dst.storeBytes(of: head, as: UInt32.self)
+            dst.storeBytes(of: tail, toByteOffset: n &- 4, as: UInt32.self)
+        } else if n < 4 {
+            if n > 0 { to[0] = from[0] }
+            if n > 1 { to[1] = from[1] }
+            if n > 2 { to[2] = from[2] }
+        } else {
+            to.update(from: from, count: n)
+        }
     }
 
     /// Appends bytes as they are (an envelope's fixed part, punctuation).
@@ -168,7 +193,7 @@ public struct JSONBytesWriter: JSONObjectSink {
         if needsComma { at.pointee = 0x2C; at += 1 }
         needsComma = true
         at.pointee = 0x22
-        key.withUTF8Buffer { (at + 1).update(from: $0.baseAddress!, count: n) }
+        key.withUTF8Buffer { Self.copy($0.baseAddress!, to: at + 1, count: n) }
         at += n &+ 1
         at[0] = 0x22
         at[1] = 0x3A

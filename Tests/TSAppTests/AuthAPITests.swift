@@ -20,6 +20,10 @@ final class AuthAPITests: LiveServerTestCase, @unchecked Sendable {  // the inva
         let me = try await api.get("/api/auth/me", token: token)
         XCTAssertEqual(me.status, 200)
         XCTAssertEqual(try me.decode(DataEnvelope<UserDTO>.self).data.id, session.user.id)
+        // Written as bytes; the same bytes as the tree of the user's JSON in the data envelope.
+        let tree: JSONValue = ["data": ["id": .string(session.user.id), "username": "john.doe", "firstName": "John", "avatarUrl": .null]]
+        XCTAssertEqual([UInt8](me.body), tree.serialized(), String(decoding: me.body, as: UTF8.self))
+        XCTAssertEqual(me.header("Content-Type"), "application/json; charset=utf-8")
     }
 
     func testDuplicateUsernameIs409() async throws {

@@ -75,14 +75,15 @@ static inline int ts_hmac_sha256(const void *key, size_t keyLength, const void *
 /// SHA-256 states after the key's inner (`K ^ ipad`) and outer (`K ^ opad`) blocks. Each MAC then
 /// copies them and hashes only the message and the inner digest: two compressions and the
 /// one-shot `HMAC()`'s per-call set-up (EVP fetch, context allocation) fewer per token check.
-typedef struct {
 #if defined(__APPLE__)
-    CC_SHA256_CTX inner;
-    CC_SHA256_CTX outer;
+typedef CC_SHA256_CTX ts_sha256_state;
 #else
-    SHA256_CTX inner;
-    SHA256_CTX outer;
+typedef SHA256_CTX ts_sha256_state;
 #endif
+
+typedef struct {
+    ts_sha256_state inner;
+    ts_sha256_state outer;
 } ts_hmac_sha256_key;
 
 // The low-level SHA256_* calls are deprecated in OpenSSL 3 in favour of EVP, whose per-call
@@ -92,33 +93,33 @@ typedef struct {
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
 #endif
 
+/// `state` after hashing one block: the 64-byte padded key `block`, each byte XORed with `pad`.
+static inline int ts_sha256_state_after_key_block(ts_sha256_state *state, const unsigned char *block, unsigned char pad) {
+    unsigned char padded[64];
+    for (size_t i = 0; i < 64; i++) padded[i] = (unsigned char)(block[i] ^ pad);
+#if defined(__APPLE__)
+    int ok = CC_SHA256_Init(state) == 1 && CC_SHA256_Update(state, padded, 64) == 1;
+#else
+    int ok = SHA256_Init(state) == 1 && SHA256_Update(state, padded, 64) == 1;
+#endif
+    volatile unsigned char *wipe = padded;
+    for (size_t i = 0; i < 64; i++) { wipe[i] = 0; }
+    return ok;
+}
+
 /// Fills `k` for `key` (hashed first when longer than the 64-byte block, RFC 2104 §2).
 /// `key` must be a valid pointer even when `keyLength` is 0.
 static inline int ts_hmac_sha256_key_init(ts_hmac_sha256_key *k, const void *key, size_t keyLength) {
     unsigned char block[64];
-    unsigned char pad[64];
     memset(block, 0, sizeof block);
     if (keyLength > sizeof block) {
         if (!ts_sha256(key, keyLength, block)) return 0;
     } else if (keyLength > 0) {
         memcpy(block, key, keyLength);
     }
-    int ok = 1;
-    for (size_t i = 0; i < 64; i++) pad[i] = (unsigned char)(block[i] ^ 0x36);
-#if defined(__APPLE__)
-    ok &= CC_SHA256_Init(&k->inner) == 1 && CC_SHA256_Update(&k->inner, pad, 64) == 1;
-#else
-    ok &= SHA256_Init(&k->inner) == 1 && SHA256_Update(&k->inner, pad, 64) == 1;
-#endif
-    for (size_t i = 0; i < 64; i++) pad[i] = (unsigned char)(block[i] ^ 0x5c);
-#if defined(__APPLE__)
-    ok &= CC_SHA256_Init(&k->outer) == 1 && CC_SHA256_Update(&k->outer, pad, 64) == 1;
-#else
-    ok &= SHA256_Init(&k->outer) == 1 && SHA256_Update(&k->outer, pad, 64) == 1;
-#endif
+    int ok = ts_sha256_state_after_key_block(&k->inner, block, 0x36)
+          && ts_sha256_state_after_key_block(&k->outer, block, 0x5c);
     volatile unsigned char *wipe = block;
-    for (size_t i = 0; i < 64; i++) { wipe[i] = 0; }
-    wipe = pad;
     for (size_t i = 0; i < 64; i++) { wipe[i] = 0; }
     return ok;
 }
@@ -129,12 +130,12 @@ static inline int ts_hmac_sha256_keyed(const ts_hmac_sha256_key *k, const void *
     unsigned char inner[32];
 #if defined(__APPLE__)
     if (length > UINT32_MAX) return 0;
-    CC_SHA256_CTX ctx = k->inner;
+    ts_sha256_state ctx = k->inner;
     if (CC_SHA256_Update(&ctx, data, (CC_LONG)length) != 1 || CC_SHA256_Final(inner, &ctx) != 1) return 0;
     ctx = k->outer;
     return CC_SHA256_Update(&ctx, inner, 32) == 1 && CC_SHA256_Final(out, &ctx) == 1;
 #else
-    SHA256_CTX ctx = k->inner;
+    ts_sha256_state ctx = k->inner;
     if (SHA256_Update(&ctx, data, length) != 1 || SHA256_Final(inner, &ctx) != 1) return 0;
     ctx = k->outer;
     return SHA256_Update(&ctx, inner, 32) == 1 && SHA256_Final(out, &ctx) == 1;

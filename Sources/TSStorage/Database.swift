@@ -382,10 +382,8 @@ public final class Database: @unchecked Sendable {
     /// at once: a closed database and an unreachable PostgreSQL (`monitor`) are checked on every
     /// call, and a failed ping forgets the last good one.
     public func health() async -> Health {
-        if monitor?.isDown == true || closed.load(ordering: .relaxed) { return .failed }
+        if let known = knownHealth() { return known }
         let now = DispatchTime.now().uptimeNanoseconds
-        let last = lastHealthyPing.load(ordering: .relaxed)
-        if last != 0, now &- last < Self.healthPingReuseNanoseconds { return .ok }
         guard pool.hasIdleReader else { return .busy }
         do {
             guard try await read({ try $0.scalarInt("SELECT 1") }) == 1 else {
@@ -400,6 +398,16 @@ public final class Database: @unchecked Sendable {
             lastHealthyPing.store(0, ordering: .relaxed)
             return .failed
         }
+    }
+
+    /// What `health()` answers without a round trip, or nil when it needs one: `.failed` for a
+    /// closed or unreachable database, `.ok` within a second of a good ping. Not `async`: a probe
+    /// that it answers completes on the event loop without a hop (an `await` of `health()` is one).
+    public func knownHealth() -> Health? {
+        if monitor?.isDown == true || closed.load(ordering: .relaxed) { return .failed }
+        let last = lastHealthyPing.load(ordering: .relaxed)
+        if last != 0, DispatchTime.now().uptimeNanoseconds &- last < Self.healthPingReuseNanoseconds { return .ok }
+        return nil
     }
 
     /// How long a successful `health()` ping answers for later calls: 1 s.

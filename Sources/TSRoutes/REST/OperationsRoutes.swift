@@ -27,7 +27,8 @@ public struct OperationsRoutes: Sendable {
         let components = self.components
         router.get("/health") { _ in
             // Never queues behind busy readers: a busy pool is a working database (Database.health).
-            let dbOK = await domain.db.ping()
+            let known = domain.db.knownHealth()
+            let dbOK = known != nil ? known != .failed : await domain.db.ping()
             let uptime = Int64((DispatchTime.now().uptimeNanoseconds - startedAt) / 1_000_000_000)
             if dbOK && components.isEmpty {
                 // The answer of nearly every probe, written as bytes: the same members, in the same

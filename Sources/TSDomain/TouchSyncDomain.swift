@@ -1,11 +1,14 @@
 import TSSync
 import Logging
+import TSCrypto
 import TSStorage
 
 /// Settings of the domain layer.
 public struct DomainConfiguration: Sendable {
     /// HS256 secret for bearer tokens (config `auth.jwtSecret`).
-    public var jwtSecret: [UInt8]
+    public var jwtSecret: [UInt8] { didSet { jwtKey = HMAC.SHA256Key(jwtSecret) } }
+    /// `jwtSecret`'s HMAC key schedule, done once: every request's token is checked under it.
+    public private(set) var jwtKey: HMAC.SHA256Key
     /// PBKDF2-HMAC-SHA256 iterations for new password hashes (config `auth.passwordIterations`).
     public var passwordIterations: Int
     /// Lifetime of tokens issued by register/login (config `auth.tokenLifetime`).
@@ -26,6 +29,7 @@ public struct DomainConfiguration: Sendable {
                 maxFailedLogins: Int = 10, failedLoginWindow: Duration = .seconds(300), maxFailedLoginEntries: Int = 50_000,
                 tokenLeeway: Duration = .seconds(60), writeLimits: WriteLimits.Configuration = WriteLimits.Configuration()) {
         self.jwtSecret = jwtSecret
+        self.jwtKey = HMAC.SHA256Key(jwtSecret)
         self.passwordIterations = passwordIterations
         self.tokenLifetime = tokenLifetime
         self.maxFailedLogins = maxFailedLogins

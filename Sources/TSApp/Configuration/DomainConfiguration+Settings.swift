@@ -3,20 +3,14 @@ import TSDomain
 /// The domain's settings: tokens and the login throttle (`auth.*`); the per-user write limits
 /// (`limits.*`) are in WriteLimits+Settings.swift.
 extension SettingKeys {
-    public static let authJwtSecret = SettingKey<String?>("auth.jwtSecret", nil,
-            help: "HS256 secret. When null a random one is generated and stored beside the database (refused with TOUCHSYNC_ENV=production).")
+    public static let authJwtSecret = SettingKey<String?>("auth.jwtSecret", nil, help: "HS256 secret. When null a random one is generated and stored beside the database (refused with TOUCHSYNC_ENV=production).")
     public static let authPasswordIterations = SettingKey<Int>("auth.passwordIterations", 210_000, help: "PBKDF2-HMAC-SHA256 iterations for password hashes.")
-    public static let authTokenLifetime = SettingKey<Duration>("auth.tokenLifetime", "30d", integerForm: .init("auth.tokenLifetimeSeconds", unit: .seconds(1)),
-            help: "Lifetime of tokens from register/login (30 days).")
-    public static let authMaxFailedLogins = SettingKey<Int>("auth.maxFailedLogins", 10,
-            help: "Failed logins per (username, client address), or per address for unknown usernames, within the window before 429 RATE_LIMITED (0 turns it off).")
-    public static let authFailedLoginWindow = SettingKey<Duration>("auth.failedLoginWindow", "5m", integerForm: .init("auth.failedLoginWindowSeconds", unit: .seconds(1)),
-            help: "The window of auth.maxFailedLogins.")
+    public static let authTokenLifetime = SettingKey<Duration>("auth.tokenLifetime", "30d", integerForm: .init("auth.tokenLifetimeSeconds", unit: .seconds(1)), help: "Lifetime of tokens from register/login (30 days).")
+    public static let authMaxFailedLogins = SettingKey<Int>("auth.maxFailedLogins", 10, help: "Failed logins per (username, client address), or per address for unknown usernames, within the window before 429 RATE_LIMITED (0 turns it off).")
+    public static let authFailedLoginWindow = SettingKey<Duration>("auth.failedLoginWindow", "5m", integerForm: .init("auth.failedLoginWindowSeconds", unit: .seconds(1)), help: "The window of auth.maxFailedLogins.")
     // hostile input: bound of the failed-login table
-    public static let authMaxFailedLoginEntries = SettingKey<Int>("auth.maxFailedLoginEntries", 50_000,
-            help: "Entries the failed-login throttle tracks at most; when full, expired and then the oldest entries are dropped.")
-    public static let authTokenLeeway = SettingKey<Duration>("auth.tokenLeeway", "60s", integerForm: .init("auth.tokenLeewaySeconds", unit: .seconds(1)),
-            help: "Clock-skew leeway for a bearer token's exp, nbf and iat (RFC 7519 §4.1.4-§4.1.6).")
+    public static let authMaxFailedLoginEntries = SettingKey<Int>("auth.maxFailedLoginEntries", 50_000, help: "Entries the failed-login throttle tracks at most; when full, expired and then the oldest entries are dropped.")
+    public static let authTokenLeeway = SettingKey<Duration>("auth.tokenLeeway", "60s", integerForm: .init("auth.tokenLeewaySeconds", unit: .seconds(1)), help: "Clock-skew leeway for a bearer token's exp, nbf and iat (RFC 7519 §4.1.4-§4.1.6).")
 
     /// The `auth.*` keys, in documentation order.
     static let authKeys: [SettingKeys] = [

@@ -125,7 +125,7 @@ public struct AuthService: Sendable {
     func verifiedSession(token: String) async throws -> (user: PublicUser, version: Int64) {
         let claims: JWTClaims
         do {
-            claims = try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds(),
+            claims = try JWT.verify(token, key: configuration.jwtKey, now: clock.nowSeconds(),
                                     clockSkewSeconds: configuration.tokenLeeway.wholeSeconds)
         } catch {
             throw DomainError.unauthorized("Invalid or expired token")

@@ -71,20 +71,40 @@ def postgres_bin(tool):
     return shutil.which(tool)
 
 
+def spawn_node(node, args, cwd, env):
+    """Starts `args` as `node` (output appended to its log) and waits until its /health answers;
+    fails with the log's tail if it exits or does not answer within 60 s."""
+    log = open(node.log_path, "a")
+    node.proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if node.proc.poll() is not None:
+            break
+        try:
+            if requests.get(node.base + "/health", timeout=2).status_code in (200, 503):
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{node.name} did not start (exit {node.proc.poll()}):\n" + tail(node.log_path))
+
+
 class TcpProxy:
     """A TCP relay between one node and Redis. `cut()` closes every relayed connection and refuses
     new ones (accepted and closed at once) until `heal()`; `delay` holds every chunk that long
     before passing it on, in both directions, in order (a slow link, not a slow Redis)."""
 
-    def __init__(self, target_port):
+    def __init__(self, target_port, listen_host="127.0.0.1", target_host="127.0.0.1"):
         self.target_port = target_port
+        self.target_host = target_host
         self.delay = 0.0
         self.refusing = False
         self.lock = threading.Lock()
         self.sockets = set()
         self.listener = socket.socket()
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
+        self.listener.bind((listen_host, 0))
         self.listener.listen(64)
         self.port = self.listener.getsockname()[1]
         self.closed = False
@@ -100,7 +120,7 @@ class TcpProxy:
                 down.close()
                 continue
             try:
-                up = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+                up = socket.create_connection((self.target_host, self.target_port), timeout=5)
                 up.settimeout(None)
             except OSError:
                 down.close()
@@ -162,12 +182,32 @@ class TcpProxy:
         self.listener.close()
 
 
+def start_or_skip(label, **kwargs):
+    """A started Cluster(**kwargs) for a test module, or pytest.skip naming what is missing (`label`
+    starts the message); a warning when the nodes share SQLite instead of PostgreSQL."""
+    import warnings
+    import pytest
+    c = Cluster(**kwargs)
+    reason = c.missing()
+    if reason:
+        pytest.skip(f"{label}: {reason}")
+    if c.storage_note:
+        warnings.warn(UserWarning(f"{label}: {c.storage_note}"))
+    try:
+        c.start()
+    except BaseException:
+        c.stop()
+        raise
+    return c
+
+
 class Node:
-    def __init__(self, index, port, log_path):
+    def __init__(self, index, port, log_path, test_mode=None):
         self.index = index          # 1-based, as in deploy/nginx/touchsync.conf (node1 … node3)
         self.port = port
         self.log_path = log_path
         self.proc = None
+        self.test_mode = test_mode  # None: as the cluster says (Cluster.test_mode)
 
     @property
     def base(self):
@@ -182,8 +222,9 @@ class Cluster:
     """Everything the cluster test needs. `start()` brings it up; `stop()` ends every process it
     started (by pid) and removes the temporary directory."""
 
-    def __init__(self):
+    def __init__(self, test_mode=False):
         self.binary = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
+        self.test_mode = test_mode     # start the nodes with `serve --test-mode`
         self.tmp = None
         self.storage = None            # "postgresql" or "sqlite-shared"
         self.storage_note = None       # why not PostgreSQL, when not
@@ -342,20 +383,9 @@ class Cluster:
             args += ["--database-url", self.database_url]
         else:
             args += ["--database", os.path.join(self.tmp, "shared.sqlite")]
-        log = open(node.log_path, "a")
-        node.proc = subprocess.Popen(args, cwd=self.tmp, env=self.node_env(), stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if node.proc.poll() is not None:
-                break
-            try:
-                if requests.get(node.base + "/health", timeout=2).status_code in (200, 503):
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"{node.name} did not start (exit {node.proc.poll()}):\n" + tail(node.log_path))
+        if self.test_mode if node.test_mode is None else node.test_mode:
+            args.append("--test-mode")
+        spawn_node(node, args, self.tmp, self.node_env())
 
     def kill_node(self, node):
         node.proc.send_signal(signal.SIGKILL)

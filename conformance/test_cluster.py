@@ -17,7 +17,6 @@ import subprocess
 import threading
 import time
 import uuid
-import warnings
 
 import pytest
 import requests
@@ -34,17 +33,7 @@ PER_NODE_CLIENTS = 2   # … received by this many clients on each node
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster()
-    reason = c.missing()
-    if reason:
-        pytest.skip("cluster test: " + reason)
-    if c.storage_note:
-        warnings.warn(UserWarning("cluster test: " + c.storage_note))
-    try:
-        c.start()
-    except BaseException:
-        c.stop()
-        raise
+    c = clusterlib.start_or_skip("cluster test")
     c.acked = {}   # room id -> (owner, set of element ids whose create was answered 201)
     c.made = []
     yield c

@@ -28,8 +28,8 @@ public struct DatabaseConfiguration: Sendable {
     }
 
     /// `sqlite3_busy_timeout`: how long a connection waits for a lock held by another
-    /// connection or process before failing with SQLITE_BUSY. Default 5000 ms.
-    public var busyTimeoutMilliseconds: Int
+    /// connection or process before failing with SQLITE_BUSY (whole milliseconds). Default 5 s.
+    public var busyTimeout: Duration
     /// Default FULL.
     public var synchronous: Synchronous
     /// Read-only connections in the read pool (file databases). 0 routes reads through the
@@ -80,9 +80,12 @@ public struct DatabaseConfiguration: Sendable {
     public var writerCacheKiB: Int = 32 << 10
 
     // PostgreSQL (database.url); docs/storage-postgres.md.
-    /// libpq `connect_timeout`: the longest one connection attempt may take. Default 5 s.
+    /// libpq `connect_timeout`: the longest one connection attempt may take; also the network
+    /// bound of an established connection (`tcp_user_timeout`, keepalives) and the margin of every
+    /// call's deadline past `postgresStatementTimeout` (PostgresConnection+Deadline.swift). Default 5 s.
     public var postgresConnectTimeout: Duration = .seconds(5)
-    /// `statement_timeout` of every session: a statement running longer is cancelled by the server. Default 30 s.
+    /// `statement_timeout` of every session: a statement running longer is cancelled by the server.
+    /// Plus `postgresConnectTimeout`, the total deadline of one call on our side (0 = neither). Default 30 s.
     public var postgresStatementTimeout: Duration = .seconds(30)
     /// After the database became unreachable, the first reconnection attempt waits this long; each
     /// failed attempt doubles it, up to `reconnectMaxBackoff`. Default 250 ms.
@@ -96,7 +99,7 @@ public struct DatabaseConfiguration: Sendable {
     /// each job alone, at most this many times. Default 3.
     public var maxWriteRetries: Int = 3
 
-    public init(busyTimeoutMilliseconds: Int = 5000,
+    public init(busyTimeout: Duration = .seconds(5),
                 synchronous: Synchronous = .full,
                 readerCount: Int = 2,
                 maxWriteBatch: Int = 64,
@@ -106,7 +109,7 @@ public struct DatabaseConfiguration: Sendable {
                 maxQueuedReads: Int = 1024,
                 journalSizeLimitBytes: Int = 64 << 20,
                 walAutocheckpointPages: Int = 1000) {
-        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.busyTimeout = busyTimeout
         self.synchronous = synchronous
         self.readerCount = readerCount
         self.maxWriteBatch = maxWriteBatch

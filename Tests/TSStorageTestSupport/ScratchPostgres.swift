@@ -50,6 +50,31 @@ public final class ScratchPostgres: @unchecked Sendable {
         try runPG("pg_ctl", ["-D", dir + "/data", "-m", "immediate", "-w", "stop"])
     }
 
+    /// Freezes the server without closing anything (SIGSTOP to the postmaster and every backend):
+    /// the kernel still accepts connections and acknowledges bytes, nothing answers — a hung or
+    /// swapping server, which only a deadline on the client's side notices. Linux (/proc) only.
+    public func freeze() throws { try signalServer(SIGSTOP) }
+
+    /// Lets a frozen server run on (SIGCONT).
+    public func thaw() throws { try signalServer(SIGCONT) }
+
+    private func signalServer(_ signal: Int32) throws {
+        guard let text = try? String(contentsOfFile: dir + "/data/postmaster.pid", encoding: .utf8),
+              let first = text.split(separator: "\n").first, let postmaster = Int32(first) else {
+            throw XCTSkip("cannot read the scratch server's postmaster.pid")
+        }
+        var pids = [postmaster]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            // /proc/PID/stat: "pid (comm) state ppid ..."; comm may contain spaces, so split after ')'.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, Int32(fields[1]) == postmaster { pids.append(pid) }
+        }
+        guard pids.count > 1 else { throw XCTSkip("no /proc here to find the scratch server's backends") }
+        for pid in pids { kill(pid, signal) }
+    }
+
     /// Stops the server and deletes its directory (idempotent).
     public func remove() {
         try? stop()

@@ -307,6 +307,58 @@ final class PostgresStorageTests: XCTestCase {
         XCTAssertEqual(okAfter, .ok)
     }
 
+    /// A server that stops answering without closing anything (frozen: its kernel still accepts and
+    /// acknowledges, as a hung or swapping machine does) is given up on at the call's deadline
+    /// (statement timeout + connect timeout), reported unreachable, and used again once it answers.
+    func testAServerThatStopsAnsweringIsGivenUpOnAtTheDeadlineThenUsedAgain() async throws {
+        try XCTSkipUnless(PostgresAdmin.isSupported, "PostgreSQL deadline test skipped: this build has no PostgreSQL support")
+        let server = try ScratchPostgres()
+        addTeardownBlock { server.remove() }
+        var config = DatabaseConfiguration()
+        config.reconnectInitialBackoff = .milliseconds(50)
+        config.reconnectMaxBackoff = .milliseconds(200)
+        config.postgresConnectTimeout = .seconds(1)
+        config.postgresStatementTimeout = .seconds(1)
+        let db = try Database(url: server.url, configuration: config)
+        addTeardownBlock { db.close() }
+        try db.writeSync { try $0.executeScript("CREATE TABLE t (v BIGINT)") }
+        try await db.write { try $0.run("INSERT INTO t VALUES (1)") }
+
+        try server.freeze()
+        addTeardownBlock { try? server.thaw() }
+        let started = Date()
+        // In a task of its own, so that a read that never ends fails this test instead of hanging
+        // it (it ends once the teardown thaws the server).
+        let outcome = LockedValue<(any Error)??>(nil)
+        Task {
+            do {
+                _ = try await db.read { try $0.scalarInt("SELECT count(*) FROM t") }
+                outcome.withLock { $0 = .some(nil) }
+            } catch {
+                outcome.withLock { $0 = .some(error) }
+            }
+        }
+        try await waitUntil(15) { outcome.current != nil }
+        let waited = Date().timeIntervalSince(started)
+        let failure = try XCTUnwrap(outcome.current, "the read from a server that does not answer did not end within 15 s")
+        let unavailable = try XCTUnwrap(failure as? DatabaseUnavailableError, "the read must fail as unavailable, got \(String(describing: failure))")
+        XCTAssertGreaterThanOrEqual(unavailable.retryAfterSeconds, 1)
+        // 2 s for the call, 1 s for the reconnection attempt that finds the server still silent.
+        XCTAssertLessThan(waited, 8, "the read waited \(waited) s")
+        XCTAssertGreaterThanOrEqual(waited, 1.5, "the read failed before its deadline: \(waited) s")
+        do {
+            try await db.write { try $0.run("INSERT INTO t VALUES (2)") }
+            XCTFail("a write while the server does not answer must fail")
+        } catch is DatabaseUnavailableError {}
+        let down = await db.health()
+        XCTAssertEqual(down, .failed)
+
+        try server.thaw()
+        try await waitUntil(30) { db.unavailableReason == nil }
+        try await db.write { try $0.run("INSERT INTO t VALUES (3)") }
+        XCTAssertEqual(try db.readSync { try $0.scalarInt("SELECT sum(v) FROM t") }, 4)
+    }
+
     /// Without libpq (macOS), or with a URL that cannot be reached, the error says so.
     func testUnreachableAtStartupNamesTheServerWithoutThePassword() throws {
         var config = DatabaseConfiguration()

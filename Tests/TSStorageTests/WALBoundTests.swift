@@ -89,7 +89,7 @@ final class WALBoundTests: XCTestCase {
         let (db, path) = try openBlobs {
             $0.walAutocheckpointPages = 20
             $0.walMaxBytes = 128 << 10
-            $0.busyTimeoutMilliseconds = 20
+            $0.busyTimeout = .milliseconds(20)
         }
         try await db.write { try $0.run("INSERT INTO blobs (body) VALUES ('first')") }
         // Another process's reader, holding its snapshot open.

@@ -50,7 +50,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         self.configuration = configuration
         self.logger = logger
         queues = LockedValue(RoomEventSequencer(maxPendingPerRoom: configuration.maxQueuedEventsPerRoom,
-                                                gapWaitNanoseconds: UInt64(configuration.gapWaitMilliseconds) * 1_000_000))
+                                                gapWaitNanoseconds: configuration.gapWait.clockNanoseconds))
     }
 
     /// Called once while wiring the server, before any event can be published.

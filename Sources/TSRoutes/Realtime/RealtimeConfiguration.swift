@@ -17,7 +17,7 @@ public struct RealtimeConfiguration: Sendable {
     public var maxQueuedEventsPerRoom: Int = 10_000
     /// How long a room's delivery waits for a missing sequence number before giving it up; only
     /// numbers assigned in the database (several nodes) can have gaps (`RoomEventSequencer`).
-    public var gapWaitMilliseconds: Int = 500
+    public var gapWait: Duration = .milliseconds(500)
 
     public init(globalEvents: GlobalEvents = .members, legacyJoinEvents: Bool = false) {
         self.globalEvents = globalEvents

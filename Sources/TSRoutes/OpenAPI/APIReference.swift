@@ -81,6 +81,7 @@ public enum APIReference {
         case 409: return "conflict"
         case 415: return "body is not `application/json`"
         case 429: return "the caller's write limit is spent (`RATE_LIMITED`, `Retry-After`)"
+        case 504: return "a live node of the cluster did not confirm in time (`CLUSTER_TIMEOUT` names it)"
         default: return ""
         }
     }

@@ -249,6 +249,8 @@ extension SettingKeys {
     public static let realtimeConnectionStateRecoveryMaxBufferedBytes = SettingKey<Int>("realtime.connectionStateRecovery.maxBufferedBytes", 16_777_216,
             help: "Encoded bytes of the events kept for recovery at most (oldest dropped first).")
     // Redis: cross-node fan-out over a Redis stream or pub/sub (docs/realtime-cluster.md).
+    public static let realtimeGapWait = SettingKey<Duration>("realtime.gapWait", "500ms",
+            help: "How long a room's delivery waits for a missing event number before giving it up (and, with realtime.redisUrl, how long a room's first event waits for earlier ones still on their way from another node).")
     public static let realtimeRedisUrl = SettingKey<String?>("realtime.redisUrl", nil,
             help: "redis://[[user]:password@]host[:port] of the Redis server the nodes of a cluster share for cross-node fan-out (serve --redis-url, TOUCHSYNC_REDIS_URL); null = one node alone: no connection is attempted.")
     public static let realtimeRedisChannelPrefix = SettingKey<String>("realtime.redis.channelPrefix", "touchsync",
@@ -337,7 +339,7 @@ extension SettingKeys {
         .limitsMaxTrackedUsers, .authTokenLeeway, .realtimeGlobalEvents, .realtimeLegacyJoinEvents, .realtimePingInterval,
         .realtimePingTimeout, .realtimeMaxPayload, .realtimeMaxOutboundBytesPerSocket, .realtimeCorsAllowedOrigins, .realtimeAllowedOrigins,
         .realtimeEventLogCapacity, .realtimeEventLogMaxBytes, .realtimeFaultMaxBufferedBytes, .realtimeAllowEIO3, .realtimeConnectionStateRecoveryMaxDisconnectionDuration,
-        .realtimeConnectionStateRecoveryMaxBufferedPackets, .realtimeConnectionStateRecoveryMaxBufferedBytes, .realtimeRedisUrl,
+        .realtimeConnectionStateRecoveryMaxBufferedPackets, .realtimeConnectionStateRecoveryMaxBufferedBytes, .realtimeGapWait, .realtimeRedisUrl,
         .realtimeRedisChannelPrefix, .realtimeRedisReconnectMinDelay, .realtimeRedisReconnectMaxDelay, .realtimeRedisConnectTimeout,
         .realtimeRedisPingInterval, .realtimeRedisMaxPendingPublishes, .realtimeRedisMaxPendingBytes, .realtimeRedisMaxMessageBytes,
         .realtimeRedisMaxInboundBacklog, .realtimeRedisTransport, .realtimeRedisStreamMaxLength, .realtimeRedisStreamReadCount,

@@ -37,5 +37,10 @@ extension RealtimeConfiguration {
         }
         globalEvents = global
         legacyJoinEvents = reader[.realtimeLegacyJoinEvents]
+        let gap = reader[.realtimeGapWait]
+        guard gap >= .zero, gap <= .seconds(60) else { throw ConfigurationError("realtime.gapWait must be between 0s and 60s") }
+        gapWaitMilliseconds = gap.settingMilliseconds
+        // Several nodes: a room's first event may overtake earlier ones still on their way (RoomEventSequencer).
+        holdFreshRooms = !(reader[.realtimeRedisUrl] ?? "").isEmpty
     }
 }

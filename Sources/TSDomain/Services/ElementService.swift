@@ -27,17 +27,28 @@ public struct ElementService: Sendable {
 
     /// `room:join` (docs/realtime.md "Joining"): the room's elements as `viewer` sees them, read
     /// in the same write transaction that marks them seen (`badges.elements` = 0). `committed`
-    /// gets the elements on the writer thread, in commit order with the room's events
-    /// (`Database.write(_:committed:)`): every event committed before this read is in the list,
-    /// every later one is published after `committed` ran. 404/403 for non-members.
-    public func join(roomId: String, viewer: String, committed: @escaping @Sendable ([Element]) -> Void) async throws -> [Element] {
+    /// gets them on the writer thread, in commit order with the room's events
+    /// (`Database.write(_:committed:)`), with the room's last event number read under the room's
+    /// row lock before the elements (`RoomEventNumbers.current`): the list holds every event
+    /// numbered up to it, on any node, and none numbered after it. The join takes no number of its
+    /// own: the other nodes never see it, so a number of its own would be a gap they wait for.
+    /// 404/403 for non-members.
+    public func join(roomId: String, viewer: String, committed: @escaping @Sendable (JoinRead) -> Void) async throws -> [Element] {
         let now = clock.nowSeconds()
         return try await db.write({ c in
             try Readers.requireMember(c, roomId: roomId, userId: viewer)
+            let after = try c.first(RoomEventNumbers.current, [.text(roomId)]) { $0.int(0) }
             let elements = try Readers.elements(c, roomId: roomId, viewer: viewer)
             try RoomService.markElementsSeen(c, roomId: roomId, userId: viewer, now: now)
-            return elements
-        }, committed: committed)
+            return JoinRead(elements: elements, afterSeq: after)
+        }, committed: committed).elements
+    }
+
+    /// What a `room:join` read: the elements, and the room's last event number they include.
+    public struct JoinRead: Sendable {
+        public let elements: [Element]
+        /// Nil when the room's row was gone (the member check passed in the same transaction, so not in practice).
+        public let afterSeq: Int64?
     }
 
     public func create(roomId: String, actor: String, input: Input, originSocketId: String?) async throws -> Element {

@@ -12,8 +12,8 @@ import TSStorage
 /// events on in commit order): two nodes may share one SQLite file (its write lock then orders
 /// them as PostgreSQL's row lock does), and one path for both dialects keeps every write's event
 /// numbered the same way. The cost is one `UPDATE` (and on SQLite one primary-key `SELECT`) of a
-/// row most of these writes update anyway (element counts, activity), measured in
-/// bench/RESULTS.md "Toggle".
+/// row most of these writes update anyway (element counts, activity); docs/realtime-cluster.md
+/// "Order across nodes" has the measured cost.
 enum RoomEventNumbers {
     static let advance = ChangeReturning.update("rooms", set: "event_seq = event_seq + ?", where: "id = ?", returning: "event_seq")
 

@@ -29,7 +29,7 @@ import clusterlib
 from clusterlib import Cluster
 # Clients that handle events in arrival order (python-socketio hands each to a thread of its own):
 # the order checks below are about the order on the wire.
-from test_commit_order import InOrderClient, Watcher
+from test_commit_order import InOrderClient, Watcher, join_during_creates
 
 EVENTS = 2000          # element:created events in the loss/duplication test
 PER_NODE_CLIENTS = 2   # … received by this many clients on each node
@@ -737,28 +737,7 @@ def test_joins_on_three_nodes_during_concurrent_creates_get_every_element_exactl
             rid = room_box[0]
             w = Watcher(c.nodes[j % len(c.nodes)], joiner, ["websocket"])
             try:
-                with created_lock:
-                    start = len(created)
-                active.set()
-                wait_for(lambda: len(created) >= start + 3, 10)  # the writers are at it
-                w.join(rid)
-                with created_lock:
-                    after_ack = len(created)
-                wait_for(lambda: len(created) >= after_ack + 3, 10)
-                active.clear()
-                # Every element acknowledged so far must reach the joiner once; later ones may, once.
-                with created_lock:
-                    known = [eid for (r, eid) in created if r == rid]
-                batches = [p for (e, p) in w.of("elements:batch")]
-                assert len(batches) == 1, batches
-                batch_ids = [e["id"] for e in batches[0]["elements"]]
-
-                def live_ids():
-                    return [p["element"]["id"] for (e, p) in w.of("element:created") if p["element"]["roomId"] == rid]
-                wait_for(lambda: set(known) <= set(batch_ids) | set(live_ids()), 10)
-                seen = collections.Counter(batch_ids + live_ids())
-                missing = [e for e in known if seen[e] == 0]
-                twice = [e for e, n in seen.items() if n > 1]
+                missing, twice = join_during_creates(w, rid, created, created_lock, active)
                 if missing or twice:
                     problems.append((j, j % len(c.nodes) + 1, len(missing), len(twice)))
             finally:

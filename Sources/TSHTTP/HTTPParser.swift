@@ -313,14 +313,21 @@ public struct HTTPParser: Sendable {
     }
 
     private mutating func readBody(_ remaining: Int) -> Step {
+        guard let left = takeBodyBytes(remaining) else { return .needMore }
+        if left == 0 { return completeRequest() }
+        state = .body(remaining: left)
+        return .needMore
+    }
+
+    /// Moves up to `remaining` buffered bytes into the body (a Content-Length body or one chunk's
+    /// data): nil when nothing is buffered, else how many of `remaining` are still to come.
+    private mutating func takeBodyBytes(_ remaining: Int) -> Int? {
         let available = buffer.count - cursor
-        if available == 0 { return .needMore }
+        if available == 0 { return nil }
         let n = min(available, remaining)
         body.append(contentsOf: buffer[cursor..<(cursor + n)])
         cursor += n
-        if n == remaining { return completeRequest() }
-        state = .body(remaining: remaining - n)
-        return .needMore
+        return remaining - n
     }
 
     // MARK: chunked transfer coding — RFC 9112 §7.1
@@ -367,16 +374,12 @@ public struct HTTPParser: Sendable {
     }
 
     private mutating func readChunkData(_ remaining: Int) -> Step {
-        let available = buffer.count - cursor
-        if available == 0 { return .needMore }
-        let n = min(available, remaining)
-        body.append(contentsOf: buffer[cursor..<(cursor + n)])
-        cursor += n
-        if n == remaining {
+        guard let left = takeBodyBytes(remaining) else { return .needMore }
+        if left == 0 {
             state = .chunkDataEnd
             return .progress
         }
-        state = .chunkData(remaining: remaining - n)
+        state = .chunkData(remaining: left)
         return .needMore
     }
 

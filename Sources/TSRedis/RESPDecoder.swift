@@ -127,28 +127,22 @@ public struct RESPDecoder: Sendable {
         case UInt8(ascii: ":"):
             complete(.integer(try Self.integer(rest)), into: &out)
         case UInt8(ascii: "$"):
-            let length = try Self.integer(rest)
-            if length == -1 { return complete(.bulkString(nil), into: &out) }
-            guard length >= 0 else { throw Failure(reason: "negative bulk length \(length)") }
-            guard length <= Int64(limits.maxBulkBytes) else {
-                throw Failure(reason: "bulk string of \(length) bytes over the \(limits.maxBulkBytes)-byte limit")
+            guard let length = try Self.length(rest, "bulk", limit: limits.maxBulkBytes, of: "bulk string", unit: ("bytes", "byte")) else {
+                return complete(.bulkString(nil), into: &out)
             }
-            try account(Int(length) + 2)
+            try account(length + 2)
             bulk = []
-            bulk.reserveCapacity(Int(length))
-            bulkRemaining = Int(length)
+            bulk.reserveCapacity(length)
+            bulkRemaining = length
         case UInt8(ascii: "*"):
-            let count = try Self.integer(rest)
-            if count == -1 { return complete(.array(nil), into: &out) }
-            guard count >= 0 else { throw Failure(reason: "negative array length \(count)") }
-            guard count <= Int64(limits.maxArrayCount) else {
-                throw Failure(reason: "array of \(count) elements over the \(limits.maxArrayCount)-element limit")
+            guard let count = try Self.length(rest, "array", limit: limits.maxArrayCount, of: "array", unit: ("elements", "element")) else {
+                return complete(.array(nil), into: &out)
             }
             if count == 0 { return complete(.array([]), into: &out) }
             guard stack.count < limits.maxDepth else { throw Failure(reason: "arrays nested deeper than \(limits.maxDepth)") }
             var items: [RESPValue] = []
-            items.reserveCapacity(Int(count))
-            stack.append((Int(count), items))
+            items.reserveCapacity(count)
+            stack.append((count, items))
         default:
             throw Failure(reason: "unknown type byte 0x\(String(type, radix: 16))")
         }
@@ -167,6 +161,18 @@ public struct RESPDecoder: Sendable {
         }
         valueBytes = 0
         out.append(v)
+    }
+
+    /// The length line of a bulk string or an array (RESP2): nil for -1 (the null value), else a
+    /// count from 0 to `limit`; any other negative number, or one over the limit, is refused
+    /// before anything is allocated for it.
+    static func length(_ text: ArraySlice<UInt8>, _ kind: String, limit: Int, of what: String,
+                       unit: (plural: String, singular: String)) throws -> Int? {
+        let n = try integer(text)
+        if n == -1 { return nil }
+        guard n >= 0 else { throw Failure(reason: "negative \(kind) length \(n)") }
+        guard n <= Int64(limit) else { throw Failure(reason: "\(what) of \(n) \(unit.plural) over the \(limit)-\(unit.singular) limit") }
+        return Int(n)
     }
 
     /// A RESP integer: optional '-', then 1-19 decimal digits, no overflow.

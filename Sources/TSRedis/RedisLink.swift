@@ -191,3 +191,17 @@ extension Double {
         return String(v)
     }
 }
+
+extension EventLoop {
+    /// Runs `closing` on this loop's thread (where a transport's connections live), waits until it
+    /// has, then stops the thread: how `RedisPubSub` and `RedisStream` close both their connections.
+    func shutdown(after closing: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            execute {
+                closing()
+                done.resume()
+            }
+        }
+        shutdown()
+    }
+}

@@ -46,13 +46,9 @@ public final class RedisPubSub: @unchecked Sendable {
 
     /// Closes both connections and stops the loop thread.
     public func stop() async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            loop.execute { [self] in
-                publisher.stop()
-                subscriber.stop()
-                done.resume()
-            }
-        }
-        loop.shutdown()
+        await loop.shutdown(after: { [self] in
+            publisher.stop()
+            subscriber.stop()
+        })
     }
 }

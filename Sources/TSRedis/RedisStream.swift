@@ -61,14 +61,10 @@ public final class RedisStream: RedisEventTransport, @unchecked Sendable {
     }
 
     public func stop() async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            loop.execute { [self] in
-                publisher.stop()
-                reader.stop()
-                done.resume()
-            }
-        }
-        loop.shutdown()
+        await loop.shutdown(after: { [self] in
+            publisher.stop()
+            reader.stop()
+        })
     }
 }
 

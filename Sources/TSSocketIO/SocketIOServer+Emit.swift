@@ -97,43 +97,4 @@ extension SocketIOServer {
         for r in records { observe(r) }
         return total
     }
-
-    // MARK: earlier spellings (each is one `emit(_:)` call)
-
-    @available(*, deprecated, message: "use emit(_:_:to: .room(room, except:, namespace:))")
-    @discardableResult
-    public func emit(_ event: String, _ args: [JSONValue], toRoom room: String, namespace: String = "/",
-                     except exceptSocketID: String? = nil) -> Int {
-        emit(event, args, to: .room(room, except: exceptSocketID, namespace: namespace))
-    }
-
-    @available(*, deprecated, message: "use emit(_:_:attachments:to: .room(room, except:, namespace:))")
-    @discardableResult
-    public func emit(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], toRoom room: String,
-                     namespace: String = "/", except exceptSocketID: String? = nil) -> Int {
-        emit(event, args, attachments: attachments, to: .room(room, except: exceptSocketID, namespace: namespace))
-    }
-
-    @available(*, deprecated, message: "use emit(_:_:to: .sockets(ids, room:, except:, namespace:))")
-    @discardableResult
-    public func emit(_ event: String, _ args: [JSONValue], toSockets ids: [String], namespace: String = "/", room: String,
-                     except exceptSocketID: String? = nil) -> Int {
-        emit(event, args, to: .sockets(ids, room: room, except: exceptSocketID, namespace: namespace))
-    }
-
-    /// (The socket's own namespace, whichever it is.)
-    @available(*, deprecated, message: "use emit(_:_:to: .socket(id, namespace:))")
-    public func emit(_ event: String, _ args: [JSONValue], toSocket id: String) {
-        emit(event, args, to: .socket(id, namespace: socket(id: id)?.namespace ?? "/"))
-    }
-
-    @available(*, deprecated, message: "give each emission its namespace in its target")
-    @discardableResult
-    public func emit(_ emissions: [SocketIOEmission], namespace: String) -> Int {
-        emit(emissions.map { e in
-            var t = e.target
-            t.namespace = namespace
-            return SocketIOEmission(e.event, e.args, attachments: e.attachments, t)
-        })
-    }
 }

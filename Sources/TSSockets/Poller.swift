@@ -20,8 +20,25 @@ struct PollerEvent {
     var events: PollerEvents
 }
 
+/// A choice of an event loop's backend whose `auto` an environment variable can settle for every
+/// loop in a process, test servers included (`PollerKind`, `IORingMode`): the variable is the
+/// setting's own name, so one switch reaches loops that no configuration reaches.
+public protocol EnvironmentOverridable: RawRepresentable, CustomStringConvertible where RawValue == String {
+    static var environmentVariable: String { get }
+}
+
+extension EnvironmentOverridable {
+    public var description: String { rawValue }
+
+    /// The case the environment variable names (in any letter case); nil when it is unset or
+    /// names none.
+    static var environmentOverride: Self? {
+        getenv(environmentVariable).flatMap { Self(rawValue: String(cString: $0).lowercased()) }
+    }
+}
+
 /// The readiness backend an `EventLoop` waits on (setting `server.poller`).
-public enum PollerKind: String, Sendable, CaseIterable, CustomStringConvertible {
+public enum PollerKind: String, Sendable, CaseIterable, EnvironmentOverridable {
     /// `TOUCHSYNC_SERVER_POLLER` when set in the environment, else the platform's native backend
     /// (epoll on Linux, kqueue on Darwin).
     case auto
@@ -32,8 +49,6 @@ public enum PollerKind: String, Sendable, CaseIterable, CustomStringConvertible 
     /// poll(2), any POSIX system: the portable fallback (O(descriptors) per wait).
     case poll
 
-    public var description: String { rawValue }
-
     /// The environment variable `auto` consults (the same name the `server.poller` setting reads),
     /// so every loop in a process — test servers included — can be switched to another backend.
     public static let environmentVariable = "TOUCHSYNC_SERVER_POLLER"
@@ -42,10 +57,7 @@ public enum PollerKind: String, Sendable, CaseIterable, CustomStringConvertible 
     /// default. Other kinds resolve to themselves.
     public var resolved: PollerKind {
         guard self == .auto else { return self }
-        if let raw = getenv(Self.environmentVariable).map({ String(cString: $0) }),
-           let kind = PollerKind(rawValue: raw.lowercased()), kind != .auto {
-            return kind
-        }
+        if let kind = Self.environmentOverride, kind != .auto { return kind }
         return Platform.defaultPoller
     }
 

@@ -1,14 +1,12 @@
 import Logging
 
 /// Whether the event loops submit the sends of one flush through io_uring (setting `server.ioUring`).
-public enum IORingMode: String, Sendable, CaseIterable, CustomStringConvertible {
+public enum IORingMode: String, Sendable, CaseIterable, EnvironmentOverridable {
     /// io_uring where the kernel offers it (Linux; checked once per loop, with a log line and
     /// send(2) when it is refused), unless `TOUCHSYNC_SERVER_IO_URING=off` is in the environment.
     case auto
     /// One send(2) per connection.
     case off
-
-    public var description: String { rawValue }
 
     /// The environment variable `auto` consults (the `server.ioUring` setting's own name), so
     /// every loop a process creates — test servers included — can be switched to send(2).
@@ -17,8 +15,7 @@ public enum IORingMode: String, Sendable, CaseIterable, CustomStringConvertible 
     /// `auto` resolved: `.off` when the environment says off, else `.auto`.
     public var resolved: IORingMode {
         guard self == .auto else { return self }
-        if let raw = getenv(Self.environmentVariable).map({ String(cString: $0) }), raw.lowercased() == "off" { return .off }
-        return .auto
+        return Self.environmentOverride ?? .auto
     }
 }
 

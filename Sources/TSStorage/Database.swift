@@ -60,17 +60,8 @@ public final class Database: @unchecked Sendable {
                 logger.warning("sqlite: journal_mode is \(mode), wanted \(configuration.journalMode.rawValue)", metadata: ["path": "\(path)"])
             }
         }
-        var readers: [SQLConnection] = []
-        if !memory && configuration.readerCount > 0 {
-            do {
-                for _ in 0..<configuration.readerCount {
-                    readers.append(SQLConnection(sqlite: try SQLiteConnection(path: path, readOnly: true, configuration: configuration)))
-                }
-            } catch {
-                readers.forEach { $0.close() }
-                writer.close()
-                throw error
-            }
+        let readers = try Database.openReaders(memory ? 0 : configuration.readerCount, orClose: { writer.close() }) {
+            SQLConnection(sqlite: try SQLiteConnection(path: path, readOnly: true, configuration: configuration))
         }
         try self.init(path: path, dialect: .sqlite, writer: SQLConnection(sqlite: writer), readers: readers,
                       monitor: nil, configuration: configuration, logger: logger)
@@ -92,15 +83,8 @@ public final class Database: @unchecked Sendable {
         #if canImport(CPostgres)
         let redacted = PostgresURL.redact(url)
         let writer = try Database.connectPostgres(url: url, readOnly: false, configuration: configuration, logger: logger)
-        var readers: [SQLConnection] = []
-        do {
-            for _ in 0..<max(1, configuration.readerCount) {
-                readers.append(SQLConnection(postgres: try PostgresConnection(url: url, readOnly: true, configuration: configuration)))
-            }
-        } catch {
-            readers.forEach { $0.close() }
-            writer.close()
-            throw error
+        let readers = try Database.openReaders(max(1, configuration.readerCount), orClose: { writer.close() }) {
+            SQLConnection(postgres: try PostgresConnection(url: url, readOnly: true, configuration: configuration))
         }
         let monitor: ConnectionMonitor
         do {
@@ -121,6 +105,22 @@ public final class Database: @unchecked Sendable {
         throw StorageError.misuse("this build has no PostgreSQL support: libpq is linked on Linux only (apt-get install libpq-dev "
                                   + "and build on Linux), so database.url \(PostgresURL.redact(url)) cannot be used; unset it to use SQLite")
         #endif
+    }
+
+    /// `count` reader connections from `open`. When one cannot be opened, those already open and
+    /// the writer (`closeWriter`) are closed before the error goes up: a database that fails to
+    /// open leaves no connection behind.
+    private static func openReaders(_ count: Int, orClose closeWriter: () -> Void,
+                                    _ open: () throws -> SQLConnection) throws -> [SQLConnection] {
+        var readers: [SQLConnection] = []
+        do {
+            for _ in 0..<count { readers.append(try open()) }
+            return readers
+        } catch {
+            readers.forEach { $0.close() }
+            closeWriter()
+            throw error
+        }
     }
 
     private init(path: String, dialect: SQLDialect, writer: SQLConnection, readers: [SQLConnection], monitor: ConnectionMonitor?,

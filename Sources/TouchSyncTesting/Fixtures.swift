@@ -38,28 +38,22 @@ public struct Fixtures: Sendable {
     /// also log in with `password`.
     public func user(_ username: String, password: String = Fixtures.defaultPassword, firstName: String? = nil,
                      avatarUrl: String? = nil) -> Fixtures {
-        var copy = self
         var u: [String: TouchSyncJSON] = ["username": .string(username), "password": .string(password)]
         if let firstName { u["firstName"] = .string(firstName) }
         if let avatarUrl { u["avatarUrl"] = .string(avatarUrl) }
-        copy.users.append(u)
-        return copy
+        return adding(\.users, u)
     }
 
     /// A room called `name` (also its ref), created by the user `createdBy` (a member), with
     /// `members` added. `name: nil` keeps the server's default date-time name; then `ref` names it.
     public func room(_ ref: String, name: String? = nil, createdBy: String, members: [String] = []) -> Fixtures {
-        var copy = self
-        copy.rooms.append(["ref": .string(ref), "name": .string(name ?? ref), "createdBy": .string(createdBy),
-                           "members": .array(members.map { .string($0) })])
-        return copy
+        adding(\.rooms, ["ref": .string(ref), "name": .string(name ?? ref), "createdBy": .string(createdBy),
+                         "members": .array(members.map { .string($0) })])
     }
 
     /// A room that keeps the server's default name (its creation date and time, `nameSetBy` null).
     public func unnamedRoom(_ ref: String, createdBy: String, members: [String] = []) -> Fixtures {
-        var copy = self
-        copy.rooms.append(["ref": .string(ref), "createdBy": .string(createdBy), "members": .array(members.map { .string($0) })])
-        return copy
+        adding(\.rooms, ["ref": .string(ref), "createdBy": .string(createdBy), "members": .array(members.map { .string($0) })])
     }
 
     /// An element in room `room`, created by `by` (a member). Position defaults to 0,0 and size to 150×150.
@@ -67,58 +61,52 @@ public struct Fixtures: Sendable {
                         positionX: Double? = nil, positionY: Double? = nil, width: Double? = nil, height: Double? = nil,
                         imageUrl: String? = nil, audioUrl: String? = nil, videoUrl: String? = nil, thumbnailUrl: String? = nil,
                         duration: Double? = nil) -> Fixtures {
-        var copy = self
         var e: [String: TouchSyncJSON] = ["ref": .string(ref), "room": .string(room), "createdBy": .string(user), "type": .string(type.rawValue)]
         let numbers: [(String, Double?)] = [("positionX", positionX), ("positionY", positionY), ("width", width), ("height", height), ("duration", duration)]
         for case let (key, value?) in numbers { e[key] = .number(value) }
         let strings: [(String, String?)] = [("content", content), ("imageUrl", imageUrl), ("audioUrl", audioUrl), ("videoUrl", videoUrl),
                                             ("thumbnailUrl", thumbnailUrl)]
         for case let (key, value?) in strings { e[key] = .string(value) }
-        copy.elements.append(e)
-        return copy
+        return adding(\.elements, e)
     }
 
     /// A heart by `user` (a member of the element's room) on the element `element`.
     public func reaction(on element: String, by user: String) -> Fixtures {
-        var copy = self
-        copy.reactions.append(["element": .string(element), "user": .string(user)])
-        return copy
+        adding(\.reactions, ["element": .string(element), "user": .string(user)])
     }
 
     /// A message by `user` (a member) in `room`.
     public func message(_ ref: String, in room: String, by user: String, text: String) -> Fixtures {
-        var copy = self
-        copy.messages.append(["ref": .string(ref), "room": .string(room), "user": .string(user), "text": .string(text)])
-        return copy
+        adding(\.messages, ["ref": .string(ref), "room": .string(room), "user": .string(user), "text": .string(text)])
     }
 
     /// A post by `author`.
     public func post(_ ref: String, by author: String, content: String, imageUrl: String? = nil) -> Fixtures {
-        var copy = self
         var p: [String: TouchSyncJSON] = ["ref": .string(ref), "author": .string(author), "content": .string(content)]
         if let imageUrl { p["imageUrl"] = .string(imageUrl) }
-        copy.posts.append(p)
-        return copy
+        return adding(\.posts, p)
     }
 
     /// `user` likes the post `post`.
     public func like(_ post: String, by user: String) -> Fixtures {
-        var copy = self
-        copy.likes.append(["post": .string(post), "user": .string(user)])
-        return copy
+        adding(\.likes, ["post": .string(post), "user": .string(user)])
     }
 
     /// `user` saves the post `post`.
     public func save(_ post: String, by user: String) -> Fixtures {
-        var copy = self
-        copy.saves.append(["post": .string(post), "user": .string(user)])
-        return copy
+        adding(\.saves, ["post": .string(post), "user": .string(user)])
     }
 
     /// A push token of `user` (`platform`: `ios` or `android`).
     public func device(_ token: String, of user: String, platform: String = "ios") -> Fixtures {
+        adding(\.devices, ["user": .string(user), "token": .string(token), "platform": .string(platform)])
+    }
+
+    /// A new document: this one with `object` appended to the list at `list` (every builder above
+    /// is one of these, so a shared base is never changed by a test that extends it).
+    private func adding(_ list: WritableKeyPath<Fixtures, [[String: TouchSyncJSON]]>, _ object: [String: TouchSyncJSON]) -> Fixtures {
         var copy = self
-        copy.devices.append(["user": .string(user), "token": .string(token), "platform": .string(platform)])
+        copy[keyPath: list].append(object)
         return copy
     }
 

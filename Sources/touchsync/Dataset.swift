@@ -6,29 +6,19 @@ import TSRoutes
 
 /// `touchsync export FILE`: the whole dataset as one fixture document (docs/test-mode.md), what
 /// `touchsync import` and `POST /api/test/fixtures` load back.
-struct Export: AsyncParsableCommand {
+struct Export: FileCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the whole dataset to FILE (- for standard output) as a fixture document.",
         discussion: "Users keep their password (its stored hash). See docs/test-mode.md, \"Export and import\".")
+    static let fileHelp: ArgumentHelp = "The file to write, or - for standard output."
 
-    @OptionGroup var common: CommonOptions
-
-    @Argument(help: "The file to write, or - for standard output.")
-    var file: String
+    @OptionGroup var options: FileCommandOptions<Export>
 
     func run() async throws {
-        let config = try common.load(extra: ["log.level": .string(common.logLevel ?? "warning")])
-        let server: TouchSyncServer
-        do { server = try TouchSyncServer(configuration: config, role: .tool) } catch { throw Fatal.fail("\(error)") }
+        let server = try options.openServer()
         defer { server.db.close() }
         let doc = try await DatasetExporter.export(server.db)
-        var bytes = doc.serialized()
-        bytes.append(0x0A)
-        if file == "-" {
-            FileHandle.standardOutput.write(Data(bytes))
-        } else {
-            do { try Data(bytes).write(to: URL(fileURLWithPath: file)) } catch { throw Fatal.fail("cannot write \(file): \(error)") }
-        }
+        try options.writeFile(doc.serialized() + [0x0A])
         let counts = FixtureLoaderCounts.describe(doc)
         FileHandle.standardError.write(Data("touchsync: exported \(counts) from \(server.databasePath)\n".utf8))
     }
@@ -37,32 +27,22 @@ struct Export: AsyncParsableCommand {
 /// `touchsync import FILE`: loads a fixture document (an export, or any fixtures file) into the
 /// database through the domain services. The database must have no users unless `--replace`
 /// empties it first.
-struct Import: AsyncParsableCommand {
+struct Import: FileCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load a fixture document (touchsync export's output, or any fixtures file) into the database.",
         discussion: "Refuses a database that already has users unless --replace, which empties every data table first.")
+    static let fileHelp: ArgumentHelp = "The fixture document to load, or - for standard input."
 
-    @OptionGroup var common: CommonOptions
-
-    @Argument(help: "The fixture document to load, or - for standard input.")
-    var file: String
+    @OptionGroup var options: FileCommandOptions<Import>
 
     @Flag(help: "Empty every data table first (as POST /api/test/reset).")
     var replace = false
 
     func run() async throws {
-        let data: Data
-        if file == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let d = FileManager.default.contents(atPath: file) else { throw Fatal.fail("cannot read \(file)") }
-            data = d
-        }
+        let data = try options.readFile()
         let doc: JSONValue
-        do { doc = try JSONValue.parse([UInt8](data)) } catch { throw Fatal.fail("\(file) is not JSON: \(error)") }
-        let config = try common.load(extra: ["log.level": .string(common.logLevel ?? "warning")])
-        let server: TouchSyncServer
-        do { server = try TouchSyncServer(configuration: config, role: .tool) } catch { throw Fatal.fail("\(error)") }
+        do { doc = try JSONValue.parse([UInt8](data)) } catch { throw Fatal.fail("\(options.file) is not JSON: \(error)") }
+        let server = try options.openServer()
         defer { server.db.close() }
         do {
             if replace {

@@ -81,13 +81,7 @@ final class MetricsTests: XCTestCase {
     }
 
     func testSocketsRoomsEventsDatabaseAndNotifications() async throws {
-        let data = try await api.post("/api/test/fixtures", [
-            "users": [["username": "alice", "password": "alice-password"], ["username": "bob", "password": "bob-password"]],
-            "rooms": [["ref": "r", "createdBy": "alice", "members": ["bob"]]],
-        ]).json["data"] ?? .null
-        let alice = try XCTUnwrap(data["users"]?["alice"]?["token"]?.stringValue)
-        let bob = try XCTUnwrap(data["users"]?["bob"]?["token"]?.stringValue)
-        let room = try XCTUnwrap(data["rooms"]?["r"]?.stringValue)
+        let (alice, bob, room) = try await api.aliceAndBobInOneRoom()
         let socket = try await PollingSocket.connect(base: live.base, token: bob)
         try await socket.emit("room:join", ["roomId": .string(room)], ackId: 7)
         _ = try await socket.receive(until: { $0.hasPrefix("437[") })

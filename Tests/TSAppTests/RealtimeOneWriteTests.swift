@@ -20,13 +20,7 @@ final class RealtimeOneWriteTests: XCTestCase {
     override func tearDown() async throws { await live.stop() }
 
     func testRoomAndGlobalEventOfOneCreationArriveInOneReadInOrder() async throws {
-        let data = try await api.post("/api/test/fixtures", [
-            "users": [["username": "alice", "password": "alice-password"], ["username": "bob", "password": "bob-password"]],
-            "rooms": [["ref": "r", "createdBy": "alice", "members": ["bob"]]],
-        ]).json["data"] ?? .null
-        let alice = try XCTUnwrap(data["users"]?["alice"]?["token"]?.stringValue)
-        let bob = try XCTUnwrap(data["users"]?["bob"]?["token"]?.stringValue)
-        let room = try XCTUnwrap(data["rooms"]?["r"]?.stringValue)
+        let (alice, bob, room) = try await api.aliceAndBobInOneRoom()
 
         let ws = try RawWebSocketClient(port: live.port, target: "/socket.io/?EIO=4&transport=websocket")
         XCTAssertEqual(ws.status, 101)

@@ -132,6 +132,14 @@ final class RedisClusterLiveTests: XCTestCase, @unchecked Sendable {
         return Setup(alice: alice, bob: bob, roomId: roomId)
     }
 
+    /// Two nodes on the Redis at `redisURL`, both connected to it, and alice and bob (registered on
+    /// the first, `a`) in one room.
+    func twoNodesWithUsers(redisURL: String, overrides: [[String: JSONValue]] = []) async throws -> (a: LiveServer, b: LiveServer, s: Setup) {
+        let nodes = try startNodes(2, redisURL: redisURL, overrides: overrides)
+        try await waitRedisOK(nodes)
+        return (nodes[0], nodes[1], try await users(on: nodes[0]))
+    }
+
     func createElement(_ node: LiveServer, _ s: Setup, content: String, originSocket: String? = nil) async throws -> String {
         let r = try await APIClient(base: node.base).post("/api/rooms/\(s.roomId)/elements",
                                                           ["type": "note", "content": .string(content), "positionX": 1, "positionY": 2,
@@ -143,11 +151,7 @@ final class RedisClusterLiveTests: XCTestCase, @unchecked Sendable {
     }
 
     func testEventFromNodeAReachesNodeBWithPerRecipientHasReactedAndSkipsTheOriginSocket() async throws {
-        let url = try sharedRedisURL()
-        let nodes = try startNodes(2, redisURL: url)
-        let a = nodes[0], b = nodes[1]
-        try await waitRedisOK(nodes)
-        let s = try await users(on: a)
+        let (a, b, s) = try await twoNodesWithUsers(redisURL: try sharedRedisURL())
 
         let (bobOnB, _) = try socket(b, token: s.bob.token, roomId: s.roomId)
         let (aliceOnB, _) = try socket(b, token: s.alice.token, roomId: s.roomId)
@@ -195,10 +199,7 @@ final class RedisClusterLiveTests: XCTestCase, @unchecked Sendable {
 
     func testRedisDownKeepsRESTAndLocalFanOutThenFanOutResumesWithoutARestart() async throws {
         let redis = try ownRedisServer()
-        let nodes = try startNodes(2, redisURL: redis.url, overrides: [["realtime.redis.maxPendingPublishes": 2]])
-        let a = nodes[0], b = nodes[1]
-        try await waitRedisOK(nodes)
-        let s = try await users(on: a)
+        let (a, b, s) = try await twoNodesWithUsers(redisURL: redis.url, overrides: [["realtime.redis.maxPendingPublishes": 2]])
         let (bobOnB, _) = try socket(b, token: s.bob.token, roomId: s.roomId)
         let (bobOnA, _) = try socket(a, token: s.bob.token, roomId: s.roomId)
         let before = try await createElement(a, s, content: "before")
@@ -226,7 +227,7 @@ final class RedisClusterLiveTests: XCTestCase, @unchecked Sendable {
 
         // Redis is back on the same port: no node restart, fan-out resumes.
         try redis.start()
-        try await waitRedisOK(nodes)
+        try await waitRedisOK([a, b])
         let v6 = try await metric(a, "touchsync_redis_reconnects_total")
         XCTAssertGreaterThanOrEqual(v6, 2)
         let v7 = try await metric(b, "touchsync_redis_reconnects_total")
@@ -244,11 +245,7 @@ final class RedisClusterLiveTests: XCTestCase, @unchecked Sendable {
     }
 
     func testLogoutOnNodeADisconnectsTheUsersSocketsOnNodeB() async throws {
-        let url = try sharedRedisURL()
-        let nodes = try startNodes(2, redisURL: url)
-        let a = nodes[0], b = nodes[1]
-        try await waitRedisOK(nodes)
-        let s = try await users(on: a)
+        let (a, b, s) = try await twoNodesWithUsers(redisURL: try sharedRedisURL())
         let (bobOnB, _) = try socket(b, token: s.bob.token, roomId: s.roomId)
         let (aliceOnB, _) = try socket(b, token: s.alice.token, roomId: s.roomId)
         let r = try await APIClient(base: a.base).post("/api/auth/logout", nil, token: s.bob.token)

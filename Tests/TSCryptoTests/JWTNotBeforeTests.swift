@@ -4,13 +4,10 @@ import TSCrypto
 /// RFC 7519 §4.1.5 `nbf`: a token is refused before its not-before time, with the
 /// same clock-skew leeway as `exp`.
 final class JWTNotBeforeTests: XCTestCase {
-    let secret = Array("test-secret-please-change".utf8)
-    let now: Int64 = 1_700_000_000
+    let secret = JWTForging.secret
+    let now = JWTForging.now
 
-    func forge(_ payload: String) -> String {
-        let input = Base64URL.encode(#"{"alg":"HS256","typ":"JWT"}"#) + "." + Base64URL.encode(payload)
-        return input + "." + Base64URL.encode(HMAC.sha256(key: secret, message: Array(input.utf8)))
-    }
+    func forge(_ payload: String) -> String { JWTForging.forge(payload: payload) }
 
     func token(nbf: String, iat: Int64? = nil, exp: Int64? = nil) -> String {
         forge(#"{"sub":"u1","iat":\#(iat ?? now - 10),"exp":\#(exp ?? now + 3600),"nbf":\#(nbf)}"#)

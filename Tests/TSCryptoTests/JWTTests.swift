@@ -2,14 +2,13 @@ import XCTest
 import TSCrypto
 
 final class JWTTests: XCTestCase {
-    let secret = Array("test-secret-please-change".utf8)
-    let now: Int64 = 1_700_000_000
+    let secret = JWTForging.secret
+    let now = JWTForging.now
     var claims: JWTClaims { JWTClaims(sub: "0f8fad5b-d9cb-469f-a165-70867728950e", iat: now, exp: now + 3600) }
 
     /// Builds a token with an arbitrary header/payload, signed with HMAC-SHA256 under `key`.
     func forge(header: String, payload: String, key: [UInt8]? = nil) -> String {
-        let input = Base64URL.encode(header) + "." + Base64URL.encode(payload)
-        return input + "." + Base64URL.encode(HMAC.sha256(key: key ?? secret, message: Array(input.utf8)))
+        JWTForging.forge(header: header, payload: payload, key: key ?? secret)
     }
 
     func payload(exp: Int64? = nil, iat: Int64? = nil) -> String {

@@ -4,13 +4,10 @@ import TSCrypto
 /// The private claim `ver` (RFC 7519 §4.3): the user's token version, compared with the
 /// database at verification so that a logout revokes earlier tokens.
 final class JWTVersionClaimTests: XCTestCase {
-    let secret = Array("test-secret-please-change".utf8)
-    let now: Int64 = 1_700_000_000
+    let secret = JWTForging.secret
+    let now = JWTForging.now
 
-    func forge(_ payload: String) -> String {
-        let input = Base64URL.encode(#"{"alg":"HS256","typ":"JWT"}"#) + "." + Base64URL.encode(payload)
-        return input + "." + Base64URL.encode(HMAC.sha256(key: secret, message: Array(input.utf8)))
-    }
+    func forge(_ payload: String) -> String { JWTForging.forge(payload: payload) }
 
     func payloadJSON(_ token: String) -> String {
         let parts = token.split(separator: ".")

@@ -33,16 +33,6 @@ final class PostgresDomainTests: XCTestCase {
         published = []
     }
 
-    func roomWithElement(_ domain: TouchSyncDomain, users n: Int) async throws -> (users: [PublicUser], room: String, element: String) {
-        var users: [PublicUser] = []
-        for i in 0..<n { users.append(try await domain.auth.createUser(username: "user\(i)", passwordHash: "x", firstName: nil, avatarUrl: nil)) }
-        let room = try await domain.rooms.create(actor: users[0].id, input: Input(["memberIds": .array(users.map { .string($0.id) })]))
-        let element = try await domain.elements.create(roomId: room.id, actor: users[0].id,
-                                                       input: Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1]),
-                                                       originSocketId: nil)
-        return (users, room.id, element.id)
-    }
-
     /// The room's top reactors, read for all its elements in one query, are
     /// those the one-element read gives, in the same order, on PostgreSQL too; the seen marker
     /// resets the badge.
@@ -61,7 +51,7 @@ final class PostgresDomainTests: XCTestCase {
     /// duplicate row or a 500". Both nodes toggle the same hearts at once, many times.
     func testTwoNodesTogglingTheSameHeartsStayConsistent() async throws {
         let (a, b) = (nodes[0].1, nodes[1].1)
-        let (users, room, element) = try await roomWithElement(a, users: 3)
+        let (users, room, element) = try await DomainFixture.roomWithElement(a, users: 3)
         let outcomes = try await withThrowingTaskGroup(of: ToggleResult.Action.self) { group in
             for i in 0..<120 {
                 let node = i % 2 == 0 ? a : b
@@ -98,7 +88,7 @@ final class PostgresDomainTests: XCTestCase {
 
     func testTwoNodesRacingOnCountersAndUniqueRows() async throws {
         let (a, b) = (nodes[0].1, nodes[1].1)
-        let (users, room, _) = try await roomWithElement(a, users: 2)
+        let (users, room, _) = try await DomainFixture.roomWithElement(a, users: 2)
         let post = try await a.posts.create(actor: users[0].id, input: Input(["content": "hello"]))
         // Likes from both nodes at once; elements created from both nodes at once.
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -135,7 +125,7 @@ final class PostgresDomainTests: XCTestCase {
     /// delivery cursors checked along the way.
     func testEveryServiceRunsOnPostgres() async throws {
         let domain = nodes[0].1
-        let (users, room, element) = try await roomWithElement(domain, users: 4)
+        let (users, room, element) = try await DomainFixture.roomWithElement(domain, users: 4)
         let viewer = users[0].id
         var elements = [element]
         for i in 1..<5 {

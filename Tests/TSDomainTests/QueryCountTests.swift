@@ -7,22 +7,7 @@ import XCTest
 
 /// The "computed in one query" claims of docs/api.md, counted: in-memory, reads run on the writer
 /// connection, so its statement counter sees every query a service issues.
-final class QueryCountTests: XCTestCase {
-    var db: Database!
-    var domain: TouchSyncDomain!
-
-    override func setUp() async throws {
-        (db, domain) = try DomainFixture.make()
-    }
-
-    override func tearDown() { db.close() }
-
-    func executed(_ body: () async throws -> Void) async throws -> Int {
-        let before = try db.withWriterConnection { $0.statementsExecuted }
-        try await body()
-        return try db.withWriterConnection { $0.statementsExecuted } - before
-    }
-
+final class QueryCountTests: DomainTestCase {
     func testMyRoomsIsOneQueryWhateverTheNumberOfRooms() async throws {
         let a = try await domain.auth.createUser(username: "alice", passwordHash: "x", firstName: nil, avatarUrl: nil)
         let b = try await domain.auth.createUser(username: "bob", passwordHash: "x", firstName: nil, avatarUrl: nil)

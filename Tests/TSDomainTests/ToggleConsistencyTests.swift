@@ -8,36 +8,11 @@ import XCTest
 /// The toggle on either backend: "two toggles racing for the same user end in a consistent
 /// state, never a duplicate row or a 500", counters that are read then written stay equal to
 /// their rows, and a toggle costs a handful of statements.
-final class ToggleConsistencyTests: XCTestCase {
-    var db: Database!
-    var domain: TouchSyncDomain!
-
-    override func setUp() async throws {
-        (db, domain) = try DomainFixture.make()
-    }
-
-    override func tearDown() { db.close() }
-
-    func executed(_ body: () async throws -> Void) async throws -> Int {
-        let before = try db.withWriterConnection { $0.statementsExecuted }
-        try await body()
-        return try db.withWriterConnection { $0.statementsExecuted } - before
-    }
-
-    func roomWithElement(users n: Int) async throws -> (users: [PublicUser], room: String, element: String) {
-        var users: [PublicUser] = []
-        for i in 0..<n { users.append(try await domain.auth.createUser(username: "user\(i)", passwordHash: "x", firstName: nil, avatarUrl: nil)) }
-        let room = try await domain.rooms.create(actor: users[0].id, input: Input(["memberIds": .array(users.map { .string($0.id) })]))
-        let element = try await domain.elements.create(roomId: room.id, actor: users[0].id,
-                                                       input: Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1]),
-                                                       originSocketId: nil)
-        return (users, room.id, element.id)
-    }
-
+final class ToggleConsistencyTests: DomainTestCase {
     /// Many toggles of the same heart and of other users' hearts at once: every toggle answers,
     /// and the count equals the rows at the end (an even number of toggles per user: no heart).
     func testRacingTogglesEndConsistent() async throws {
-        let (users, room, element) = try await roomWithElement(users: 4)
+        let (users, room, element) = try await DomainFixture.roomWithElement(domain, users: 4)
         let domain: TouchSyncDomain = self.domain
         let results = try await withThrowingTaskGroup(of: ToggleResult.Action.self) { group in
             for round in 0..<40 {
@@ -105,7 +80,7 @@ final class ToggleConsistencyTests: XCTestCase {
     }
 
     func testAddingAMemberTwiceIsAConflict() async throws {
-        let (users, room, _) = try await roomWithElement(users: 2)
+        let (users, room, _) = try await DomainFixture.roomWithElement(domain, users: 2)
         let carol = try await domain.auth.createUser(username: "carol", passwordHash: "x", firstName: nil, avatarUrl: nil)
         _ = try await domain.rooms.addMember(roomId: room, actor: users[0].id, input: Input(["userId": .string(carol.id)]))
         do {
@@ -122,7 +97,7 @@ final class ToggleConsistencyTests: XCTestCase {
     /// and read it. The caller's row is not read when the request already has it. Each adds the
     /// room's event number: one `UPDATE` and, on SQLite, its read (`RoomEventNumbers`).
     func testToggleStatementCount() async throws {
-        let (users, room, element) = try await roomWithElement(users: 2)
+        let (users, room, element) = try await DomainFixture.roomWithElement(domain, users: 2)
         await domain.notifications.stop()
         let bob = users[1]
         let add = try await executed {
@@ -150,7 +125,7 @@ final class ToggleConsistencyTests: XCTestCase {
     }
 
     func testToggleErrorsKeepTheirStatus() async throws {
-        let (users, room, element) = try await roomWithElement(users: 1)
+        let (users, room, element) = try await DomainFixture.roomWithElement(domain, users: 1)
         let outsider = try await domain.auth.createUser(username: "outsider", passwordHash: "x", firstName: nil, avatarUrl: nil)
         func status(_ body: () async throws -> Void) async -> String {
             do { try await body(); return "ok" } catch let e as DomainError {

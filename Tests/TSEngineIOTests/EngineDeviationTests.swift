@@ -96,20 +96,11 @@ final class EngineDeviationLiveTests: XCTestCase {
 /// (d) The polling ping timeout is on time: a request that comes once pingInterval + pingTimeout
 /// have passed finds the session closed, even if the timer that closes it has not run (here the
 /// clock is manual and the loop is never given the chance to run it).
-final class EnginePingDeadlineTests: XCTestCase {
-    let ms: UInt64 = 1_000_000
-
-    func request(_ method: HTTPMethod, _ query: String, body: String = "") -> HTTPRequest {
-        HTTPRequest(method: method, target: "/socket.io/?\(query)", body: Array(body.utf8))
-    }
-
+final class EnginePingDeadlineTests: XCTestCase, ManualClockEngineTesting {
     /// An engine (pingInterval 300 ms, pingTimeout 200 ms) whose time is a `ManualClock`, with one
     /// polling session open; the caller shuts the loop down.
     func openSessionOnManualClock() async throws -> (ManualClock, EventLoop, EngineIOServer, String) {
-        let clock = ManualClock()
-        let loop = try EventLoop(clock: clock)
-        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 300, pingTimeout: 200),
-                                        clock: clock, timerLoop: loop, logger: Logger(label: "test"))
+        let (clock, loop, engine) = try manualClockEngine(pingInterval: 300, pingTimeout: 200)
         let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
         do {
             return (clock, loop, engine, try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue))

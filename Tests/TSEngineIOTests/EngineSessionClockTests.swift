@@ -8,25 +8,10 @@ import XCTest
 /// Session heartbeat driven by a ManualClock: the session's timer runs on an EventLoop whose
 /// clock is the manual one, so time only moves when the test says so (no sleeping for
 /// pingInterval/pingTimeout). Requests go straight to `handle(_:)`.
-final class EngineSessionClockTests: XCTestCase {
-    let ms: UInt64 = 1_000_000
-
-    func request(_ method: HTTPMethod, _ query: String, body: String = "") -> HTTPRequest {
-        HTTPRequest(method: method, target: "/socket.io/?\(query)", body: Array(body.utf8))
-    }
-
-    /// Lets the loop run its expired timers at the manual clock's time.
-    /// (Timers expire before queued tasks run within a loop turn.)
-    func settle(_ loop: EventLoop) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in loop.execute { c.resume() } }
-    }
-
+final class EngineSessionClockTests: XCTestCase, ManualClockEngineTesting {
     func testPingThenTimeoutOnManualClock() async throws {
-        let clock = ManualClock()
-        let loop = try EventLoop(clock: clock)
+        let (clock, loop, engine) = try manualClockEngine(pingInterval: 25_000, pingTimeout: 20_000)
         defer { loop.shutdown() }
-        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 25_000, pingTimeout: 20_000),
-                                        clock: clock, timerLoop: loop, logger: Logger(label: "test"))
         let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
         let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)
         let session = try XCTUnwrap(engine.session(id: sid))

@@ -8,17 +8,7 @@ import XCTest
 /// Every session's heartbeat on one timer (`EngineSessionTimers`, less memory per idle socket): each session
 /// still gets its ping at its own deadline and is closed at its own pong deadline, and a closed
 /// session leaves the timers at once.
-final class EngineSessionTimersTests: XCTestCase {
-    let ms: UInt64 = 1_000_000
-
-    func request(_ method: HTTPMethod, _ query: String, body: String = "") -> HTTPRequest {
-        HTTPRequest(method: method, target: "/socket.io/?\(query)", body: Array(body.utf8))
-    }
-
-    func settle(_ loop: EventLoop) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in loop.execute { c.resume() } }
-    }
-
+final class EngineSessionTimersTests: XCTestCase, ManualClockEngineTesting {
     func queueEmpty(_ s: EngineIOSession) -> Bool { s.lock.withLock { s.state.queue.isEmpty } }
 
     func open(_ engine: EngineIOServer) async throws -> EngineIOSession {
@@ -28,11 +18,8 @@ final class EngineSessionTimersTests: XCTestCase {
     }
 
     func testEachSessionKeepsItsOwnDeadlinesOnTheSharedTimer() async throws {
-        let clock = ManualClock()
-        let loop = try EventLoop(clock: clock)
+        let (clock, loop, engine) = try manualClockEngine(pingInterval: 1_000, pingTimeout: 500)
         defer { loop.shutdown() }
-        let engine = try EngineIOServer(configuration: EngineIOConfiguration(pingInterval: 1_000, pingTimeout: 500),
-                                        clock: clock, timerLoop: loop, logger: Logger(label: "test"))
         // Three sessions opened 100 ms apart: pings due at 1000, 1100, 1200 ms.
         var sessions: [EngineIOSession] = []
         for i in 0..<3 {

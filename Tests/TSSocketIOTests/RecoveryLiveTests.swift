@@ -88,7 +88,7 @@ final class RecoveryLiveTests: XCTestCase {
         first.ws.send("421[\"join\",\"r\"]")
         XCTAssertEqual(first.ws.receiveSkippingPings(), .text("431[true]"))
 
-        io.emit("e", ["one"], toRoom: "r")
+        io.emit("e", ["one"], to: .room("r"))
         guard let e1 = try event(first.ws.receiveSkippingPings()) else { return }
         XCTAssertEqual(e1.name, "e")
         XCTAssertEqual(e1.args, ["one"])
@@ -96,9 +96,9 @@ final class RecoveryLiveTests: XCTestCase {
         // The network drops (no Engine.IO close): a recoverable disconnect.
         first.ws.closeSocket()
         waitForDisconnect()
-        io.emit("e", ["two"], toRoom: "r")
-        io.emit("other", ["not mine"], toRoom: "elsewhere")
-        io.emit("e", ["three"], toRoom: "r")
+        io.emit("e", ["two"], to: .room("r"))
+        io.emit("other", ["not mine"], to: .room("elsewhere"))
+        io.emit("e", ["three"], to: .room("r"))
 
         guard let back = try connect(["user": "u1", "pid": .string(first.pid ?? ""), "offset": .string(e1.offset)]) else { return }
         XCTAssertEqual(back.sid, first.sid, "same socket id")
@@ -107,7 +107,7 @@ final class RecoveryLiveTests: XCTestCase {
         let missed = try lastReplay.map { try event(.text($0)) }
         XCTAssertEqual(missed.map { $0?.args }, [["two"], ["three"]], "every missed event of its rooms, in order, once")
         // Its rooms are back: the next room event reaches it.
-        io.emit("e", ["four"], toRoom: "r")
+        io.emit("e", ["four"], to: .room("r"))
         XCTAssertEqual(try event(back.ws.receiveSkippingPings())?.args, ["four"])
         XCTAssertEqual(io.socket(id: back.sid)?.rooms, [back.sid, "r"])
     }
@@ -120,7 +120,7 @@ final class RecoveryLiveTests: XCTestCase {
         guard let first = try connect(["user": "u1"]) else { return }
         first.ws.send("421[\"join\",\"r\"]")
         XCTAssertEqual(first.ws.receiveSkippingPings(), .text("431[true]"))
-        io.emit("e", ["one"], toRoom: "r")
+        io.emit("e", ["one"], to: .room("r"))
         guard let e1 = try event(first.ws.receiveSkippingPings()) else { return }
         first.ws.closeSocket()
         waitForDisconnect()
@@ -147,7 +147,7 @@ final class RecoveryLiveTests: XCTestCase {
         try start()
         let io = try XCTUnwrap(self.io)
         guard let first = try connect(["user": "u1"]) else { return }
-        io.emit("e", ["one"], toRoom: first.sid)
+        io.emit("e", ["one"], to: .room(first.sid))
         guard let e1 = try event(first.ws.receiveSkippingPings()) else { return }
         first.ws.closeSocket()
         waitForDisconnect()
@@ -164,7 +164,7 @@ final class RecoveryLiveTests: XCTestCase {
         try start()
         let io = try XCTUnwrap(self.io)
         guard let first = try connect(["user": "u1"]) else { return }
-        io.emit("e", ["one"], toRoom: first.sid)
+        io.emit("e", ["one"], to: .room(first.sid))
         guard let e1 = try event(first.ws.receiveSkippingPings()) else { return }
         first.ws.send("41")
         waitForDisconnect()
@@ -176,11 +176,11 @@ final class RecoveryLiveTests: XCTestCase {
         try start(maxPackets: 3)
         let io = try XCTUnwrap(self.io)
         guard let first = try connect(["user": "u1"]) else { return }
-        io.emit("e", ["zero"], toRoom: first.sid)
+        io.emit("e", ["zero"], to: .room(first.sid))
         guard let e0 = try event(first.ws.receiveSkippingPings()) else { return }
         first.ws.closeSocket()
         waitForDisconnect()
-        for i in 1...5 { io.emit("e", [.int(Int64(i))], toRoom: first.sid) }
+        for i in 1...5 { io.emit("e", [.int(Int64(i))], to: .room(first.sid)) }
         // Its offset fell out of the 3 kept events: a fresh session, not a partial replay.
         guard let back = try connect(["user": "u1", "pid": .string(first.pid ?? ""), "offset": .string(e0.offset)]) else { return }
         XCTAssertFalse(back.recovered)
@@ -192,7 +192,7 @@ final class RecoveryLiveTests: XCTestCase {
         let io = try XCTUnwrap(self.io)
         guard let c = try connect(["user": "u1"]) else { return }
         XCTAssertNil(c.pid)
-        io.emit("e", ["one"], toRoom: c.sid)
+        io.emit("e", ["one"], to: .room(c.sid))
         XCTAssertEqual(c.ws.receiveSkippingPings(), .text("42[\"e\",\"one\"]"))
     }
 }

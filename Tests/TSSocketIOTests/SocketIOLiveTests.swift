@@ -300,7 +300,7 @@ final class SocketIOLiveTests: XCTestCase {
 
         let records = LockedValue<[SocketIOEmitRecord]>([])
         io.setEmitObserver { r in records.withLock { $0.append(r) } }
-        let n = io.emit("element:created", [["id": "e1"]], toRoom: "room1", except: clients[0].1)
+        let n = io.emit("element:created", [["id": "e1"]], to: .room("room1", except: clients[0].1))
         XCTAssertEqual(n, 3)
         XCTAssertEqual(clients[1].0.receive(), .text("42[\"element:created\",{\"id\":\"e1\"}]"))
         XCTAssertEqual(clients[2].0.receive(), .text("42[\"element:created\",{\"id\":\"e1\"}]"))
@@ -310,10 +310,10 @@ final class SocketIOLiveTests: XCTestCase {
         XCTAssertEqual(records.current.first?.target, .room("room1"))
         XCTAssertEqual(records.current.first?.except, clients[0].1)
 
-        io.emit("direct", ["x"], toSocket: clients[0].1)
+        io.emit("direct", ["x"], to: .socket(clients[0].1))
         XCTAssertEqual(clients[0].0.receive(), .text("42[\"direct\",\"x\"]"))
         io.socket(id: clients[1].1)?.leave("room1")
-        XCTAssertEqual(io.emit("again", [], toRoom: "room1"), 3)
+        XCTAssertEqual(io.emit("again", [], to: .room("room1")), 3)
         XCTAssertEqual(clients[1].0.receive(timeout: 0.3), .timeout)
     }
 
@@ -374,17 +374,17 @@ final class SocketIOLiveTests: XCTestCase {
         let socket = try XCTUnwrap(io.socket(id: sid))
         XCTAssertEqual(socket.rooms, [sid])
         let roomsBefore = io.stats.rooms
-        XCTAssertEqual(io.emit("mine", [], toRoom: sid), 1)
+        XCTAssertEqual(io.emit("mine", [], to: .room(sid)), 1)
         XCTAssertEqual(ws.receive(), .text("42[\"mine\"]"))
         socket.leave(sid)
         XCTAssertEqual(socket.rooms, [])
         XCTAssertEqual(io.stats.rooms, roomsBefore - 1)
-        XCTAssertEqual(io.emit("gone", [], toRoom: sid), 0)
+        XCTAssertEqual(io.emit("gone", [], to: .room(sid)), 0)
         socket.join("other")
         socket.join(sid)
         XCTAssertEqual(socket.rooms, [sid, "other"])
         XCTAssertEqual(io.stats.rooms, roomsBefore + 1)
-        XCTAssertEqual(io.emit("back", [], toRoom: sid), 1)
+        XCTAssertEqual(io.emit("back", [], to: .room(sid)), 1)
         XCTAssertEqual(ws.receive(), .text("42[\"back\"]"))
         XCTAssertEqual(io.sockets(inRoom: "other").map(\.id), [sid])
     }
@@ -410,10 +410,10 @@ final class SocketIOLiveTests: XCTestCase {
             return got
         }
         for _ in 0..<1000 {
-            io.emit("big", [.string(big)], toRoom: "r")
+            io.emit("big", [.string(big)], to: .room("r"))
             TestPause.trickle(.microseconds(500))  // a steady producer: the fast reader keeps up, the slow one falls behind
         }
-        io.emit("done", [], toRoom: "r")
+        io.emit("done", [], to: .room("r"))
         XCTAssertEqual(fastReader.wait(timeout: 20), 1000, "the fast socket got every packet")
         XCTAssertEqual(disconnects.current[slowSid], "slow consumer")
         XCTAssertEqual(io.stats.slowConsumersDisconnected, 1)

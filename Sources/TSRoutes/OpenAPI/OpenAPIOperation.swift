@@ -29,15 +29,14 @@ public struct OpenAPIOperation: Sendable {
         /// A required parameter missing from the request is a 400 (`RequestValidation`).
         public let required: Bool
         public init(query name: String, _ description: String, schema: JSONValue, required: Bool = false) {
-            self.name = name
-            location = "query"
-            self.description = description
-            self.schema = schema
-            self.required = required
+            self.init(name, in: "query", description, schema, required)
         }
         public init(header name: String, _ description: String, schema: JSONValue, required: Bool = false) {
+            self.init(name, in: "header", description, schema, required)
+        }
+        private init(_ name: String, in location: String, _ description: String, _ schema: JSONValue, _ required: Bool) {
             self.name = name
-            location = "header"
+            self.location = location
             self.description = description
             self.schema = schema
             self.required = required

@@ -173,6 +173,19 @@ extension APIClient {
     }
 }
 
+extension APIClient {
+    /// Test mode's fixtures (`POST /api/test/fixtures`): alice and bob, both members of room "r"
+    /// (alice created it). Their tokens and the room's id.
+    func aliceAndBobInOneRoom() async throws -> (alice: String, bob: String, room: String) {
+        let data = try await post("/api/test/fixtures", [
+            "users": [["username": "alice", "password": "alice-password"], ["username": "bob", "password": "bob-password"]],
+            "rooms": [["ref": "r", "createdBy": "alice", "members": ["bob"]]],
+        ]).json["data"] ?? .null
+        return (try XCTUnwrap(data["users"]?["alice"]?["token"]?.stringValue), try XCTUnwrap(data["users"]?["bob"]?["token"]?.stringValue),
+                try XCTUnwrap(data["rooms"]?["r"]?.stringValue))
+    }
+}
+
 /// Base class of tests against one live server per test: `live` and an `api` client pointed at it.
 class LiveServerTestCase: XCTestCase, @unchecked Sendable {
     // Invariant: XCTest runs setUp, the test and tearDown of one instance on one task, one after another.

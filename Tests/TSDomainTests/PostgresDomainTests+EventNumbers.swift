@@ -12,7 +12,7 @@ extension PostgresDomainTests {
     /// increasing order (its commit order); the last toggle by number carries the final count.
     func testTwoNodesWritingToOneRoomNumberItsEventsInOneCommitOrder() async throws {
         let (a, b) = (nodes[0].1, nodes[1].1)
-        let (users, room, element) = try await roomWithElement(a, users: 3)
+        let (users, room, element) = try await DomainFixture.roomWithElement(a, users: 3)
         let note = Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1])
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (n, domain) in [a, b].enumerated() {
@@ -53,7 +53,7 @@ extension PostgresDomainTests {
     /// whose creation was numbered up to it, whichever node created them.
     func testAJoinsElementsAreExactlyTheEventsNumberedUpToItsRead() async throws {
         let (a, b) = (nodes[0].1, nodes[1].1)
-        let (users, room, _) = try await roomWithElement(a, users: 2)
+        let (users, room, _) = try await DomainFixture.roomWithElement(a, users: 2)
         let note = Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1])
         let read = LockedJoinRead()
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -154,6 +154,11 @@ public struct ElementService: Sendable {
             DomainEvent(kind: .roomCleared(deleted: $0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
+            // The room's row first (PostgreSQL: FOR UPDATE): a create committed before the clear's
+            // number is then committed before its DELETE too, and so deleted by it; one committed
+            // after gets a later number. Locked only at the end, a create could commit between
+            // the DELETE and the lock: numbered before the clear, yet left standing by it.
+            _ = try c.first(RoomEventNumbers.current, [.text(roomId)]) { $0.int(0) }
             let n = try c.run("DELETE FROM elements WHERE room_id = ?", [.text(roomId)])
             // Minus what this statement deleted, not "= 0": on PostgreSQL an element another node
             // creates meanwhile (not seen by this DELETE) keeps its count.

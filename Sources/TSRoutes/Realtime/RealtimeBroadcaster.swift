@@ -106,11 +106,15 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// Events waiting in a room's queue (for tests and the inspector).
     public func queuedEvents(roomId: String) -> Int { queues.withLock { $0.pending(room: roomId) } }
 
-    /// Numbers given up after `realtime.gapWait` (their events were lost on the way), joins placed
-    /// after events that had already left, and rooms whose state was forgotten: for `/metrics`.
-    public var orderCounters: (skipped: Int64, joinsLate: Int64, roomsForgotten: Int64, roomsTracked: Int) {
-        queues.withLock { ($0.skipped, $0.placedLate, $0.forgotten, $0.roomCount) }
+    /// Numbers given up after `realtime.gapWait` (their events lost, or late), events dropped for
+    /// arriving after that, joins placed after events that had already left, and the rooms whose
+    /// order state is kept: for `/metrics`.
+    public var orderCounters: (skipped: Int64, late: Int64, joinsLate: Int64, roomsTracked: Int) {
+        let late = lateEvents.current
+        return queues.withLock { ($0.skipped, late, $0.placedLate, $0.roomCount) }
     }
+    /// Events dropped because their number had been given up before they arrived.
+    private let lateEvents = LockedValue<Int64>(0)
 
     private func enqueue(_ work: Work, room: String, at place: Place) {
         let (admission, late): (RoomEventSequencer<Work>.Admission, Bool) = queues.withLock { q in
@@ -137,8 +141,12 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         case .queued:
             break
         case .duplicate:
-            // A number already delivered or waiting: a copy, or one given up after realtime.gapWait.
-            logger.debug("realtime: event \(room) already delivered or given up; dropped")
+            // A number already delivered or given up: the bridge drops Redis's own copies, so this
+            // is an event that came later than realtime.gapWait after its successor.
+            let n = lateEvents.withLock { n -> Int64 in n += 1; return n }
+            if n == 1 || n % 1000 == 0 {
+                logger.warning("realtime: an event of room \(room) arrived after its number was given up (realtime.gapWait is shorter than this node's delay from another node); dropped (\(n) so far)")
+            }
         case .full:
             logger.error("realtime: room \(room) already has \(configuration.maxQueuedEventsPerRoom) events waiting for delivery; one was dropped (clients resync on their next room:join)")
             if case .join(let j) = work { j.ticket.finish(false) }

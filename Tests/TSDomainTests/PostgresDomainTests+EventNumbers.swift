@@ -49,6 +49,35 @@ extension PostgresDomainTests {
         XCTAssertEqual(lastStats?.totalReactions, Int64(page.reactions.count), "the toggle numbered last carries the count that stays")
     }
 
+    /// Creates on one node while the other clears, many times: a count kept from the events in
+    /// number order (+1 created, 0 cleared) ends equal to the room's stored count. A clear that
+    /// locked the room only after its DELETE could be numbered after a create it did not delete.
+    func testACountKeptFromTheEventsInNumberOrderEndsEqualToTheStoredOneWhileTheOtherNodeClears() async throws {
+        let (a, b) = (nodes[0].1, nodes[1].1)
+        let (users, room, _) = try await DomainFixture.roomWithElement(a, users: 2)
+        let note = Input(["type": "note", "positionX": 0, "positionY": 0, "width": 1, "height": 1])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<60 {
+                if i % 6 == 0 {
+                    group.addTask { _ = try await a.elements.clear(roomId: room, actor: users[0].id, originSocketId: nil) }
+                } else {
+                    group.addTask { _ = try await b.elements.create(roomId: room, actor: users[1].id, input: note, originSocketId: nil) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        var count: Int64 = 0
+        for e in published.flatMap(\.events).filter({ $0.roomId == room }).sorted(by: { $0.seq! < $1.seq! }) {
+            switch e.kind {
+            case .elementCreated: count += 1
+            case .roomCleared: count = 0
+            default: break
+            }
+        }
+        let stored = try await a.rooms.myRooms(viewer: users[0].id).first { $0.id == room }?.elementCount
+        XCTAssertEqual(count, stored)
+    }
+
     /// A join reads the room's last number under its row lock: its elements are exactly those
     /// whose creation was numbered up to it, whichever node created them.
     func testAJoinsElementsAreExactlyTheEventsNumberedUpToItsRead() async throws {

@@ -56,8 +56,11 @@ final class RoomEventSequencerTests: XCTestCase {
         XCTAssertEqual(first.items, ["5"])
         guard case .waitGap(let until) = first.last else { return XCTFail("6 is missing: wait for it, got \(first.last)") }
         XCTAssertEqual(until, 1100)
-        XCTAssertEqual(s.accept("6", seq: 6, room: "r"), .queued, "the drain still runs while it waits")
+        let sleeper = s.drainID(room: "r")
+        XCTAssertEqual(s.accept("6", seq: 6, room: "r"), .startDrain, "the drain sleeps until 1100: a new one delivers 6 now")
+        guard case .idle = s.next(room: "r", now: 1100, drain: sleeper) else { return XCTFail("the replaced drain ends when it wakes") }
         XCTAssertEqual(drain(&s, "r", now: 200).items, ["6", "7"])
+        XCTAssertNotEqual(s.drainID(room: "r"), sleeper)
         XCTAssertEqual(s.accept("6 again", seq: 6, room: "r"), .duplicate)
         XCTAssertEqual(s.accept("4 late", seq: 4, room: "r"), .duplicate, "older than what was delivered")
         XCTAssertEqual(s.skipped, 0)
@@ -103,7 +106,7 @@ final class RoomEventSequencerTests: XCTestCase {
         XCTAssertEqual(s.accept("57", seq: 57, room: "r"), .startDrain)
         guard case .waitGap(let until) = s.next(room: "r", now: 10) else { return XCTFail("the first item of a fresh room waits") }
         XCTAssertEqual(until, 1010)
-        XCTAssertEqual(s.accept("56", seq: 56, room: "r"), .queued, "not a duplicate: the room's start is not known yet")
+        XCTAssertEqual(s.accept("56", seq: 56, room: "r"), .startDrain, "not a duplicate: the room's start is not known yet (and the sleeping drain is replaced)")
         guard case .waitGap = s.next(room: "r", now: 1009) else { return XCTFail("the hold lasts its whole time") }
         XCTAssertEqual(drain(&s, "r", now: 1010).items, ["56", "57"])
         XCTAssertEqual(s.skipped, 0, "the numbers before the first one seen are not counted as lost")

@@ -28,7 +28,9 @@
 /// a forgotten room is fresh again. A room that was never numbered is forgotten as soon as it is idle.
 public struct RoomEventSequencer<Item> {
     public enum Admission: Equatable, Sendable {
-        /// Queued, and no drain runs for the room: the caller must start one.
+        /// Queued, and no drain runs for the room (or the one that runs sleeps until a missing
+        /// number's deadline, and must not make this item wait that long): the caller must start
+        /// one, with the room's `drainID`; a sleeping drain finds itself replaced when it wakes.
         case startDrain
         /// Queued behind a running drain.
         case queued
@@ -66,6 +68,10 @@ public struct RoomEventSequencer<Item> {
         var freshSince: UInt64?
         /// The last time the room's drain ran (caller's clock): the least recently active are forgotten first.
         var lastActive: UInt64 = 0
+        /// The drain sleeps on a `.waitGap`.
+        var sleeping = false
+        /// Which drain is the room's current one (a new one replaces a sleeping one).
+        var drain: UInt64 = 0
 
         var pending: Int { held.count + afterCount }
     }
@@ -151,14 +157,24 @@ public struct RoomEventSequencer<Item> {
         return admit(&r, room)
     }
 
-    /// What the room's drain does next at time `now`.
-    public mutating func next(room: String, now: UInt64) -> Step {
+    /// The id of the room's current drain (read with the admission that asked to start one).
+    public func drainID(room: String) -> UInt64 { rooms[room]?.drain ?? 0 }
+
+    /// What the room's drain does next at time `now`. A drain that was replaced while it slept
+    /// (`drain` is not the room's current one) gets `.idle` and ends.
+    public mutating func next(room: String, now: UInt64, drain: UInt64? = nil) -> Step {
         guard var r = rooms.removeValue(forKey: room) else { return .idle }
+        if let drain, drain != r.drain {
+            rooms[room] = r
+            return .idle
+        }
+        r.sleeping = false
         r.lastActive = now
         if r.fresh && r.external && r.pending > 0 {
             let since = r.freshSince ?? now
             if now &- since < freshHoldNanoseconds {
                 r.freshSince = since
+                r.sleeping = true
                 rooms[room] = r
                 return .waitGap(until: since + freshHoldNanoseconds)
             }
@@ -181,6 +197,7 @@ public struct RoomEventSequencer<Item> {
             let since = r.gapSince ?? now
             guard now &- since >= gapWaitNanoseconds else {
                 r.gapSince = since
+                r.sleeping = true
                 rooms[room] = r
                 return .waitGap(until: since + gapWaitNanoseconds)
             }
@@ -223,8 +240,16 @@ public struct RoomEventSequencer<Item> {
     }
 
     private mutating func admit(_ r: inout Room, _ room: String) -> Admission {
-        let admission = r.draining ? Admission.queued : .startDrain
-        r.draining = true
+        let admission: Admission
+        if r.draining && !r.sleeping {
+            admission = .queued
+        } else {
+            // No drain, or one asleep until a deadline this item may not have to wait for.
+            r.draining = true
+            r.sleeping = false
+            r.drain &+= 1
+            admission = .startDrain
+        }
         rooms[room] = r
         return admission
     }

@@ -117,13 +117,15 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     private let lateEvents = LockedValue<Int64>(0)
 
     private func enqueue(_ work: Work, room: String, at place: Place) {
-        let (admission, late): (RoomEventSequencer<Work>.Admission, Bool) = queues.withLock { q in
+        let (admission, late, drainID): (RoomEventSequencer<Work>.Admission, Bool, UInt64) = queues.withLock { q in
             let lateBefore = q.placedLate
+            let admission: RoomEventSequencer<Work>.Admission
             switch place {
-            case .numbered(let seq): return (q.accept(work, seq: seq, room: room), false)
-            case .after(let seq): return (q.accept(work, after: seq, room: room), q.placedLate != lateBefore)
-            case .last: return (q.append(work, room: room).admission, false)
+            case .numbered(let seq): admission = q.accept(work, seq: seq, room: room)
+            case .after(let seq): admission = q.accept(work, after: seq, room: room)
+            case .last: admission = q.append(work, room: room).admission
             }
+            return (admission, q.placedLate != lateBefore, q.drainID(room: room))
         }
         if late {
             logger.warning("realtime: a room:join in room \(room) was placed after events numbered above its read (they arrived from another node before its commit was handed on); its socket may miss them until it joins again")
@@ -132,11 +134,11 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         case .startDrain:
             let executors = drainExecutors.current
             if executors.isEmpty {
-                Task { await self.drain(room: room) }
+                Task { await self.drain(room: room, id: drainID) }
             } else {
                 var h = Hasher()
                 h.combine(room)
-                Task(executorPreference: executors[Int(UInt(bitPattern: h.finalize()) % UInt(executors.count))]) { await self.drain(room: room) }
+                Task(executorPreference: executors[Int(UInt(bitPattern: h.finalize()) % UInt(executors.count))]) { await self.drain(room: room, id: drainID) }
             }
         case .queued:
             break
@@ -154,13 +156,14 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         }
     }
 
-    /// The room's one drain: delivers its queue in order until it is empty.
-    private func drain(room: String) async {
+    /// The room's one drain: delivers its queue in order until it is empty (or, asleep on a
+    /// missing number, until an arrival replaced it with a new drain, `id` no longer current).
+    private func drain(room: String, id: UInt64) async {
         while true {
             let now = DispatchTime.now().uptimeNanoseconds
             let (step, gaveUp) = queues.withLock { q in
                 let before = q.skipped
-                let step = q.next(room: room, now: now)
+                let step = q.next(room: room, now: now, drain: id)
                 return (step, q.skipped - before)
             }
             if gaveUp > 0 {

@@ -73,7 +73,7 @@ public struct ElementService: Sendable {
         let element = Element(id: id, roomId: roomId, type: type, positionX: x, positionY: y, width: w, height: h, createdBy: actor,
                               content: content, imageUrl: imageUrl, audioUrl: audioUrl, videoUrl: videoUrl, thumbnailUrl: thumbnailUrl,
                               duration: duration, createdAt: now, updatedAt: now, reactionCount: 0, reactions: nil)
-        try await db.write(publishing: events, { (_: Void) in
+        try await db.write(publishing: events, room: roomId, { (_: Void) in
             DomainEvent(kind: .elementCreated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
@@ -120,7 +120,7 @@ public struct ElementService: Sendable {
         sets.append("updated_at = ?"); args.append(.int(now))
         let sql = "UPDATE elements SET \(sets.joined(separator: ", ")) WHERE id = ? AND room_id = ?"
         let finalArgs = args + [.text(elementId), .text(roomId)]
-        let element = try await db.write(publishing: events, {
+        let element = try await db.write(publishing: events, room: roomId, {
             DomainEvent(kind: .elementUpdated($0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
@@ -134,7 +134,7 @@ public struct ElementService: Sendable {
     public func delete(roomId: String, elementId: String, actor: String, originSocketId: String?) async throws {
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        try await db.write(publishing: events, { (_: Void) in
+        try await db.write(publishing: events, room: roomId, { (_: Void) in
             DomainEvent(kind: .elementDeleted(elementId: elementId), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
@@ -150,15 +150,12 @@ public struct ElementService: Sendable {
     public func clear(roomId: String, actor: String, originSocketId: String?) async throws -> Int {
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        let deleted = try await db.write(publishing: events, {
+        let deleted = try await db.write(publishing: events, room: roomId, {
             DomainEvent(kind: .roomCleared(deleted: $0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
-            // The room's row first (PostgreSQL: FOR UPDATE): a create committed before the clear's
-            // number is then committed before its DELETE too, and so deleted by it; one committed
-            // after gets a later number. Locked only at the end, a create could commit between
-            // the DELETE and the lock: numbered before the clear, yet left standing by it.
-            _ = try c.first(RoomEventNumbers.current, [.text(roomId)]) { $0.int(0) }
+            // The room's number (and row lock) came first: a create numbered before this clear
+            // committed before its DELETE, and is deleted by it; one numbered after is not.
             let n = try c.run("DELETE FROM elements WHERE room_id = ?", [.text(roomId)])
             // Minus what this statement deleted, not "= 0": on PostgreSQL an element another node
             // creates meanwhile (not seen by this DELETE) keeps its count.

@@ -20,18 +20,13 @@ enum RoomEventNumbers {
     /// The room's row locked until the transaction ends, and its last number: a `room:join`
     /// reads the elements after this, so its batch holds exactly the events numbered up to the
     /// answer (nil: no such room).
-    static let current = LockingSelect("SELECT event_seq FROM rooms WHERE id = ?")
+    /// The lock is the one `advance` takes (`FOR NO KEY UPDATE`), so a write that already inserted
+    /// a row referencing the room (an element) can still take its number after this transaction.
+    static let current = LockingSelect.noKeyUpdate("SELECT event_seq FROM rooms WHERE id = ?")
 
     /// Takes `count` numbers of `roomId`: returns the last one (the first is `last - count + 1`),
     /// nil when the room's row is gone (its events then go unnumbered).
     static func take(_ c: SQLConnection, roomId: String, count: Int64 = 1) throws -> Int64? {
         try c.run(advance, [.int(count), .text(roomId)]) { $0.int(0) }
-    }
-
-    /// `event` with the next number of its room.
-    static func numbered(_ c: SQLConnection, _ event: DomainEvent) throws -> DomainEvent {
-        var e = event
-        e.seq = try take(c, roomId: event.roomId)
-        return e
     }
 }

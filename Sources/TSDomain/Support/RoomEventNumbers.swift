@@ -13,7 +13,8 @@ import TSStorage
 /// them as PostgreSQL's row lock does), and one path for both dialects keeps every write's event
 /// numbered the same way. The cost is one `UPDATE` (and on SQLite one primary-key `SELECT`) of a
 /// row most of these writes update anyway (element counts, activity); docs/realtime-cluster.md
-/// "Order across nodes" has the measured cost.
+/// "Order across nodes" has the measured cost. Taken first in the write
+/// (`Database.write(publishing:room:)`), so the room's row is locked before its elements' rows.
 enum RoomEventNumbers {
     static let advance = ChangeReturning.update("rooms", set: "event_seq = event_seq + ?", where: "id = ?", returning: "event_seq")
 

@@ -4,8 +4,9 @@
 #   BENCH_DATA=bench/.data-peer URL=http://127.0.0.1:3901 PEER_PID=$(cat bench/.data-peer/peer.pid) bench/run-realtime.sh fanout
 # When the server's seeded database exists (PEER_DATABASE, default $BENCH_DATA/bench.sqlite from
 # bench/server.sh start), the peer also serves interaction-state from it (aiohttp + sqlite3), and
-# its data dir gets the seeded tokens and post ids, so:
-#   BENCH_DATA=bench/.data-peer URL=http://127.0.0.1:3901 bench/run-http.sh interaction-state
+# my-rooms and the toggle (a durable sqlite3 write per request), and its data dir gets the seeded
+# tokens and ids, so:
+#   BENCH_DATA=bench/.data-peer URL=http://127.0.0.1:3901 bench/run-http.sh interaction-state   (or my-rooms, toggle)
 source "$(dirname "$0")/lib.sh"
 PEER_PORT="${PEER_PORT:-3901}"
 data=bench/.data-peer
@@ -31,7 +32,7 @@ echo $! >"$pidfile"
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PEER_PORT/health" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:$PEER_PORT/health" >/dev/null || { echo "peer did not start; see $data/peer.log" >&2; exit 1; }
 if [[ ${#db_args[@]} -gt 0 ]]; then
-  for f in tokens post-ids; do cp "$(dirname "$PEER_DATABASE")/$f.txt" "$data/$f.txt"; done
-  echo "interaction-state served from $PEER_DATABASE"
+  for f in tokens post-ids roomy-token toggle-room toggle-elements; do cp "$(dirname "$PEER_DATABASE")/$f.txt" "$data/$f.txt"; done
+  echo "interaction-state, my-rooms and toggle served from $PEER_DATABASE"
 fi
 echo "python-socketio peer pid $(cat "$pidfile") on http://127.0.0.1:$PEER_PORT (CPU $SERVER_CPU), data $data"

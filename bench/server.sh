@@ -3,7 +3,9 @@
 #   start: release-build touchsync, make a fresh database in $BENCH_DATA, seed it
 #          (`touchsync bench-seed`), start the server pinned to CPU $SERVER_CPU on $BENCH_PORT.
 #   Environment: SYNC=FULL|NORMAL (database.synchronous, default FULL), LOG_LEVEL (default warning),
-#   EVENT_LOOPS (server.eventLoops, default 0 = one per usable core), NO_BUILD=1 to skip the build.
+#   EVENT_LOOPS (server.eventLoops, default 0 = one per usable core), NO_BUILD=1 to skip the build,
+#   SEED_FROM=DIR: copy the database and id files `touchsync bench-seed` wrote into DIR instead of
+#   seeding (bench/run-compare.sh gives every server of a round its own copy of one seed).
 source "$(dirname "$0")/lib.sh"
 cmd="${1:-start}"
 pidfile="$BENCH_DATA/server.pid"
@@ -36,7 +38,11 @@ export TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS="${MAX_CONNECTIONS_PER_ADDRE
 export TOUCHSYNC_SERVER_EVENT_LOOPS="${EVENT_LOOPS:-0}"
 # One token stands for thousands of writes per second here: lift the per-user write limits (limits.*).
 export TOUCHSYNC_LIMITS_ENABLED="${LIMITS_ENABLED:-false}"
-"$BIN/touchsync" bench-seed --database "$db" --out "$BENCH_DATA" --log-level warning 2>"$BENCH_DATA/seed.log"
+if [[ -n "${SEED_FROM:-}" ]]; then
+  for f in "$SEED_FROM"/bench.sqlite* "$SEED_FROM"/*.txt; do cp "$f" "$BENCH_DATA/"; done
+else
+  "$BIN/touchsync" bench-seed --database "$db" --out "$BENCH_DATA" --log-level warning 2>"$BENCH_DATA/seed.log"
+fi
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 log="$BENCH_DATA/server.log"
 taskset -c "$SERVER_CPU" "$BIN/touchsync" serve --port "$BENCH_PORT" --database "$db" --log-level "${LOG_LEVEL:-warning}" >"$log" 2>&1 &

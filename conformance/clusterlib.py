@@ -162,12 +162,32 @@ class TcpProxy:
         self.listener.close()
 
 
+def start_or_skip(label, **kwargs):
+    """A started Cluster(**kwargs) for a test module, or pytest.skip naming what is missing (`label`
+    starts the message); a warning when the nodes share SQLite instead of PostgreSQL."""
+    import warnings
+    import pytest
+    c = Cluster(**kwargs)
+    reason = c.missing()
+    if reason:
+        pytest.skip(f"{label}: {reason}")
+    if c.storage_note:
+        warnings.warn(UserWarning(f"{label}: {c.storage_note}"))
+    try:
+        c.start()
+    except BaseException:
+        c.stop()
+        raise
+    return c
+
+
 class Node:
-    def __init__(self, index, port, log_path):
+    def __init__(self, index, port, log_path, test_mode=None):
         self.index = index          # 1-based, as in deploy/nginx/touchsync.conf (node1 … node3)
         self.port = port
         self.log_path = log_path
         self.proc = None
+        self.test_mode = test_mode  # None: as the cluster says (Cluster.test_mode)
 
     @property
     def base(self):
@@ -182,8 +202,9 @@ class Cluster:
     """Everything the cluster test needs. `start()` brings it up; `stop()` ends every process it
     started (by pid) and removes the temporary directory."""
 
-    def __init__(self):
+    def __init__(self, test_mode=False):
         self.binary = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
+        self.test_mode = test_mode     # start the nodes with `serve --test-mode`
         self.tmp = None
         self.storage = None            # "postgresql" or "sqlite-shared"
         self.storage_note = None       # why not PostgreSQL, when not
@@ -342,6 +363,8 @@ class Cluster:
             args += ["--database-url", self.database_url]
         else:
             args += ["--database", os.path.join(self.tmp, "shared.sqlite")]
+        if self.test_mode if node.test_mode is None else node.test_mode:
+            args.append("--test-mode")
         log = open(node.log_path, "a")
         node.proc = subprocess.Popen(args, cwd=self.tmp, env=self.node_env(), stdout=log, stderr=subprocess.STDOUT)
         log.close()

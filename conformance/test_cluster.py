@@ -18,7 +18,6 @@ import subprocess
 import threading
 import time
 import uuid
-import warnings
 
 import pytest
 import requests
@@ -48,29 +47,21 @@ def cluster():
     # in this Python process, which shares one GIL with every client and writer thread of the test
     # on a busy machine: its delay then exceeds 500 ms now and then. The bound under test is the
     # order, not how long a lost event is waited for.
-    c = Cluster()
-    reason = c.missing()
-    if reason:
-        pytest.skip("cluster test: " + reason)
     saved = os.environ.get("TOUCHSYNC_REALTIME_GAP_WAIT")
     os.environ["TOUCHSYNC_REALTIME_GAP_WAIT"] = "3s"
-    if c.storage_note:
-        warnings.warn(UserWarning("cluster test: " + c.storage_note))
     try:
-        c.start()
-    except BaseException:
+        c = clusterlib.start_or_skip("cluster test")
+        c.acked = {}   # room id -> (owner, set of element ids whose create was answered 201)
+        c.made = []
+        yield c
+        for client in c.made:
+            client.close()
         c.stop()
-        raise
-    c.acked = {}   # room id -> (owner, set of element ids whose create was answered 201)
-    c.made = []
-    yield c
-    for client in c.made:
-        client.close()
-    c.stop()
-    if saved is None:
-        os.environ.pop("TOUCHSYNC_REALTIME_GAP_WAIT", None)
-    else:
-        os.environ["TOUCHSYNC_REALTIME_GAP_WAIT"] = saved
+    finally:
+        if saved is None:
+            os.environ.pop("TOUCHSYNC_REALTIME_GAP_WAIT", None)
+        else:
+            os.environ["TOUCHSYNC_REALTIME_GAP_WAIT"] = saved
 
 
 # --- deploy/ itself (no cluster needed) -------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__APPLE__)
 #include <CommonCrypto/CommonCryptor.h>
@@ -26,6 +27,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 // ES256 (APNs provider tokens): PEM keys, EC signatures.
 #include <openssl/bio.h>
 #include <openssl/bn.h>
@@ -68,6 +70,81 @@ static inline int ts_hmac_sha256(const void *key, size_t keyLength, const void *
         && written == 32;
 #endif
 }
+
+/// HMAC-SHA256 with the key schedule done once (RFC 2104 §4, "Implementation Note"): the
+/// SHA-256 states after the key's inner (`K ^ ipad`) and outer (`K ^ opad`) blocks. Each MAC then
+/// copies them and hashes only the message and the inner digest: two compressions and the
+/// one-shot `HMAC()`'s per-call set-up (EVP fetch, context allocation) fewer per token check.
+#if defined(__APPLE__)
+typedef CC_SHA256_CTX ts_sha256_state;
+#else
+typedef SHA256_CTX ts_sha256_state;
+#endif
+
+typedef struct {
+    ts_sha256_state inner;
+    ts_sha256_state outer;
+} ts_hmac_sha256_key;
+
+// The low-level SHA256_* calls are deprecated in OpenSSL 3 in favour of EVP, whose per-call
+// set-up is the cost this avoids; they remain part of its API.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+#endif
+
+/// `state` after hashing one block: the 64-byte padded key `block`, each byte XORed with `pad`.
+static inline int ts_sha256_state_after_key_block(ts_sha256_state *state, const unsigned char *block, unsigned char pad) {
+    unsigned char padded[64];
+    for (size_t i = 0; i < 64; i++) padded[i] = (unsigned char)(block[i] ^ pad);
+#if defined(__APPLE__)
+    int ok = CC_SHA256_Init(state) == 1 && CC_SHA256_Update(state, padded, 64) == 1;
+#else
+    int ok = SHA256_Init(state) == 1 && SHA256_Update(state, padded, 64) == 1;
+#endif
+    volatile unsigned char *wipe = padded;
+    for (size_t i = 0; i < 64; i++) { wipe[i] = 0; }
+    return ok;
+}
+
+/// Fills `k` for `key` (hashed first when longer than the 64-byte block, RFC 2104 §2).
+/// `key` must be a valid pointer even when `keyLength` is 0.
+static inline int ts_hmac_sha256_key_init(ts_hmac_sha256_key *k, const void *key, size_t keyLength) {
+    unsigned char block[64];
+    memset(block, 0, sizeof block);
+    if (keyLength > sizeof block) {
+        if (!ts_sha256(key, keyLength, block)) return 0;
+    } else if (keyLength > 0) {
+        memcpy(block, key, keyLength);
+    }
+    int ok = ts_sha256_state_after_key_block(&k->inner, block, 0x36)
+          && ts_sha256_state_after_key_block(&k->outer, block, 0x5c);
+    volatile unsigned char *wipe = block;
+    for (size_t i = 0; i < 64; i++) { wipe[i] = 0; }
+    return ok;
+}
+
+/// HMAC-SHA256 of `length` bytes at `data` under the prepared key `k` into `out` (32 bytes);
+/// the same bytes as `ts_hmac_sha256` with that key.
+static inline int ts_hmac_sha256_keyed(const ts_hmac_sha256_key *k, const void *data, size_t length, unsigned char *out) {
+    unsigned char inner[32];
+#if defined(__APPLE__)
+    if (length > UINT32_MAX) return 0;
+    ts_sha256_state ctx = k->inner;
+    if (CC_SHA256_Update(&ctx, data, (CC_LONG)length) != 1 || CC_SHA256_Final(inner, &ctx) != 1) return 0;
+    ctx = k->outer;
+    return CC_SHA256_Update(&ctx, inner, 32) == 1 && CC_SHA256_Final(out, &ctx) == 1;
+#else
+    ts_sha256_state ctx = k->inner;
+    if (SHA256_Update(&ctx, data, length) != 1 || SHA256_Final(inner, &ctx) != 1) return 0;
+    ctx = k->outer;
+    return SHA256_Update(&ctx, inner, 32) == 1 && SHA256_Final(out, &ctx) == 1;
+#endif
+}
+
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 /// PBKDF2-HMAC-SHA256 (RFC 8018 §5.2): `outLength` bytes into `out`. `password` and `salt` must
 /// be valid pointers even when their lengths are 0.

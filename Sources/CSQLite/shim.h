@@ -26,6 +26,15 @@ static inline int ts_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, 
     return sqlite3_bind_text(stmt, index, text, n, SQLITE_TRANSIENT);
 }
 
+/// Binds `n` bytes at `text` without a copy (SQLITE_STATIC): the caller keeps them unchanged until
+/// the parameter is rebound or cleared.
+static inline int ts_sqlite3_bind_text_static(sqlite3_stmt *stmt, int index, const char *text, int n) {
+    if (text == 0 || n == 0) {
+        return sqlite3_bind_text(stmt, index, "", 0, SQLITE_STATIC);
+    }
+    return sqlite3_bind_text(stmt, index, text, n, SQLITE_STATIC);
+}
+
 /// sqlite3_bind_blob with SQLITE_TRANSIENT. A zero-length blob is bound as zeroblob(0)
 /// (binding a NULL pointer would produce SQL NULL instead of an empty blob).
 static inline int ts_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int n) {

@@ -27,8 +27,10 @@ public final class APNsProvider: NotificationDelivery, Sendable {
         public var topic: String
         public var priority = 10
         public var maxRetries = 3
-        public var retryBaseMilliseconds = 500
-        public var requestTimeoutMilliseconds = 10_000
+        /// The first retry's delay (whole milliseconds); each next one doubles it.
+        public var retryBase: Duration = .milliseconds(500)
+        /// Total time of one request, connection included (whole milliseconds).
+        public var requestTimeout: Duration = .seconds(10)
         /// A CA bundle (PEM) to verify the host with instead of the system's.
         public var caFile: String?
 
@@ -68,7 +70,7 @@ public final class APNsProvider: NotificationDelivery, Sendable {
         self.nowSeconds = nowSeconds
         self.onOutcome = onOutcome
         transport = try APNsTransport(priorKnowledge: configuration.endpoint.hasPrefix("http://"),
-                                      timeoutMs: configuration.requestTimeoutMilliseconds, caFile: configuration.caFile)
+                                      timeoutMs: configuration.requestTimeout.wholeMilliseconds, caFile: configuration.caFile)
     }
 
     public func deliver(_ n: NotificationRecord, deviceTokens: [String]) async {
@@ -136,7 +138,7 @@ public final class APNsProvider: NotificationDelivery, Sendable {
                     return
                 }
                 onOutcome(.retried)
-                let delay = configuration.retryBaseMilliseconds << min(n, 16)
+                let delay = configuration.retryBase.wholeMilliseconds << min(n, 16)
                 logger.info("apns: \(why); retry \(n + 1) of \(configuration.maxRetries) in \(delay) ms")
                 queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [self] in
                     attempt(payload, device, try: n + 1, refreshed: refreshed, done: done)

@@ -7,8 +7,8 @@ import TSSync
 /// signed with ES256 (RFC 7518 §3.4, ECDSA P-256 + SHA-256, the signature as the 64-byte R‖S)
 /// by the team's `.p8` key: header `{"alg": "ES256", "kid": <key id>}`, claims
 /// `{"iss": <team id>, "iat": <now>}`. Apple refuses a token older than an hour and one refreshed
-/// more often than every 20 minutes, so it is reused and re-signed after `refreshSeconds`
-/// (setting `apns.tokenRefreshSeconds`, default 50 minutes).
+/// more often than every 20 minutes, so it is reused and re-signed after `refreshInterval`
+/// (setting `apns.tokenRefresh`, default 50 minutes).
 public final class APNsProviderToken: Sendable {
     public struct KeyError: Error, CustomStringConvertible {
         public let description: String
@@ -25,11 +25,12 @@ public final class APNsProviderToken: Sendable {
     let key: Key
     public let keyId: String
     public let teamId: String
-    public let refreshSeconds: Int64
+    /// Age at which the token is signed anew (at least a minute; whole seconds).
+    public let refreshInterval: Duration
     private let cached = LockedValue<(token: String, issuedAt: Int64)?>(nil)
 
     /// `pem`: the `.p8` file's text (PKCS#8 `-----BEGIN PRIVATE KEY-----`, a P-256 key).
-    public init(pem: String, keyId: String, teamId: String, refreshSeconds: Int64 = 3000) throws {
+    public init(pem: String, keyId: String, teamId: String, refreshInterval: Duration = .seconds(3000)) throws {
         guard ts_es256_available() == 1 else {
             throw KeyError(description: "APNs needs ES256 signing, which this build lacks (built without OpenSSL, e.g. on macOS)")
         }
@@ -40,12 +41,12 @@ public final class APNsProviderToken: Sendable {
         key = Key(handle: handle)
         self.keyId = keyId
         self.teamId = teamId
-        self.refreshSeconds = max(60, refreshSeconds)
+        self.refreshInterval = max(.seconds(60), refreshInterval)
     }
 
-    /// The token to send at `now` (Unix seconds): the cached one until it is `refreshSeconds` old.
+    /// The token to send at `now` (Unix seconds): the cached one until it is `refreshInterval` old.
     public func token(now: Int64) throws -> String {
-        if let c = cached.current, now - c.issuedAt < refreshSeconds, now >= c.issuedAt { return c.token }
+        if let c = cached.current, now - c.issuedAt < refreshInterval.wholeSeconds, now >= c.issuedAt { return c.token }
         let fresh = try sign(issuedAt: now)
         cached.withLock { $0 = (fresh, now) }
         return fresh

@@ -40,6 +40,11 @@ public enum Base64URL {
     public static func decode<S: Sequence>(bytes: S) -> [UInt8]? where S.Element == UInt8 {
         Base64Codec.decode(Array(bytes), alphabet: .url, padding: .forbidden)
     }
+
+    /// `decode(bytes:)` over bytes in place (a token's segment), without copying them first.
+    public static func decode(bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        Base64Codec.decode(bytes, alphabet: .url, padding: .forbidden)
+    }
 }
 
 enum Base64Codec {

@@ -1,3 +1,4 @@
+import CCrypto
 import TSJSON
 
 /// JSON Web Tokens (RFC 7519) in JWS compact serialization (RFC 7515 §7.1), HS256 only
@@ -6,7 +7,7 @@ public enum JWT {
     /// Tokens longer than this are rejected before any decoding (they are a few hundred bytes).
     public static let maximumTokenLength = 8192
     /// Default leeway for clock skew between hosts (RFC 7519 §4.1.4–§4.1.5 "MAY provide for some
-    /// small leeway"): applied alike to `exp`, `nbf` and `iat` (config `auth.tokenLeewaySeconds`).
+    /// small leeway"): applied alike to `exp`, `nbf` and `iat` (config `auth.tokenLeeway`).
     public static let defaultClockSkewSeconds: Int64 = 60
 
     /// Header and payload nest no deeper than this (they are flat objects).
@@ -21,7 +22,7 @@ public enum JWT {
         if claims.ver != 0 { object["ver"] = .int(claims.ver) }
         let payload = JSONValue.object(object)
         let signingInput = headerSegment + "." + Base64URL.encode(payload.serialized())
-        let signature = HMAC.sha256(key: secret, message: Array(signingInput.utf8))
+        let signature = HMAC.SHA256Key(secret).authenticate(Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
     }
 
@@ -33,51 +34,75 @@ public enum JWT {
     /// when present: `nbf <= now + leeway`; §4.1.6 `iat`: `iat <= now + leeway` and `iat <= exp`).
     public static func verify(_ token: String, secret: [UInt8], now: Int64,
                               clockSkewSeconds: Int64 = JWT.defaultClockSkewSeconds) throws(JWTError) -> JWTClaims {
-        let bytes = Array(token.utf8)
-        guard bytes.count <= maximumTokenLength else { throw .malformed("token too long") }
-        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw .malformed("expected 3 segments, got \(parts.count)") }
-        guard !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else { throw .malformed("empty segment") }
+        try verify(token, key: HMAC.SHA256Key(secret), now: now, clockSkewSeconds: clockSkewSeconds)
+    }
 
-        // Header.
-        guard let headerBytes = Base64URL.decode(bytes: parts[0]) else { throw .malformed("header is not base64url") }
-        guard case .object(let header)? = try? parseJSON(headerBytes) else { throw .malformed("header is not a JSON object") }
-        guard case .string(let alg)? = header["alg"] else { throw .unsupportedAlgorithm("(missing)") }
-        guard alg == "HS256" else { throw .unsupportedAlgorithm(alg) }
-        if let typ = header["typ"] {
-            guard case .string(let t) = typ, t.uppercased() == "JWT" else { throw .unsupportedType("\(typ)") }
+    /// `verify(_:secret:now:clockSkewSeconds:)` under a key whose schedule is already done (a
+    /// server checks every request's token under the same secret). The token is read in place:
+    /// its segments are ranges of its UTF-8, decoded into small buffers, no `String` per part.
+    public static func verify(_ token: String, key: HMAC.SHA256Key, now: Int64,
+                              clockSkewSeconds: Int64 = JWT.defaultClockSkewSeconds) throws(JWTError) -> JWTClaims {
+        var token = token
+        let checked: Result<DecodedClaims, JWTError> = token.withUTF8 { checkSigned($0, key: key) }
+        let decoded = try checked.get()
+        let claims = decoded.claims
+        let leeway = max(0, clockSkewSeconds)
+        guard now < claims.exp &+ leeway else { throw .expired }
+        if let nbf = claims.nbf, nbf > now &+ leeway { throw .notYetValid }
+        guard claims.iat <= claims.exp, claims.iat <= now &+ leeway else { throw .issuedInFuture }
+        guard decoded.verIsValid else { throw .invalidClaims("ver") }
+        return claims
+    }
+
+    /// Shape, header, signature and payload claims of the token's bytes (everything but the times).
+    private static func checkSigned(_ bytes: UnsafeBufferPointer<UInt8>, key: HMAC.SHA256Key) -> Result<DecodedClaims, JWTError> {
+        guard bytes.count <= maximumTokenLength else { return .failure(.malformed("token too long")) }
+        var dots = 0, firstDot = -1, secondDot = -1
+        for i in bytes.indices where bytes[i] == UInt8(ascii: ".") {
+            dots += 1
+            if dots == 1 { firstDot = i } else if dots == 2 { secondDot = i }
         }
-        // RFC 7515 §4.1.11: a recipient that does not understand a `crit` extension must reject.
-        if header["crit"] != nil { throw .unsupportedAlgorithm("crit header not supported") }
+        guard dots == 2 else { return .failure(.malformed("expected 3 segments, got \(dots + 1)")) }
+        let header = UnsafeBufferPointer(rebasing: bytes[0..<firstDot])
+        let payload = UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])
+        let signature = UnsafeBufferPointer(rebasing: bytes[(secondDot + 1)...])
+        guard !header.isEmpty, !payload.isEmpty, !signature.isEmpty else { return .failure(.malformed("empty segment")) }
+
+        // Header: the one this server signs is recognised by its bytes; any other is decoded and checked.
+        if !header.elementsEqual(headerSegmentBytes) {
+            if let refused = checkHeader(header) { return .failure(refused) }
+        }
 
         // Signature over the exact received ASCII of `header.payload`.
-        guard let signature = Base64URL.decode(bytes: parts[2]) else { throw .malformed("signature is not base64url") }
-        let signingInput = Array(bytes[parts[0].startIndex..<parts[1].endIndex])
-        let expected = HMAC.sha256(key: secret, message: signingInput)
-        guard ConstantTime.equals(expected, signature) else { throw .invalidSignature }
+        guard let mac = Base64URL.decode(bytes: signature) else { return .failure(.malformed("signature is not base64url")) }
+        var expected: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        let matches = withUnsafeMutableBytes(of: &expected) { out in
+            key.authenticate(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<secondDot]), into: out)
+            return mac.count == 32 && mac.withUnsafeBytes { ts_constant_time_equal(out.baseAddress, $0.baseAddress, 32) == 1 }
+        }
+        guard matches else { return .failure(.invalidSignature) }
 
         // Payload.
-        guard let payloadBytes = Base64URL.decode(bytes: parts[1]) else { throw .malformed("payload is not base64url") }
-        guard case .object(let payload)? = try? parseJSON(payloadBytes) else { throw .malformed("payload is not a JSON object") }
-        guard case .string(let sub)? = payload["sub"], !sub.isEmpty else { throw .invalidClaims("sub") }
-        guard let iat = payload["iat"].flatMap(numericDate) else { throw .invalidClaims("iat") }
-        guard let exp = payload["exp"].flatMap(numericDate) else { throw .invalidClaims("exp") }
-        var nbf: Int64?
-        if let value = payload["nbf"] {
-            guard let n = numericDate(value) else { throw .invalidClaims("nbf") }
-            nbf = n
-        }
+        guard let payloadBytes = Base64URL.decode(bytes: payload) else { return .failure(.malformed("payload is not base64url")) }
+        if let claims = DecodedClaims(compact: payloadBytes) { return .success(claims) }
+        return DecodedClaims.parse(payloadBytes)
+    }
 
-        let leeway = max(0, clockSkewSeconds)
-        guard now < exp &+ leeway else { throw .expired }
-        if let nbf, nbf > now &+ leeway { throw .notYetValid }
-        guard iat <= exp, iat <= now &+ leeway else { throw .issuedInFuture }
-        var ver: Int64 = 0
-        if let v = payload["ver"] {
-            guard let n = numericDate(v) else { throw .invalidClaims("ver") }
-            ver = n
+    static let headerSegmentBytes = Array(headerSegment.utf8)
+
+    /// A header other than the one `sign` writes: it must decode to an object with `alg` exactly
+    /// `HS256`, `typ` (if present) `JWT` and no `crit`. Nil when it passes.
+    private static func checkHeader(_ segment: UnsafeBufferPointer<UInt8>) -> JWTError? {
+        guard let headerBytes = Base64URL.decode(bytes: segment) else { return .malformed("header is not base64url") }
+        guard case .object(let header)? = try? parseJSON(headerBytes) else { return .malformed("header is not a JSON object") }
+        guard case .string(let alg)? = header["alg"] else { return .unsupportedAlgorithm("(missing)") }
+        guard alg == "HS256" else { return .unsupportedAlgorithm(alg) }
+        if let typ = header["typ"] {
+            guard case .string(let t) = typ, t.uppercased() == "JWT" else { return .unsupportedType("\(typ)") }
         }
-        return JWTClaims(sub: sub, iat: iat, exp: exp, nbf: nbf, ver: ver)
+        // RFC 7515 §4.1.11: a recipient that does not understand a `crit` extension must reject.
+        if header["crit"] != nil { return .unsupportedAlgorithm("crit header not supported") }
+        return nil
     }
 
     /// Strict JSON with duplicate keys refused (RFC 7515 §5.2 step 4 allows it, and it removes

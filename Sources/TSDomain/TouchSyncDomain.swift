@@ -1,37 +1,41 @@
 import TSSync
 import Logging
+import TSCrypto
 import TSStorage
 
 /// Settings of the domain layer.
 public struct DomainConfiguration: Sendable {
     /// HS256 secret for bearer tokens (config `auth.jwtSecret`).
-    public var jwtSecret: [UInt8]
+    public var jwtSecret: [UInt8] { didSet { jwtKey = HMAC.SHA256Key(jwtSecret) } }
+    /// `jwtSecret`'s HMAC key schedule, done once: every request's token is checked under it.
+    public private(set) var jwtKey: HMAC.SHA256Key
     /// PBKDF2-HMAC-SHA256 iterations for new password hashes (config `auth.passwordIterations`).
     public var passwordIterations: Int
-    /// Lifetime of tokens issued by register/login (config `auth.tokenLifetimeSeconds`).
-    public var tokenLifetimeSeconds: Int64
+    /// Lifetime of tokens issued by register/login (config `auth.tokenLifetime`).
+    public var tokenLifetime: Duration
     /// Failed logins per (username, client address), or per address for unknown usernames, before 429
     /// (config `auth.maxFailedLogins`; 0 turns it off).
     public var maxFailedLogins: Int
-    /// The window of `maxFailedLogins` (config `auth.failedLoginWindowSeconds`).
-    public var failedLoginWindowSeconds: Int64
+    /// The window of `maxFailedLogins` (config `auth.failedLoginWindow`).
+    public var failedLoginWindow: Duration
     /// Entries the failed-login throttle tracks at most (config `auth.maxFailedLoginEntries`).
     public var maxFailedLoginEntries: Int
-    /// Clock-skew leeway for a token's `exp`, `nbf` and `iat` (config `auth.tokenLeewaySeconds`).
-    public var tokenLeewaySeconds: Int64
+    /// Clock-skew leeway for a token's `exp`, `nbf` and `iat` (config `auth.tokenLeeway`).
+    public var tokenLeeway: Duration
     /// Per-user write limits (config `limits.*`), checked by the route layer.
     public var writeLimits: WriteLimits.Configuration
 
-    public init(jwtSecret: [UInt8], passwordIterations: Int = 210_000, tokenLifetimeSeconds: Int64 = 30 * 24 * 3600,
-                maxFailedLogins: Int = 10, failedLoginWindowSeconds: Int64 = 300, maxFailedLoginEntries: Int = 50_000,
-                tokenLeewaySeconds: Int64 = 60, writeLimits: WriteLimits.Configuration = WriteLimits.Configuration()) {
+    public init(jwtSecret: [UInt8], passwordIterations: Int = 210_000, tokenLifetime: Duration = .seconds(30 * 24 * 3600),
+                maxFailedLogins: Int = 10, failedLoginWindow: Duration = .seconds(300), maxFailedLoginEntries: Int = 50_000,
+                tokenLeeway: Duration = .seconds(60), writeLimits: WriteLimits.Configuration = WriteLimits.Configuration()) {
         self.jwtSecret = jwtSecret
+        self.jwtKey = HMAC.SHA256Key(jwtSecret)
         self.passwordIterations = passwordIterations
-        self.tokenLifetimeSeconds = tokenLifetimeSeconds
+        self.tokenLifetime = tokenLifetime
         self.maxFailedLogins = maxFailedLogins
-        self.failedLoginWindowSeconds = failedLoginWindowSeconds
+        self.failedLoginWindow = failedLoginWindow
         self.maxFailedLoginEntries = maxFailedLoginEntries
-        self.tokenLeewaySeconds = tokenLeewaySeconds
+        self.tokenLeeway = tokenLeeway
         self.writeLimits = writeLimits
     }
 }
@@ -67,7 +71,7 @@ public final class TouchSyncDomain: Sendable {
         notifications = NotificationWorker(db: db, clock: clock, delivery: delivery ?? LogNotificationDelivery(logger: logger), logger: logger)
         auth = AuthService(db: db, clock: clock, sequence: sequence, configuration: configuration,
                            throttle: LockedValue(LoginThrottle(maxFailures: configuration.maxFailedLogins,
-                                                               windowSeconds: configuration.failedLoginWindowSeconds,
+                                                               windowSeconds: configuration.failedLoginWindow.wholeSeconds,
                                                                maxKeys: configuration.maxFailedLoginEntries)))
         rooms = RoomService(db: db, clock: clock, sequence: sequence, events: events)
         elements = ElementService(db: db, clock: clock, sequence: sequence, events: events, notifier: notifications)

@@ -1,15 +1,15 @@
 /// Settings of an Engine.IO v4 server. Every limit is checked before the data it bounds is
 /// buffered.
 public struct EngineIOConfiguration: Sendable {
-    /// Interval between server pings, ms (Engine.IO v4 "Heartbeat"; sent in the open packet).
-    public var pingInterval: Int = 25_000
-    /// Time to wait for a pong after a ping before closing the session, ms.
-    public var pingTimeout: Int = 20_000
+    /// Interval between server pings (Engine.IO v4 "Heartbeat"; sent in the open packet in ms).
+    public var pingInterval: Duration = .seconds(25)
+    /// Time to wait for a pong after a ping before closing the session (sent in ms too).
+    public var pingTimeout: Duration = .seconds(20)
     /// Largest POST payload / WebSocket message accepted, bytes (sent in the open packet).
     /// A larger polling POST is answered 413 and closes the session.
     public var maxPayload: Int = 1_000_000
-    /// Time allowed between the upgrade probe and the client's `5`, ms.
-    public var upgradeTimeout: Int = 10_000
+    /// Time allowed between the upgrade probe and the client's `5`.
+    public var upgradeTimeout: Duration = .seconds(10)
     /// Backlog a polling session may hold for its next GET besides its largest packet (one
     /// packet of any size waits whole); past it the session is closed as a slow consumer.
     public var maxBufferedPacketsBytes: Int = 1 << 20
@@ -42,8 +42,8 @@ public struct EngineIOConfiguration: Sendable {
 
     public init() {}
 
-    public init(pingInterval: Int = 25_000, pingTimeout: Int = 20_000, maxPayload: Int = 1_000_000,
-                upgradeTimeout: Int = 10_000, maxBufferedPacketsBytes: Int = 1 << 20,
+    public init(pingInterval: Duration = .seconds(25), pingTimeout: Duration = .seconds(20), maxPayload: Int = 1_000_000,
+                upgradeTimeout: Duration = .seconds(10), maxBufferedPacketsBytes: Int = 1 << 20,
                 allowedOrigins: [String] = ["*"], path: String = "/socket.io/") {
         self.pingInterval = pingInterval
         self.pingTimeout = pingTimeout

@@ -107,7 +107,7 @@ public final class EngineIOServer: @unchecked Sendable {
     func sessionDidClose(_ s: EngineIOSession, reason: String) {
         let reply = s.takeCloseReply()
         let now = clock.now()
-        let keep = UInt64(max(1, configuration.pingTimeout)) * 1_000_000
+        let keep = max(.milliseconds(1), configuration.pingTimeout).clockNanoseconds
         lock.withLock {
             _ = sessions.removeValue(forKey: s.id)
             while closedOrderStart < closedOrder.count, now &- closedOrder[closedOrderStart].closedAt > keep {

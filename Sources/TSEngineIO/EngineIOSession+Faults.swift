@@ -117,8 +117,8 @@ extension EngineIOSession {
             return true
         }
         guard ok else { return false }
-        let ms = UInt64(max(1, configuration.pingInterval)) + 2 * UInt64(max(1, configuration.pingTimeout))
-        timerLoop.scheduleTask(in: ms * 1_000_000) { [self] in close(reason: EngineCloseReason.pingTimeout) }
+        let grace = max(.milliseconds(1), configuration.pingInterval) + max(.milliseconds(1), configuration.pingTimeout) * 2
+        timerLoop.scheduleTask(in: grace.clockNanoseconds) { [self] in close(reason: EngineCloseReason.pingTimeout) }
         return true
     }
 

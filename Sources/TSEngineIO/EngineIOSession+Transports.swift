@@ -148,7 +148,7 @@ extension EngineIOSession {
             guard !state.closed, state.transport == .polling, state.upgrade == .none, state.probe == nil else { return false }
             state.probe = ws
             state.upgrade = .attached
-            state.heartbeat.upgradeStarted(now: clock.now(), timeoutNanoseconds: UInt64(max(1, configuration.upgradeTimeout)) * 1_000_000)
+            state.heartbeat.upgradeStarted(now: clock.now(), timeoutNanoseconds: max(.milliseconds(1), configuration.upgradeTimeout).clockNanoseconds)
             return true
         }
         if ok { rearmTimer() }

@@ -181,8 +181,8 @@ public final class EngineIOSession: @unchecked Sendable {
         state = State(transport: transport,
                       queueMaxBytes: configuration.maxBufferedPacketsBytes,
                       heartbeat: EngineHeartbeat(now: shared.clock.now(),
-                                                 pingIntervalNanoseconds: UInt64(max(1, configuration.pingInterval)) * 1_000_000,
-                                                 pingTimeoutNanoseconds: UInt64(max(1, configuration.pingTimeout)) * 1_000_000,
+                                                 pingIntervalNanoseconds: max(.milliseconds(1), configuration.pingInterval).clockNanoseconds,
+                                                 pingTimeoutNanoseconds: max(.milliseconds(1), configuration.pingTimeout).clockNanoseconds,
                                                  clientPings: protocolVersion == 3))
     }
 
@@ -194,8 +194,8 @@ public final class EngineIOSession: @unchecked Sendable {
         let body: JSONValue = .object(JSONObject([
             ("sid", .string(id)),
             ("upgrades", .array(upgrades.map { .string($0) })),
-            ("pingInterval", .int(Int64(configuration.pingInterval))),
-            ("pingTimeout", .int(Int64(configuration.pingTimeout))),
+            ("pingInterval", .int(Int64(configuration.pingInterval.wholeMilliseconds))),
+            ("pingTimeout", .int(Int64(configuration.pingTimeout.wholeMilliseconds))),
             ("maxPayload", .int(Int64(configuration.maxPayload))),
         ]))
         return EnginePacket(.open, body.serializedString())

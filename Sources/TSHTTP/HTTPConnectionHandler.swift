@@ -36,15 +36,15 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
         self.context = context
         self.registry = registry
         self.parser = HTTPParser(limits: context.limits)
-        self.timeouts = HTTPConnectionTimeouts(headerReadTimeout: context.configuration.headerReadTimeout,
-                                               idleTimeout: context.configuration.idleTimeout,
-                                               bodyReadTimeout: context.configuration.bodyReadTimeout,
+        self.timeouts = HTTPConnectionTimeouts(headerReadTimeout: context.configuration.headerReadTimeout.clockNanoseconds,
+                                               idleTimeout: context.configuration.idleTimeout.clockNanoseconds,
+                                               bodyReadTimeout: context.configuration.bodyReadTimeout.clockNanoseconds,
                                                now: context.configuration.clock.now())
     }
 
     /// Called on the loop right after accept.
     func start() {
-        connection.outboundStallTimeout = context.configuration.outboundStallTimeout
+        connection.outboundStallTimeout = context.configuration.outboundStallTimeout.clockNanoseconds
         connection.minOutboundBytesPerSecond = context.configuration.minOutboundBytesPerSecond
         registry.add(self)
         context.observer?.connectionOpened()
@@ -56,7 +56,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
     }
 
     private func scheduleTick() {
-        let interval = max(1_000_000, context.configuration.timeoutCheckInterval)
+        let interval = max(.milliseconds(1), context.configuration.timeoutCheckInterval).clockNanoseconds
         // Strong capture: no weak reference (side table) on a per-connection object; the tick is
         // cancelled when the connection closes or upgrades, which releases the closure.
         tick = connection.loop.scheduleTask(in: interval) { self.checkTimeouts() }
@@ -77,7 +77,7 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
             // RFC 9110 §15.5.9: 408 when the client did not send the request in time; the
             // deadline is total (a trickled byte does not extend it).
             let requestID = RequestID.generate()
-            context.logger.info("request body not received within \(context.configuration.bodyReadTimeout / 1_000_000) ms (server.bodyReadTimeoutSeconds): 408 and close",
+            context.logger.info("request body not received within \(context.configuration.bodyReadTimeout.wholeMilliseconds) ms (server.bodyReadTimeout): 408 and close",
                                 metadata: ["req": .string(requestID), "remote": .string(connection.remoteAddress)])
             var response = HTTPError(status: 408, message: "Request body not received in time").response(for: nil)
             response.headers.add("Connection", "close")

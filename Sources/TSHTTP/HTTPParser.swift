@@ -118,14 +118,48 @@ public struct HTTPParser: Sendable {
     /// Index of the next LF at or after `from`, or nil.
     private func findLF(from: Int) -> Int? {
         buffer.withUnsafeBufferPointer { p -> Int? in
-            var i = from
-            let n = p.count
-            while i < n {
-                if p[i] == 0x0A { return i }
-                i += 1
-            }
-            return nil
+            guard let base = p.baseAddress else { return nil }
+            let i = HTTPParser.scanForLF(UnsafeRawPointer(base), from: from, count: p.count)
+            return i < p.count ? i : nil
         }
+    }
+
+    /// The index of the first LF at or after `from`, or `count`: eight bytes a step (a byte equal
+    /// to 0x0A sets the top bit of `((w ^ 0x0A…) - 0x01…) & ~(w ^ 0x0A…)`; a borrow can only flag
+    /// a byte above a true hit, and the byte loop then finds the exact one).
+    @inline(__always)
+    static func scanForLF(_ p: UnsafeRawPointer, from: Int, count n: Int) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        var i = from
+        while i &+ 8 <= n {
+            let x = p.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ (ones &* 0x0A)
+            if (x &- ones) & ~x & (ones &* 0x80) != 0 { break }
+            i &+= 8
+        }
+        while i < n, p.load(fromByteOffset: i, as: UInt8.self) != 0x0A { i &+= 1 }
+        return i
+    }
+
+    /// True when bytes `from..<to` hold no character a field value forbids (RFC 9110 §5.5: NUL,
+    /// CR, LF and the other controls but HTAB, and DEL). Eight bytes a step: a word with no byte
+    /// below 0x20 and none equal to 0x7F is skipped whole; any other is checked byte by byte.
+    @inline(__always)
+    static func isValidFieldValue(_ p: UnsafeRawPointer, from: Int, to n: Int) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high = ones &* 0x80
+        var i = from
+        while i &+ 8 <= n {
+            let w = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let del = w ^ (ones &* 0x7F)
+            if ((w &- ones &* 0x20) & ~w | (del &- ones) & ~del) & high != 0 { break }
+            i &+= 8
+        }
+        while i < n {
+            let c = p.load(fromByteOffset: i, as: UInt8.self)
+            if (c < 0x20 && c != 0x09) || c == 0x7F { return false }
+            i &+= 1
+        }
+        return true
     }
 
     // MARK: request line — RFC 9112 §3
@@ -226,11 +260,8 @@ public struct HTTPParser: Sendable {
             while e > s && (line[e - 1] == 0x20 || line[e - 1] == 0x09) { e -= 1 }
             // RFC 9110 §5.5: field-value = *field-content; NUL, CR, LF are never allowed;
             // other controls except HTAB are rejected as well.
-            var k = s
-            while k < e {
-                let c = line[k]
-                if (c < 0x20 && c != 0x09) || c == 0x7F { return .failure(.bad("invalid character in header value")) }
-                k += 1
+            if let base = line.baseAddress, !HTTPParser.isValidFieldValue(base, from: s, to: e) {
+                return .failure(.bad("invalid character in header value"))
             }
             return .success((name, String(decoding: UnsafeRawBufferPointer(rebasing: line[s..<e]), as: UTF8.self)))
         }

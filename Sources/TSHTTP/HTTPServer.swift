@@ -109,9 +109,9 @@ public final class HTTPServer: @unchecked Sendable {
         await listener.stop()
         await onEveryLoop { $0.beginDraining() }
         await notify?()
-        let finishedInTime = await tracker.waitUntilFinished(timeout: configuration.shutdownGracePeriod, loop: group.loops[0])
+        let finishedInTime = await tracker.waitUntilFinished(timeout: configuration.shutdownGracePeriod.clockNanoseconds, loop: group.loops[0])
         if !finishedInTime {
-            context.logger.warning("shutdown grace period (\(configuration.shutdownGracePeriod / 1_000_000) ms) over with \(tracker.active) connections still sending; closing them")
+            context.logger.warning("shutdown grace period (\(configuration.shutdownGracePeriod.wholeMilliseconds) ms) over with \(tracker.active) connections still sending; closing them")
         }
         // Close what is left (lingering connections included: everything has been sent).
         await onEveryLoop { $0.closeAll() }

@@ -26,15 +26,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxJSONDepth: Int = HTTPRequest.defaultMaxJSONDepth
     /// Time allowed from the first byte of a request head to its end; then the connection is closed
     /// (slowloris defence).
-    public var headerReadTimeout: UInt64 = 10_000_000_000
+    public var headerReadTimeout: Duration = .seconds(10)
     /// Time a kept-alive connection may sit with no request; then it is closed.
-    public var idleTimeout: UInt64 = 60_000_000_000
+    public var idleTimeout: Duration = .seconds(60)
     /// Total time allowed from the end of a request head to the end of its body (not reset by
     /// trickled bytes); past it the request gets 408 and the connection is closed.
-    public var bodyReadTimeout: UInt64 = 30_000_000_000
+    public var bodyReadTimeout: Duration = .seconds(30)
     /// With response bytes pending, the longest the client may take none of them before it is
     /// dropped as a slow consumer (also applies to upgraded WebSocket connections).
-    public var outboundStallTimeout: UInt64 = 30_000_000_000
+    public var outboundStallTimeout: Duration = .seconds(30)
     /// The slowest overall rate at which a client must take pending bytes: pending bytes must
     /// be gone within `outboundStallTimeout` + bytes / rate (a total deadline; 0 turns it off).
     public var minOutboundBytesPerSecond: Int = 16 * 1024
@@ -42,11 +42,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// (503 and close) while other addresses are still served. 0 turns the cap off.
     public var maxConnectionsPerAddress: Int = 256
     /// How often each connection's timeouts are evaluated.
-    public var timeoutCheckInterval: UInt64 = 1_000_000_000
+    public var timeoutCheckInterval: Duration = .seconds(1)
     /// Open connections above which new ones get a canned 503 and are closed.
     public var maxConnections: Int = 10_000
     /// On `shutdown()`, how long in-flight requests may take before every connection is closed.
-    public var shutdownGracePeriod: UInt64 = 10_000_000_000
+    public var shutdownGracePeriod: Duration = .seconds(10)
     /// Outbound backlog per connection (bytes queued behind the response being sent; one
     /// response of any size may exceed it) before it is closed as a slow consumer.
     public var maxOutboundBytesPerConnection: Int = 4 * 1024 * 1024

@@ -45,97 +45,177 @@ extension JSONObjectSink {
 /// `JSONValue.writeString(stringValue)` would (RFC 8259 §7).
 public protocol JSONText {
     var stringValue: String { get }
-    func writeJSONString(into out: inout [UInt8])
+    func writeJSONString(into out: inout JSONBytesWriter)
 }
 
 extension String: JSONText {
     @inlinable public var stringValue: String { self }
-    @inlinable public func writeJSONString(into out: inout [UInt8]) { JSONValue.writeString(self, into: &out) }
+    @inlinable public func writeJSONString(into out: inout JSONBytesWriter) { out.appendString(self) }
 }
 
 /// Writes JSON straight into bytes (compact, the same bytes `JSONValue.serialize` produces for the
 /// equivalent tree).
+///
+/// The bytes go into one buffer of its own, allocated with the capacity asked for and doubled
+/// when a response outgrows it: an append is a bounds check and a copy, not an `Array` append's
+/// uniqueness and capacity checks (those were about a fifth of my-rooms' instructions,
+/// bench/RESULTS.md "Read paths, round 4"). `bytes` copies them out once at the end. A writer is
+/// used in place (`var`, `inout`): a copy of it shares the buffer, so only one of them may write.
 public struct JSONBytesWriter: JSONObjectSink {
-    public var bytes: [UInt8]
+    /// Owns the buffer: frees it when the last copy of the writer goes.
+    @usableFromInline final class Storage {
+        @usableFromInline var base: UnsafeMutablePointer<UInt8>
+        init(capacity: Int) { base = .allocate(capacity: capacity) }
+        deinit { base.deallocate() }
+    }
+
+    @usableFromInline var storage: Storage
+    /// `storage.base`, kept here so that a write touches only the writer's own fields.
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var length = 0
+    @usableFromInline var capacity: Int
     /// True once the current object or array has a member, so the next one needs a comma.
     @usableFromInline var needsComma = false
 
     public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 64)
+        storage = Storage(capacity: self.capacity)
+        base = storage.base
+    }
+
+    /// The bytes written so far (a copy).
+    public var bytes: [UInt8] { [UInt8](UnsafeBufferPointer(start: base, count: length)) }
+
+    /// How many bytes are written so far.
+    @inlinable public var count: Int { length }
+
+    /// Calls `body` with the bytes written so far, in place (valid only during the call).
+    @inlinable
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(start: base, count: length))
+    }
+
+    /// Makes room for `n` more bytes: the buffer at least doubles, so appends stay amortised O(1).
+    @usableFromInline
+    mutating func grow(_ n: Int) {
+        let newCapacity = max(capacity * 2, length + n)
+        let fresh = Storage(capacity: newCapacity)
+        fresh.base.update(from: base, count: length)
+        storage = fresh
+        base = fresh.base
+        capacity = newCapacity
+    }
+
+    /// Appends one byte.
+    @inlinable @inline(__always)
+    public mutating func append(_ byte: UInt8) {
+        if length == capacity { grow(1) }
+        base[length] = byte
+        length &+= 1
+    }
+
+    /// Appends bytes as they are.
+    @inlinable @inline(__always)
+    public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let n = bytes.count
+        guard n > 0, let from = bytes.baseAddress else { return }
+        if capacity &- length < n { grow(n) }
+        Self.copy(from, to: base + length, count: n)
+        length &+= n
+    }
+
+    /// Copies `n` bytes. Most copies here are short (member names, ids, numbers): up to 16 bytes
+    /// they are two overlapping word moves (four bytes at a time below 8) instead of a call to
+    /// `memmove`, which cost more than the copy itself.
+    @inlinable @inline(__always)
+    static func copy(_ from: UnsafePointer<UInt8>, to: UnsafeMutablePointer<UInt8>, count n: Int) {
+        let src = UnsafeRawPointer(from), dst = UnsafeMutableRawPointer(to)
+        if n >= 8 && n <= 16 {
+            let head = src.loadUnaligned(as: UInt64.self)
+            let tail = src.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+            dst.storeBytes(of: head, as: UInt64.self)
+            dst.storeBytes(of: tail, toByteOffset: n &- 8, as: UInt64.self)
+        } else if n >= 4 && n < 8 {
+            let head = src.loadUnaligned(as: UInt32.self)
+            let tail = src.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
+            dst.storeBytes(of: head, as: UInt32.self)
+            dst.storeBytes(of: tail, toByteOffset: n &- 4, as: UInt32.self)
+        } else if n < 4 {
+            if n > 0 { to[0] = from[0] }
+            if n > 1 { to[1] = from[1] }
+            if n > 2 { to[2] = from[2] }
+        } else {
+            to.update(from: from, count: n)
+        }
     }
 
     /// Appends bytes as they are (an envelope's fixed part, punctuation).
     @inlinable
-    public mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+    public mutating func raw(_ b: [UInt8]) { b.withUnsafeBufferPointer { append($0) } }
 
     @inlinable
     public mutating func raw(_ s: StaticString) {
-        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        s.withUTF8Buffer { append($0) }
     }
+
+    /// A JSON string literal of `s` (RFC 8259 §7), as `JSONValue.writeString` writes it.
+    public mutating func appendString(_ s: String) { JSONValue.writeString(s, to: &self) }
+
+    /// A JSON string literal of UTF-8 bytes as a database hands them over, as
+    /// `JSONValue.writeString(utf8:into:)` writes it.
+    public mutating func appendString(utf8 bytes: UnsafeRawBufferPointer) { JSONValue.writeString(utf8: bytes, to: &self) }
+
+    /// An integer in decimal (RFC 8259 §6).
+    public mutating func appendInteger(_ value: Int64) { JSONValue.writeInt(value, to: &self) }
 
     /// One object as a value: `{` members `}`.
     @inlinable
     public mutating func objectValue(_ body: (inout JSONBytesWriter) -> Void) {
-        bytes.append(0x7B)
+        append(0x7B)
         needsComma = false
         body(&self)
-        bytes.append(0x7D)
+        append(0x7D)
         needsComma = true
     }
 
     /// Starts an array element: a comma unless it is the first (`first`).
     @inlinable
     public mutating func separator(first: Bool) {
-        if !first { bytes.append(0x2C) }
+        if !first { append(0x2C) }
     }
 
-    /// `,"key":` (no comma before an object's first member), in one append for a key of at most
-    /// 28 bytes (every member name of the contract): five appends cost five capacity and
-    /// uniqueness checks, about a tenth of my-rooms' instructions (bench/RESULTS.md, "Read
-    /// paths, round 3").
+    /// `,"key":` (no comma before an object's first member), written in place.
     @inlinable
     mutating func key(_ key: StaticString) {
         let n = key.utf8CodeUnitCount
-        let comma = needsComma
+        if capacity &- length < n &+ 4 { grow(n &+ 4) }
+        var at = base + length
+        if needsComma { at.pointee = 0x2C; at += 1 }
         needsComma = true
-        guard n <= 28, key.hasPointerRepresentation else {
-            if comma { bytes.append(0x2C) }
-            bytes.append(0x22)
-            key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-            bytes.append(0x22)
-            bytes.append(0x3A)
-            return
-        }
-        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: `,` `"` 28 `"` `:`
-        withUnsafeMutableBytes(of: &buffer) { b in
-            var at = 0
-            if comma { b[0] = 0x2C; at = 1 }
-            b[at] = 0x22
-            UnsafeMutableRawBufferPointer(rebasing: b[(at + 1)..<(at + 1 + n)])
-                .copyMemory(from: UnsafeRawBufferPointer(start: key.utf8Start, count: n))
-            b[at + 1 + n] = 0x22
-            b[at + 2 + n] = 0x3A
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[0..<(at + 3 + n)]))
-        }
+        at.pointee = 0x22
+        key.withUTF8Buffer { Self.copy($0.baseAddress!, to: at + 1, count: n) }
+        at += n &+ 1
+        at[0] = 0x22
+        at[1] = 0x3A
+        length = at + 2 - base
     }
 
     @inlinable
     public mutating func string(_ key: StaticString, _ value: String) {
         self.key(key)
-        JSONValue.writeString(value, into: &bytes)
+        appendString(value)
     }
 
     @inlinable
     public mutating func text<T: JSONText>(_ key: StaticString, _ value: T) {
         self.key(key)
-        value.writeJSONString(into: &bytes)
+        value.writeJSONString(into: &self)
     }
 
     @inlinable
     public mutating func int(_ key: StaticString, _ value: Int64) {
         self.key(key)
-        JSONValue.writeInteger(value, into: &bytes)
+        appendInteger(value)
     }
 
     @inlinable
@@ -153,14 +233,12 @@ public struct JSONBytesWriter: JSONObjectSink {
     @inlinable
     public mutating func asciiString(_ key: StaticString, capacity: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
         self.key(key)
-        bytes.append(0x22)
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: capacity))
-        let n = bytes.withUnsafeMutableBufferPointer { b in
-            write(UnsafeMutableBufferPointer(rebasing: b[start..<(start + capacity)]))
-        }
-        bytes.removeLast(capacity - n)
-        bytes.append(0x22)
+        if self.capacity &- length < capacity &+ 2 { grow(capacity &+ 2) }
+        base[length] = 0x22
+        let n = write(UnsafeMutableBufferPointer(start: base + length + 1, count: capacity))
+        precondition(n >= 0 && n <= capacity, "asciiString wrote outside its capacity")
+        base[length + 1 + n] = 0x22
+        length &+= n &+ 2
     }
 
     @inlinable
@@ -172,14 +250,14 @@ public struct JSONBytesWriter: JSONObjectSink {
     @inlinable
     public mutating func objects<C: Collection>(_ key: StaticString, _ items: C, _ body: (inout JSONBytesWriter, C.Element) -> Void) {
         self.key(key)
-        bytes.append(0x5B)
+        append(0x5B)
         var first = true
         for item in items {
             separator(first: first)
             first = false
             objectValue { body(&$0, item) }
         }
-        bytes.append(0x5D)
+        append(0x5D)
         needsComma = true
     }
 }
@@ -228,4 +306,21 @@ public struct JSONTreeWriter: JSONObjectSink {
 extension JSONValue {
     /// Writes an integer in decimal (RFC 8259 §6), as `serialize` does for `.int`.
     public static func writeInteger(_ value: Int64, into out: inout [UInt8]) { writeInt(value, into: &out) }
+}
+
+/// Where the escaping and number writers put bytes: a `[UInt8]` (trees, `serialize`) or a
+/// `JSONBytesWriter`'s buffer (response bytes). One implementation of each writer serves both.
+protocol JSONByteOutput {
+    mutating func appendByte(_ byte: UInt8)
+    mutating func appendBytes(_ bytes: UnsafeBufferPointer<UInt8>)
+}
+
+extension Array: JSONByteOutput where Element == UInt8 {
+    @inline(__always) mutating func appendByte(_ byte: UInt8) { append(byte) }
+    @inline(__always) mutating func appendBytes(_ bytes: UnsafeBufferPointer<UInt8>) { append(contentsOf: bytes) }
+}
+
+extension JSONBytesWriter: JSONByteOutput {
+    @inline(__always) mutating func appendByte(_ byte: UInt8) { append(byte) }
+    @inline(__always) mutating func appendBytes(_ bytes: UnsafeBufferPointer<UInt8>) { append(bytes) }
 }

@@ -47,8 +47,10 @@ extension JSONValue {
         }
     }
 
-    static func writeInt(_ value: Int64, into out: inout [UInt8]) {
-        if value == 0 { out.append(UInt8(ascii: "0")); return }
+    static func writeInt(_ value: Int64, into out: inout [UInt8]) { writeInt(value, to: &out) }
+
+    static func writeInt<O: JSONByteOutput>(_ value: Int64, to out: inout O) {
+        if value == 0 { out.appendByte(UInt8(ascii: "0")); return }
         var v = value.magnitude
         var buf: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                   UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
@@ -60,44 +62,48 @@ extension JSONValue {
                 v /= 10
                 n += 1
             }
-            if value < 0 { out.append(UInt8(ascii: "-")) }
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: p[(20 - n)...]))
+            if value < 0 { out.appendByte(UInt8(ascii: "-")) }
+            out.appendBytes(UnsafeBufferPointer(rebasing: p.bindMemory(to: UInt8.self)[(20 - n)...]))
         }
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Writes a JSON string literal; escapes `"`, `\` and control characters (RFC 8259 §7).
-    public static func writeString(_ s: String, into out: inout [UInt8]) {
+    public static func writeString(_ s: String, into out: inout [UInt8]) { writeString(s, to: &out) }
+
+    static func writeString<O: JSONByteOutput>(_ s: String, to out: inout O) {
         var s = s
-        s.withUTF8 { writeEscaped($0, into: &out) }
+        s.withUTF8 { writeEscaped($0, to: &out) }
     }
 
     /// Writes a JSON string literal from UTF-8 bytes as a database hands them over (no `String`):
     /// the same bytes as `writeString(String(decoding: bytes, as: UTF8.self))`. Bytes that are all
     /// ASCII (the common case) are escaped in place; anything else goes through
     /// `String(decoding:)`, so ill-formed UTF-8 is repaired exactly as the `String` path repairs it.
-    public static func writeString(utf8 bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+    public static func writeString(utf8 bytes: UnsafeRawBufferPointer, into out: inout [UInt8]) { writeString(utf8: bytes, to: &out) }
+
+    static func writeString<O: JSONByteOutput>(utf8 bytes: UnsafeRawBufferPointer, to out: inout O) {
         let b = bytes.bindMemory(to: UInt8.self)
         let n = b.count
         guard let base = b.baseAddress, n > 0 else {
-            out.append(UInt8(ascii: "\""))
-            out.append(UInt8(ascii: "\""))
+            out.appendByte(UInt8(ascii: "\""))
+            out.appendByte(UInt8(ascii: "\""))
             return
         }
         let first = scan(base, from: 0, count: n, stopAtNonASCII: true)
         if first == n {  // plain printable ASCII: one copy
-            out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: b)
-            out.append(UInt8(ascii: "\""))
+            out.appendByte(UInt8(ascii: "\""))
+            out.appendBytes(b)
+            out.appendByte(UInt8(ascii: "\""))
             return
         }
         var i = first
         while i < n && base[i] < 0x80 { i += 1 }
         if i == n {
-            writeEscaped(b, into: &out)
+            writeEscaped(b, to: &out)
         } else {
-            writeString(String(decoding: b, as: UTF8.self), into: &out)
+            writeString(String(decoding: b, as: UTF8.self), to: &out)
         }
     }
 
@@ -133,11 +139,13 @@ extension JSONValue {
 
     /// The quoted, escaped literal of well-formed UTF-8 `bytes` (RFC 8259 §7): `"`, `\` and
     /// control characters escaped, everything else as it is (runs copied whole).
-    static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
+    static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) { writeEscaped(bytes, to: &out) }
+
+    static func writeEscaped<O: JSONByteOutput>(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout O) {
+        out.appendByte(UInt8(ascii: "\""))
         let n = bytes.count
         guard let base = bytes.baseAddress else {
-            out.append(UInt8(ascii: "\""))
+            out.appendByte(UInt8(ascii: "\""))
             return
         }
         var runStart = 0
@@ -145,24 +153,29 @@ extension JSONValue {
         while true {
             i = scan(base, from: i, count: n, stopAtNonASCII: false)
             if i == n { break }
-            if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
+            if runStart < i { out.appendBytes(UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
             let b = bytes[i]
+            out.appendByte(0x5C)
             switch b {
-            case 0x22: out.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case 0x22: out.appendByte(0x22)
+            case 0x5C: out.appendByte(0x5C)
+            case 0x0A: out.appendByte(UInt8(ascii: "n"))
+            case 0x0D: out.appendByte(UInt8(ascii: "r"))
+            case 0x09: out.appendByte(UInt8(ascii: "t"))
+            case 0x08: out.appendByte(UInt8(ascii: "b"))
+            case 0x0C: out.appendByte(UInt8(ascii: "f"))
             default:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]])
+                out.appendByte(UInt8(ascii: "u"))
+                out.appendByte(0x30)
+                out.appendByte(0x30)
+                out.appendByte(hex[Int(b >> 4)])
+                out.appendByte(hex[Int(b & 0xF)])
             }
             i += 1
             runStart = i
         }
-        if runStart < n { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<n])) }
-        out.append(UInt8(ascii: "\""))
+        if runStart < n { out.appendBytes(UnsafeBufferPointer(rebasing: bytes[runStart..<n])) }
+        out.appendByte(UInt8(ascii: "\""))
     }
 }
 

@@ -1,4 +1,4 @@
-/// Settings of the pub/sub client (`realtime.redis*` in Setting.swift; docs/limits.md).
+/// Settings of the pub/sub client (`realtime.redis*` in TSApp's RedisEventBridge+Settings.swift; docs/limits.md).
 public struct RedisConfiguration: Sendable {
     public var url: RedisURL
     /// The first reconnect delay; each failed attempt doubles it up to `reconnectMaxDelay`.
@@ -56,13 +56,4 @@ public struct RedisBackoff: Sendable, Equatable {
     }
 
     public mutating func reset() { failures = 0 }
-}
-
-extension Duration {
-    /// Whole nanoseconds (negative as 0), for the event loop's timers.
-    var nanosecondsClamped: UInt64 {
-        let c = components
-        if c.seconds < 0 { return 0 }
-        return UInt64(c.seconds) &* 1_000_000_000 &+ UInt64(max(0, c.attoseconds / 1_000_000_000))
-    }
 }

@@ -9,7 +9,8 @@ import TSSockets
 ///
 /// Logging: the loss is one error line, a failed attempt while down is logged at most every
 /// `RedisLink.downLogInterval`, the recovery is one notice line with the time it was down.
-// @unchecked Sendable: every mutable property is only touched on `loop` (public entry points hop to it).
+// @unchecked Sendable: the callbacks are not `@Sendable` but are only called on `loop`, where the
+// mutable state lives (`EventLoopBound`); the entry points are called there (or hop to it).
 final class RedisLink: ConnectionHandler, @unchecked Sendable {
     let name: String
     let loop: EventLoop
@@ -22,17 +23,22 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
     private let stats: RedisStats
     private let connectionIDs: LockedValue<UInt64>
 
-    /// Where the link is (stopped, connecting, ready, waiting) and the outage bookkeeping; every
-    /// event goes through it and the link performs what it answers (`perform`).
-    private var machine: RedisLinkStateMachine
-    private var connection: Connection?
-    private var backoff: RedisBackoff
-    private var attemptTimer: ScheduledTaskHandle?
-    private var pingTimer: ScheduledTaskHandle?
-    private var retryTimer: ScheduledTaskHandle?
+    private struct State {
+        /// Where the link is (stopped, connecting, ready, waiting) and the outage bookkeeping; every
+        /// event goes through it and the link performs what it answers (`perform`).
+        var machine: RedisLinkStateMachine
+        var connection: Connection?
+        var backoff: RedisBackoff
+        var attemptTimer: ScheduledTaskHandle?
+        var pingTimer: ScheduledTaskHandle?
+        var retryTimer: ScheduledTaskHandle?
+    }
+
+    private let state: EventLoopBound<State>
     static let downLogInterval: UInt64 = 30_000_000_000
 
-    var isReady: Bool { machine.isReady }
+    /// Loop only.
+    var isReady: Bool { state.withValue { $0.machine.isReady } }
 
     init(name: String, loop: EventLoop, configuration: RedisConfiguration, stats: RedisStats, logger: Logger, handshake: [[UInt8]],
          onReady: @escaping () -> Void, onReply: @escaping (RESPValue) -> Void, onDown: @escaping (String) -> Void) {
@@ -51,28 +57,27 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
         self.onReady = onReady
         self.onReply = onReply
         self.onDown = onDown
-        machine = RedisLinkStateMachine(handshakeCount: self.handshake.count, decoderLimits: configuration.decoderLimits,
-                                        downLogInterval: Self.downLogInterval)
-        backoff = RedisBackoff(minimum: configuration.reconnectMinDelay, maximum: configuration.reconnectMaxDelay)
+        state = EventLoopBound(State(machine: RedisLinkStateMachine(handshakeCount: self.handshake.count, decoderLimits: configuration.decoderLimits,
+                                                                    downLogInterval: Self.downLogInterval),
+                                     backoff: RedisBackoff(minimum: configuration.reconnectMinDelay, maximum: configuration.reconnectMaxDelay)),
+                               loop: loop)
         connectionIDs = LockedValue(0)
     }
 
     /// Starts connecting (loop only).
     func start() {
-        assert(loop.inEventLoop)
-        perform(machine.start())
+        perform(state.withValue { $0.machine.start() })
     }
 
     /// Closes for good (loop only).
     func stop() {
-        assert(loop.inEventLoop)
-        perform(machine.stop())
+        perform(state.withValue { $0.machine.stop() })
     }
 
     /// Writes bytes on the ready connection (loop only). False when not ready.
     @discardableResult
     func write(_ bytes: [UInt8]) -> Bool {
-        guard machine.isReady, let connection else { return false }
+        guard let connection = state.withValue({ $0.machine.isReady ? $0.connection : nil }) else { return false }
         connection.write(bytes)
         return true
     }
@@ -84,21 +89,22 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
         switch action {
         case .startAttempt(let gen):
             // A total deadline for the whole attempt: resolve, connect, handshake.
-            attemptTimer?.cancel()
-            attemptTimer = loop.scheduleTask(in: configuration.connectTimeout.nanosecondsClamped) { [self] in
-                perform(machine.attemptFailed("no ready connection within \(configuration.connectTimeout)", generation: gen, now: loop.clock.now()))
+            let timer = loop.scheduleTask(in: configuration.connectTimeout.clockNanoseconds) { [self] in
+                let now = loop.clock.now()
+                perform(state.withValue { $0.machine.attemptFailed("no ready connection within \(configuration.connectTimeout)", generation: gen, now: now) })
             }
+            state.withValue { s in s.attemptTimer?.cancel(); s.attemptTimer = timer }
             RedisHostResolver.resolve(configuration.url.host, on: loop) { [self] result in
+                let now = loop.clock.now()
                 switch result {
-                case .failure(let e): perform(machine.attemptFailed(e.description, generation: gen, now: loop.clock.now()))
-                case .success(let address): perform(machine.resolved(address, generation: gen))
+                case .failure(let e): perform(state.withValue { $0.machine.attemptFailed(e.description, generation: gen, now: now) })
+                case .success(let address): perform(state.withValue { $0.machine.resolved(address, generation: gen) })
                 }
             }
         case .connect(let address, let gen):
             connect(to: address, gen: gen)
         case .ready(let downNanoseconds, let failedAttempts, let reconnect):
-            attemptTimer?.cancel(); attemptTimer = nil
-            backoff.reset()
+            state.withValue { s in s.attemptTimer?.cancel(); s.attemptTimer = nil; s.backoff.reset() }
             if reconnect { stats.count(\.reconnects) }
             if let down = downNanoseconds {
                 let secs = Double(down) / 1e9
@@ -111,13 +117,15 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
         case .deliver(let value):
             onReply(value)
         case .sendPing:
-            connection?.write(RESPEncoder.command("PING"))
+            state.value.connection?.write(RESPEncoder.command("PING"))
             schedulePing()
         case .fail(let reason, let log):
-            attemptTimer?.cancel(); attemptTimer = nil
-            pingTimer?.cancel(); pingTimer = nil
-            let c = connection
-            connection = nil
+            let c = state.withValue { s in
+                s.attemptTimer?.cancel(); s.attemptTimer = nil
+                s.pingTimer?.cancel(); s.pingTimer = nil
+                defer { s.connection = nil }
+                return s.connection
+            }
             c?.close(.local("redis: \(reason)"))
             stats.setError("\(name): \(reason)")
             switch log {
@@ -130,15 +138,17 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
                 break
             }
             onDown(reason)
-            let delay = backoff.nextDelay()
-            retryTimer?.cancel()
-            retryTimer = loop.scheduleTask(in: delay.nanosecondsClamped) { [self] in perform(machine.retryTimerFired()) }
+            let delay = state.withValue { $0.backoff.nextDelay() }
+            let timer = loop.scheduleTask(in: delay.clockNanoseconds) { [self] in perform(state.withValue { $0.machine.retryTimerFired() }) }
+            state.withValue { s in s.retryTimer?.cancel(); s.retryTimer = timer }
         case .stop:
-            attemptTimer?.cancel(); attemptTimer = nil
-            pingTimer?.cancel(); pingTimer = nil
-            retryTimer?.cancel(); retryTimer = nil
-            let c = connection
-            connection = nil
+            let c = state.withValue { s in
+                s.attemptTimer?.cancel(); s.attemptTimer = nil
+                s.pingTimer?.cancel(); s.pingTimer = nil
+                s.retryTimer?.cancel(); s.retryTimer = nil
+                defer { s.connection = nil }
+                return s.connection
+            }
             c?.close(.local("redis client stopped"))
         }
     }
@@ -149,39 +159,49 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
             let c = try Connection.connect(host: address, port: configuration.url.port, on: loop, id: id,
                                            maxOutboundBytes: configuration.maxPendingBytes + (1 << 20)) { _ in self }
             // Our own queue bounds the backlog (maxPendingBytes); the peer is a server we trust to read.
-            c.outboundStallTimeout = max(configuration.connectTimeout.nanosecondsClamped, 1_000_000_000) * 6
-            connection = c
+            c.outboundStallTimeout = max(configuration.connectTimeout.clockNanoseconds, 1_000_000_000) * 6
+            state.value.connection = c
             for command in handshake { c.write(command) }
-            perform(machine.connected(now: loop.clock.now()))
+            let now = loop.clock.now()
+            perform(state.withValue { $0.machine.connected(now: now) })
         } catch {
-            perform(machine.attemptFailed("connect to \(address):\(configuration.url.port): \(error)", generation: gen, now: loop.clock.now()))
+            let now = loop.clock.now()
+            perform(state.withValue { $0.machine.attemptFailed("connect to \(address):\(configuration.url.port): \(error)", generation: gen, now: now) })
         }
     }
 
     private func schedulePing() {
-        pingTimer?.cancel()
-        let gen = machine.generation
-        pingTimer = loop.scheduleTask(in: configuration.pingInterval.nanosecondsClamped) { [self] in
-            perform(machine.pingTimerFired(generation: gen, now: loop.clock.now(), pingInterval: "\(configuration.pingInterval)"))
+        let gen = state.withValue { s in s.pingTimer?.cancel(); return s.machine.generation }
+        let timer = loop.scheduleTask(in: configuration.pingInterval.clockNanoseconds) { [self] in
+            let now = loop.clock.now()
+            perform(state.withValue { $0.machine.pingTimerFired(generation: gen, now: now, pingInterval: "\(configuration.pingInterval)") })
         }
+        state.value.pingTimer = timer
     }
 
     // MARK: ConnectionHandler
 
     func connectionDidRead(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
-        guard connection === self.connection else { return }
-        let gen = machine.generation
-        for action in machine.bytesRead(bytes, now: loop.clock.now()) {
+        let now = loop.clock.now()
+        let read: (gen: UInt64, actions: [RedisLinkStateMachine.Action])? = state.withValue { s in
+            guard connection === s.connection else { return nil }
+            return (s.machine.generation, s.machine.bytesRead(bytes, now: now))
+        }
+        guard let read else { return }
+        for action in read.actions {
             // A reply handler may have stopped the link: what follows belongs to an older attempt.
-            if case .deliver = action, machine.generation != gen { return }
+            if case .deliver = action, state.withValue({ $0.machine.generation }) != read.gen { return }
             perform(action)
         }
     }
 
     func connectionDidClose(_ connection: Connection, reason: CloseReason) {
-        guard connection === self.connection else { return }
-        self.connection = nil
-        perform(machine.connectionClosed("\(reason)", now: loop.clock.now()))
+        let now = loop.clock.now()
+        perform(state.withValue { s in
+            guard connection === s.connection else { return nil }
+            s.connection = nil
+            return s.machine.connectionClosed("\(reason)", now: now)
+        })
     }
 }
 

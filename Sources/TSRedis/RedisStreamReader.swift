@@ -43,7 +43,7 @@ public final class RedisStreamReader: @unchecked Sendable {
         self.logger = logger
         self.key = Array(key.utf8)
         self.readCount = max(1, readCount)
-        let blockNs = min(block.nanosecondsClamped, configuration.pingInterval.nanosecondsClamped / 2)
+        let blockNs = min(block.clockNanoseconds, configuration.pingInterval.clockNanoseconds / 2)
         blockMilliseconds = max(1, Int64(blockNs / 1_000_000))
         self.onEntry = onEntry
         var readerConfiguration = configuration

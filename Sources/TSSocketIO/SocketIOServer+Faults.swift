@@ -27,7 +27,7 @@ extension SocketIOServer {
         let sockets = sockets(onEngineSession: session.id)
         logger.info("server disconnect of Engine.IO session \(session.id): DISCONNECT to \(sockets.count) socket(s) \(sockets.map(\.id))")
         for socket in sockets { socket.disconnect() }
-        let grace = UInt64(max(1, engine.configuration.pingTimeout)) * 1_000_000
+        let grace = max(.milliseconds(1), engine.configuration.pingTimeout).clockNanoseconds
         engine.timerLoop.scheduleTask(in: grace) { session.close(reason: EngineCloseReason.forcedClose) }
     }
 }

@@ -156,7 +156,7 @@ public final class SocketIOServer: @unchecked Sendable {
     }
 
     func makeRecoveryLog() -> SocketIORecoveryLog {
-        SocketIORecoveryLog(maxDisconnectionNanoseconds: UInt64(max(0, configuration.recoveryMaxDisconnectionMs)) * 1_000_000,
+        SocketIORecoveryLog(maxDisconnectionNanoseconds: configuration.recoveryMaxDisconnection.clockNanoseconds,
                             maxPackets: configuration.recoveryMaxBufferedPackets, maxBytes: configuration.recoveryMaxBufferedBytes)
     }
 
@@ -295,7 +295,7 @@ extension SocketIOServer: EngineIOServerDelegate {
             [self] work, client in await process(work, client: client)
         }
         session.userInfo = client
-        client.armConnectTimeout(nanoseconds: UInt64(max(0, configuration.connectTimeout) * 1e9))
+        client.armConnectTimeout(nanoseconds: configuration.connectTimeout.clockNanoseconds)
         // Socket.IO v4 protocol: an Engine.IO v3 client is connected to `/` without sending a
         // CONNECT (its auth is the handshake query string).
         if session.protocolVersion == 3 { client.connectImplicitly(namespace: "/") }

@@ -67,12 +67,12 @@ public final class SocketIOSocket: Sendable {
         server.countEmit(delivered: ok ? 1 : 0, dropped: ok ? 0 : 1)
     }
 
-    /// Sends an EVENT asking for an ACK and waits for it (or `timeout` seconds, default
+    /// Sends an EVENT asking for an ACK and waits for it (or `timeout`, default
     /// `configuration.ackTimeout`).
-    public func emitWithAck(_ event: String, _ args: [JSONValue], timeout: Double? = nil) async -> Result<[JSONValue], SocketIOAckError> {
-        let seconds = timeout ?? server.configuration.ackTimeout
+    public func emitWithAck(_ event: String, _ args: [JSONValue], timeout: Duration? = nil) async -> Result<[JSONValue], SocketIOAckError> {
+        let wait = timeout ?? server.configuration.ackTimeout
         return await withCheckedContinuation { cont in
-            guard let ackID = client.registerAck(cont, timeoutNanoseconds: UInt64(max(0, seconds) * 1e9)) else {
+            guard let ackID = client.registerAck(cont, timeoutNanoseconds: wait.clockNanoseconds) else {
                 cont.resume(returning: .failure(.disconnected))
                 return
             }

@@ -31,6 +31,11 @@ public final class EventLoopBound<Value>: @unchecked Sendable {
             assert(loop.inEventLoop, "loop-bound state written off its event loop (\(Value.self))")
             stored = newValue
         }
+        // In place: `box.value.field = x` does not copy the whole value out and back.
+        _modify {
+            assert(loop.inEventLoop, "loop-bound state written off its event loop (\(Value.self))")
+            yield &stored
+        }
     }
 
     /// Mutates the value in place (no copy of a collection); on `loop`'s thread only.

@@ -5,18 +5,12 @@ import Darwin
 // stand-in Darwin module written from Apple's open-source headers, and the CI's macos-15 job
 // builds and tests it (docs/macos.md).
 
-/// The Darwin (macOS) half of the platform layer; same members as `Platform+Glibc.swift`.
-public enum Platform {
+/// The Darwin (macOS) half of the platform layer (Platform.swift); same members as
+/// `Platform+Glibc.swift`.
+extension Platform {
     public static let defaultPoller = PollerKind.kqueue
-    public static let availablePollers: [PollerKind] = [.kqueue, .poll]
 
-    static func makePoller(_ kind: PollerKind) throws -> any Poller {
-        switch kind.resolved {
-        case .kqueue: return try KQueuePoller()
-        case .poll: return try PollPoller()
-        case .epoll, .auto: throw PollerError.unavailable(kind.resolved)
-        }
-    }
+    static func makeSystemPoller() throws -> any Poller { try KQueuePoller() }
 
     // MARK: sockets
 
@@ -62,47 +56,9 @@ public enum Platform {
     /// Darwin has no MSG_NOSIGNAL; every socket carries SO_NOSIGPIPE instead (see above).
     static let sendFlags: Int32 = 0
 
-    /// SO_REUSEADDR on listeners; SO_REUSEPORT is not used (see Platform+Glibc.swift).
-    static let reuseAddressOption = SO_REUSEADDR
-    static let tcpLevel = Int32(IPPROTO_TCP)
-    static let tcpNoDelayOption = TCP_NODELAY
-    static let shutWrite = Int32(SHUT_WR)
-
-    /// An IPv4 socket address; BSD sockets carry the structure's length in `sin_len`.
-    static func makeIPv4Address(port: UInt16) -> sockaddr_in {
-        var a = sockaddr_in()
-        a.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = in_port_t(port.bigEndian)
-        return a
-    }
-
-    /// An IPv6 socket address with `sin6_len` set.
-    static func makeIPv6Address(port: UInt16) -> sockaddr_in6 {
-        var a = sockaddr_in6()
-        a.sin6_len = UInt8(MemoryLayout<sockaddr_in6>.size)
-        a.sin6_family = sa_family_t(AF_INET6)
-        a.sin6_port = in_port_t(port.bigEndian)
-        return a
-    }
-
-    // MARK: plain descriptors
-
-    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { Darwin.read(fd, buffer, count) }
-    static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.write(fd, buffer, count) }
-    static func send(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Darwin.send(fd, buffer, count, sendFlags) }
-    static func close(_ fd: Int32) -> Int32 { Darwin.close(fd) }
-    static func bind(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.bind(fd, address, length) }
-    static func listen(_ fd: Int32, _ backlog: Int32) -> Int32 { Darwin.listen(fd, backlog) }
-    static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(fd, address, length) }
-    static func shutdown(_ fd: Int32, _ how: Int32) -> Int32 { Darwin.shutdown(fd, how) }
-    static func getsockname(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>, _ length: UnsafeMutablePointer<socklen_t>) -> Int32 {
-        Darwin.getsockname(fd, address, length)
-    }
-    static func setsockopt(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: UnsafeRawPointer, _ length: socklen_t) -> Int32 {
-        Darwin.setsockopt(fd, level, name, value, length)
-    }
-    static var errno: Int32 { Darwin.errno }
+    /// BSD sockets carry the structure's length in `sin_len` / `sin6_len`.
+    static func setLength(of address: inout sockaddr_in) { address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size) }
+    static func setLength(of address: inout sockaddr_in6) { address.sin6_len = UInt8(MemoryLayout<sockaddr_in6>.size) }
 
     // MARK: batched sends (io_uring is Linux-only: the loops use one send(2) per connection here)
 

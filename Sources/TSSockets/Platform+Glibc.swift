@@ -2,24 +2,14 @@
 import Glibc
 import CSystem
 
-/// The Linux (glibc) half of the platform layer. `Platform+Darwin.swift` has the same members for
-/// macOS; every difference between the two systems lives in these two files (and in the CSystem
-/// shim), so the rest of the package never says `#if os`. Each member is one system call or one
-/// constant; callers handle errno (captured right after the call).
-public enum Platform {
+/// The Linux (glibc) half of the platform layer (Platform.swift); `Platform+Darwin.swift` has
+/// the same members for macOS.
+extension Platform {
     /// The readiness backend `PollerKind.auto` means here.
     public static let defaultPoller = PollerKind.epoll
-    /// Backends this build can run.
-    public static let availablePollers: [PollerKind] = [.epoll, .poll]
 
-    /// Makes a poller of `kind` (`auto` resolved first).
-    static func makePoller(_ kind: PollerKind) throws -> any Poller {
-        switch kind.resolved {
-        case .epoll: return try EpollPoller()
-        case .poll: return try PollPoller()
-        case .kqueue, .auto: throw PollerError.unavailable(kind.resolved)
-        }
-    }
+    /// The system's own readiness backend (`makePoller`).
+    static func makeSystemPoller() throws -> any Poller { try EpollPoller() }
 
     // MARK: sockets
 
@@ -40,46 +30,9 @@ public enum Platform {
     /// Flags for send(2): MSG_NOSIGNAL, so a closed peer gives EPIPE instead of SIGPIPE.
     static let sendFlags = Int32(MSG_NOSIGNAL)
 
-    /// SO_REUSEADDR on listeners (rebinding while old connections sit in TIME_WAIT). SO_REUSEPORT
-    /// is deliberately not used: on Linux it would let a second server bind the same busy port.
-    static let reuseAddressOption = SO_REUSEADDR
-    static let tcpLevel = Int32(IPPROTO_TCP)
-    static let tcpNoDelayOption = TCP_NODELAY
-    static let shutWrite = Int32(SHUT_WR)
-
-    /// An IPv4 socket address (glibc's `sockaddr_in` has no length field).
-    static func makeIPv4Address(port: UInt16) -> sockaddr_in {
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = in_port_t(port.bigEndian)
-        return a
-    }
-
-    /// An IPv6 socket address (no `sin6_len` on glibc).
-    static func makeIPv6Address(port: UInt16) -> sockaddr_in6 {
-        var a = sockaddr_in6()
-        a.sin6_family = sa_family_t(AF_INET6)
-        a.sin6_port = in_port_t(port.bigEndian)
-        return a
-    }
-
-    // MARK: plain descriptors (named here because Socket's methods shadow the libc names)
-
-    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { Glibc.read(fd, buffer, count) }
-    static func write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.write(fd, buffer, count) }
-    static func send(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { Glibc.send(fd, buffer, count, sendFlags) }
-    static func close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
-    static func bind(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.bind(fd, address, length) }
-    static func listen(_ fd: Int32, _ backlog: Int32) -> Int32 { Glibc.listen(fd, backlog) }
-    static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(fd, address, length) }
-    static func shutdown(_ fd: Int32, _ how: Int32) -> Int32 { Glibc.shutdown(fd, how) }
-    static func getsockname(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>, _ length: UnsafeMutablePointer<socklen_t>) -> Int32 {
-        Glibc.getsockname(fd, address, length)
-    }
-    static func setsockopt(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: UnsafeRawPointer, _ length: socklen_t) -> Int32 {
-        Glibc.setsockopt(fd, level, name, value, length)
-    }
-    static var errno: Int32 { Glibc.errno }
+    /// glibc's `sockaddr_in` and `sockaddr_in6` have no length field.
+    static func setLength(of address: inout sockaddr_in) {}
+    static func setLength(of address: inout sockaddr_in6) {}
 
     // MARK: batched sends (io_uring)
 

@@ -25,8 +25,7 @@ final class EpollPoller: Poller {
         ev.data.u64 = 0
         if epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev) != 0 {
             let e = SocketError.current("epoll_ctl")
-            _ = Glibc.close(ep)
-            _ = Glibc.close(efd)
+            Platform.closeIgnoringErrors(ep, efd)
             throw e
         }
         epfd = ep
@@ -81,11 +80,9 @@ final class EpollPoller: Poller {
                 _ = Glibc.read(wakeFD, &value, 8)
                 continue
             }
-            var ready: PollerEvents = []
-            if ev.events & EPOLLIN.rawValue != 0 { ready.insert(.readable) }
-            if ev.events & EPOLLOUT.rawValue != 0 { ready.insert(.writable) }
-            if ev.events & (EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0 { ready.insert(.hangup) }
-            if ev.events & EPOLLERR.rawValue != 0 { ready.insert(.error) }
+            let ready = PollerEvents(readable: ev.events & EPOLLIN.rawValue != 0, writable: ev.events & EPOLLOUT.rawValue != 0,
+                                     hangup: ev.events & (EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0,
+                                     error: ev.events & EPOLLERR.rawValue != 0)
             events[count] = PollerEvent(token: token, events: ready)
             count += 1
         }
@@ -97,9 +94,6 @@ final class EpollPoller: Poller {
         _ = Glibc.write(wakeFD, &one, 8)
     }
 
-    func close() {
-        _ = Glibc.close(epfd)
-        _ = Glibc.close(wakeFD)
-    }
+    func close() { Platform.closeIgnoringErrors(epfd, wakeFD) }
 }
 #endif

@@ -103,14 +103,10 @@ final class KQueuePoller: Poller {
             let ev = buffer[i]
             if ev.filter == Int16(EVFILT_USER) { continue }  // the wake-up (EV_CLEAR re-arms it)
             let token = UInt64(UInt(bitPattern: ev.udata))
-            var ready: PollerEvents = []
-            if ev.filter == Int16(EVFILT_READ) { ready.insert(.readable) }
-            if ev.filter == Int16(EVFILT_WRITE) { ready.insert(.writable) }
-            if ev.flags & UInt16(EV_EOF) != 0 {
-                ready.insert(.hangup)
-                if ev.fflags != 0 { ready.insert(.error) }  // fflags holds the socket error
-            }
-            if ev.flags & UInt16(EV_ERROR) != 0 { ready.insert(.error) }
+            let eof = ev.flags & UInt16(EV_EOF) != 0
+            let ready = PollerEvents(readable: ev.filter == Int16(EVFILT_READ), writable: ev.filter == Int16(EVFILT_WRITE),
+                                     hangup: eof,
+                                     error: (eof && ev.fflags != 0) || ev.flags & UInt16(EV_ERROR) != 0)  // with EV_EOF, fflags holds the socket error
             events[count] = PollerEvent(token: token, events: ready)
             count += 1
         }

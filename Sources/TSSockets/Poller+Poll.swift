@@ -25,8 +25,7 @@ final class PollPoller: Poller {
             let flags = fcntl(fd, F_GETFL)
             if flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 {
                 let e = SocketError.current("fcntl")
-                _ = Platform.close(ends[0])
-                _ = Platform.close(ends[1])
+                Platform.closeIgnoringErrors(ends[0], ends[1])
                 throw e
             }
         }
@@ -102,11 +101,9 @@ final class PollPoller: Poller {
             let revents = fds[i].revents
             if revents != 0 {
                 remaining -= 1
-                var ready: PollerEvents = []
-                if revents & Int16(POLLIN) != 0 { ready.insert(.readable) }
-                if revents & Int16(POLLOUT) != 0 { ready.insert(.writable) }
-                if revents & Int16(POLLHUP) != 0 { ready.insert(.hangup) }
-                if revents & (Int16(POLLERR) | Int16(POLLNVAL)) != 0 { ready.insert(.error) }
+                let ready = PollerEvents(readable: revents & Int16(POLLIN) != 0, writable: revents & Int16(POLLOUT) != 0,
+                                         hangup: revents & Int16(POLLHUP) != 0,
+                                         error: revents & (Int16(POLLERR) | Int16(POLLNVAL)) != 0)
                 events[count] = PollerEvent(token: tokens[i], events: ready)
                 count += 1
             }
@@ -123,8 +120,5 @@ final class PollPoller: Poller {
         _ = Platform.write(wakeWrite, &one, 1)
     }
 
-    func close() {
-        _ = Platform.close(wakeRead)
-        _ = Platform.close(wakeWrite)
-    }
+    func close() { Platform.closeIgnoringErrors(wakeRead, wakeWrite) }
 }

@@ -12,6 +12,16 @@ public struct PollerEvents: OptionSet, Sendable, Hashable {
     /// An error is pending on the socket (EPOLLERR, POLLERR/POLLNVAL, EV_EOF with an error).
     /// Reported without being asked for.
     public static let error = PollerEvents(rawValue: 1 << 3)
+
+    /// What a backend found ready, from its own flags (each backend maps its flags to these four).
+    init(readable: Bool, writable: Bool, hangup: Bool, error: Bool) {
+        var ready: PollerEvents = []
+        if readable { ready.insert(.readable) }
+        if writable { ready.insert(.writable) }
+        if hangup { ready.insert(.hangup) }
+        if error { ready.insert(.error) }
+        self = ready
+    }
 }
 
 /// One readiness report: the token given at registration and what is ready.

@@ -4,8 +4,9 @@ import Logging
 ///
 /// Past `maxConnections` open connections, a new connection gets `rejectResponse()` written to it
 /// (e.g. a canned HTTP 503) and is closed gracefully.
-// @unchecked Sendable: `socket`, `registration` and `paused` are only touched on `acceptLoop`'s
-// thread; `count`/`boundPortValue`/`started` live in a `LockedValue`; everything else is immutable.
+// @unchecked Sendable: `addressCap` and `makeTransform` are set before `start()` and only read
+// afterwards; the listening socket belongs to `acceptLoop` (`EventLoopBound`), the counters live
+// in a `LockedValue`; everything else is immutable.
 public final class TCPListener: @unchecked Sendable {
     public let host: String
     public let requestedPort: Int
@@ -26,8 +27,8 @@ public final class TCPListener: @unchecked Sendable {
     public var makeTransform: ConnectionTransformFactory?
 
     private let acceptLoop: EventLoop
-    private var socket: Socket?
-    private var registration: UInt64 = 0
+    /// The listening socket and its poller registration, on the accept loop.
+    private let listening: EventLoopBound<(socket: Socket?, registration: UInt64)>
     private struct Shared { var count = 0; var port = 0; var nextID: UInt64 = 1; var stopped = false }
     private let shared = LockedValue(Shared())
 
@@ -46,6 +47,7 @@ public final class TCPListener: @unchecked Sendable {
         self.rejectResponse = rejectResponse
         self.makeHandler = makeHandler
         self.acceptLoop = group.loops[0]
+        self.listening = EventLoopBound((nil, 0), loop: acceptLoop)
     }
 
     /// The bound port (valid after `start()`).
@@ -62,12 +64,11 @@ public final class TCPListener: @unchecked Sendable {
         shared.withLock { $0.port = port }
         let failure: SocketError? = acceptLoop.submitAndWait {
             do {
-                self.socket = socket
-                self.registration = try self.acceptLoop.register(fd: socket.fd, events: .readable, self)
+                self.listening.value = (socket, try self.acceptLoop.register(fd: socket.fd, events: .readable, self))
                 return nil
             } catch let e as SocketError {
                 socket.close()
-                self.socket = nil
+                self.listening.value = (nil, 0)
                 return e
             } catch {
                 return nil
@@ -105,18 +106,19 @@ public final class TCPListener: @unchecked Sendable {
     }
 
     private func stopOnLoop() {
+        let (socket, registration) = listening.value
         guard let socket else { return }
         acceptLoop.deregister(fd: socket.fd, registration: registration)
         socket.close()
-        self.socket = nil
+        listening.value = (nil, 0)
     }
 
     private func acceptAll() {
-        guard let listening = socket else { return }
+        guard let listener = listening.value.socket else { return }
         for _ in 0..<256 {
             let result: AcceptResult
             do {
-                result = try listening.accept()
+                result = try listener.accept()
             } catch let error as SocketError {
                 logger.error("accept failed", metadata: ["error": "\(error)"])
                 if error.errno == EMFILE || error.errno == ENFILE || error.errno == ENOBUFS || error.errno == ENOMEM {
@@ -171,11 +173,12 @@ public final class TCPListener: @unchecked Sendable {
     }
 
     private func pauseAccepting(for nanoseconds: UInt64) {
+        let (socket, registration) = listening.value
         guard let socket else { return }
         do { try acceptLoop.modify(fd: socket.fd, registration: registration, events: []) } catch { return }
         acceptLoop.scheduleTask(in: nanoseconds) { [weak self] in
-            guard let self, let s = self.socket else { return }
-            try? self.acceptLoop.modify(fd: s.fd, registration: self.registration, events: .readable)
+            guard let self, let s = self.listening.value.socket else { return }
+            try? self.acceptLoop.modify(fd: s.fd, registration: self.listening.value.registration, events: .readable)
         }
     }
 }

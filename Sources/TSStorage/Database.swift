@@ -48,6 +48,12 @@ public final class Database: @unchecked Sendable {
     private let pool: ReaderPool
     /// PostgreSQL only: reachability and the reconnection loop.
     let monitor: ConnectionMonitor?
+    /// PostgreSQL only: the round trips every connection of this database waited for (0 on SQLite).
+    public let postgresRoundTrips = PostgresRoundTrips()
+    /// When `health()` last saw `SELECT 1` succeed (monotonic nanoseconds; 0: not recently).
+    private let lastHealthyPing = Atomic<UInt64>(0)
+    /// Set by `close()`: `health()` fails from then on without a round trip.
+    private let closed = Atomic<Bool>(false)
 
     /// Opens (creating if needed) the SQLite database at `path` with its writer thread and read pool.
     public convenience init(path: String, configuration: DatabaseConfiguration = .init(),
@@ -100,6 +106,8 @@ public final class Database: @unchecked Sendable {
         }
         try self.init(path: redacted, dialect: .postgres, writer: SQLConnection(postgres: writer), readers: readers,
                       monitor: monitor, configuration: configuration, logger: logger)
+        writer.roundTrips = postgresRoundTrips
+        for reader in readers { reader.postgres?.roundTrips = postgresRoundTrips }
         logger.info("storage: PostgreSQL at \(redacted), \(readers.count) readers")
         #else
         throw StorageError.misuse("this build has no PostgreSQL support: libpq is linked on Linux only (apt-get install libpq-dev "
@@ -166,7 +174,7 @@ public final class Database: @unchecked Sendable {
     /// The first connection, retried with backoff for `startupWait` (a cluster's nodes may start
     /// before the database accepts connections).
     static func connectPostgres(url: String, readOnly: Bool, configuration: DatabaseConfiguration, logger: Logger) throws -> PostgresConnection {
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, configuration.startupWait.milliseconds)) * 1_000_000
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ configuration.startupWait.clockNanoseconds
         var backoff = max(.milliseconds(1), configuration.reconnectInitialBackoff)
         let pause = Condition()
         var logged = false
@@ -343,7 +351,7 @@ public final class Database: @unchecked Sendable {
     @discardableResult
     public func checkpoint() async throws -> CheckpointResult {
         guard dialect == .sqlite else { return CheckpointResult(busy: false, walFrames: -1, checkpointedFrames: -1) }
-        let busyTimeout = configuration.busyTimeoutMilliseconds
+        let busyTimeout = configuration.busyTimeout.wholeMilliseconds
         return try await maintenance { c in
             try c.executeScript("PRAGMA busy_timeout = 0")
             defer { try? c.executeScript("PRAGMA busy_timeout = \(busyTimeout)") }
@@ -370,15 +378,44 @@ public final class Database: @unchecked Sendable {
     /// Liveness probe for `/health`, which must answer promptly whatever the reads are doing:
     /// `SELECT 1` on a reader when one is idle; when every reader is busy the pool is working, so
     /// the answer is `.busy` without queueing behind them.
+    ///
+    /// A `SELECT 1` that succeeded less than `healthPingReuseNanoseconds` ago answers for this one
+    /// too: a probe polled thousands of times a second (a load balancer, a benchmark) costs one
+    /// reader round trip a second, not one per request (the round trip was 39 % of a `/health`,
+    /// bench/RESULTS.md "HTTP per-request overhead"). What makes the database unusable still shows
+    /// at once: a closed database and an unreachable PostgreSQL (`monitor`) are checked on every
+    /// call, and a failed ping forgets the last good one.
     public func health() async -> Health {
-        if monitor?.isDown == true { return .failed }
+        if let known = knownHealth() { return known }
+        let now = DispatchTime.now().uptimeNanoseconds
         guard pool.hasIdleReader else { return .busy }
-        do { return try await read { try $0.scalarInt("SELECT 1") } == 1 ? .ok : .failed } catch is DatabaseOverloadedError {
+        do {
+            guard try await read({ try $0.scalarInt("SELECT 1") }) == 1 else {
+                lastHealthyPing.store(0, ordering: .relaxed)
+                return .failed
+            }
+            lastHealthyPing.store(max(now, 1), ordering: .relaxed)
+            return .ok
+        } catch is DatabaseOverloadedError {
             return .busy
         } catch {
+            lastHealthyPing.store(0, ordering: .relaxed)
             return .failed
         }
     }
+
+    /// What `health()` answers without a round trip, or nil when it needs one: `.failed` for a
+    /// closed or unreachable database, `.ok` within a second of a good ping. Not `async`: a probe
+    /// that it answers completes on the event loop without a hop (an `await` of `health()` is one).
+    public func knownHealth() -> Health? {
+        if monitor?.isDown == true || closed.load(ordering: .relaxed) { return .failed }
+        let last = lastHealthyPing.load(ordering: .relaxed)
+        if last != 0, DispatchTime.now().uptimeNanoseconds &- last < Self.healthPingReuseNanoseconds { return .ok }
+        return nil
+    }
+
+    /// How long a successful `health()` ping answers for later calls: 1 s.
+    public static let healthPingReuseNanoseconds: UInt64 = 1_000_000_000
 
     public enum Health: Sendable { case ok, busy, failed }
 
@@ -394,6 +431,7 @@ public final class Database: @unchecked Sendable {
     /// Refuses new writes, finishes (commits) every queued write, lets every queued read finish,
     /// then closes all connections. Idempotent; blocks until the writer and reader threads are done.
     public func close() {
+        closed.store(true, ordering: .relaxed)
         core.stopAndDrain()
         pool.close()
         // The writer closes last: as the last connection it checkpoints and removes the WAL.

@@ -28,8 +28,8 @@ public struct DatabaseConfiguration: Sendable {
     }
 
     /// `sqlite3_busy_timeout`: how long a connection waits for a lock held by another
-    /// connection or process before failing with SQLITE_BUSY. Default 5000 ms.
-    public var busyTimeoutMilliseconds: Int
+    /// connection or process before failing with SQLITE_BUSY (whole milliseconds). Default 5 s.
+    public var busyTimeout: Duration
     /// Default FULL.
     public var synchronous: Synchronous
     /// Read-only connections in the read pool (file databases). 0 routes reads through the
@@ -87,7 +87,7 @@ public struct DatabaseConfiguration: Sendable {
     /// each job alone, at most this many times. Default 3.
     public var maxWriteRetries: Int = 3
 
-    public init(busyTimeoutMilliseconds: Int = 5000,
+    public init(busyTimeout: Duration = .seconds(5),
                 synchronous: Synchronous = .full,
                 readerCount: Int = 2,
                 maxWriteBatch: Int = 64,
@@ -97,7 +97,7 @@ public struct DatabaseConfiguration: Sendable {
                 maxQueuedReads: Int = 1024,
                 journalSizeLimitBytes: Int = 64 << 20,
                 walAutocheckpointPages: Int = 10_000) {
-        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.busyTimeout = busyTimeout
         self.synchronous = synchronous
         self.readerCount = readerCount
         self.maxWriteBatch = maxWriteBatch

@@ -7,7 +7,25 @@ import CPostgres
 extension PostgresConnection: SQLBackend {
     var dialect: SQLDialect { .postgres }
 
-    func executeControl(_ sql: String) throws { try executeScript(sql) }
+    /// A read snapshot's `BEGIN` waits to travel with the read's first statement, and its
+    /// `COMMIT` is sent without waiting (PostgresConnection+Pipeline.swift); every other
+    /// statement runs at once.
+    func executeControl(_ sql: String) throws {
+        try settle()
+        let ends = sql == "COMMIT" || sql == "ROLLBACK"
+        if ends { dropPrefetched() }
+        if sql == SQLDialect.postgres.statements.beginReadSnapshot && !isInTransaction {
+            pendingReadBegin = sql
+        } else if ends && pendingReadBegin != nil {
+            pendingReadBegin = nil  // no statement ran: nothing was begun
+        } else if sql == "COMMIT" && readSnapshotOpen {
+            readSnapshotOpen = false
+            try sendCommitWithoutWaiting()
+        } else {
+            if ends { readSnapshotOpen = false }
+            try executeScript(sql)
+        }
+    }
 
     func run(_ sql: String, _ args: [SQLValue]) throws -> Int {
         let result = try execute(sql, args)
@@ -47,29 +65,29 @@ extension PostgresConnection: SQLBackend {
     /// transaction, a savepoint instead.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         if isInTransaction { return try savepoint(body) }
-        try executeScript("BEGIN")
-        do {
-            let result = try body()
-            try executeScript("COMMIT")
-            return result
-        } catch {
-            if isInTransaction { try? executeScript("ROLLBACK") }
-            throw error
-        }
+        return try enclosed(begin: "BEGIN", end: "COMMIT", undo: { if isInTransaction { try? executeScript("ROLLBACK") } }, body)
     }
 
     /// `SAVEPOINT` … `RELEASE`; on throw, `ROLLBACK TO` (which also clears the aborted state an
     /// error leaves behind) and `RELEASE`, then rethrows.
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         let name = nextSavepointName()
-        try executeScript("SAVEPOINT \(name)")
-        do {
-            let result = try body()
-            try executeScript("RELEASE \(name)")
-            return result
-        } catch {
+        return try enclosed(begin: "SAVEPOINT \(name)", end: "RELEASE \(name)", undo: {
             try? executeScript("ROLLBACK TO \(name)")
             try? executeScript("RELEASE \(name)")
+        }, body)
+    }
+
+    /// `begin`, `body`, then `end`; when `body` or `end` throws, `undo` runs and the error is
+    /// rethrown. A failed `begin` throws before `body` runs.
+    private func enclosed<T>(begin: String, end: String, undo: () -> Void, _ body: () throws -> T) throws -> T {
+        try executeScript(begin)
+        do {
+            let result = try body()
+            try executeScript(end)
+            return result
+        } catch {
+            undo()
             throw error
         }
     }

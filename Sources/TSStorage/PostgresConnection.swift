@@ -26,8 +26,22 @@ final class PostgresConnection {
     private var isClosed = false
     /// Rows affected by the most recent command (`PQcmdTuples`).
     private(set) var changes = 0
+    /// A read snapshot's `BEGIN`, not sent yet: it travels with the read's first statement in one
+    /// pipeline (PostgresConnection+Pipeline.swift).
+    var pendingReadBegin: String?
+    /// The open transaction is a read snapshot begun in a pipeline: its `COMMIT` is sent without
+    /// waiting for the answer.
+    var readSnapshotOpen = false
+    /// A `COMMIT` sent and not answered yet; read before the connection's next command.
+    var commitInFlight = false
+    /// Counts this connection's waits for the server (`Database.postgresRoundTrips`); nil: not counted.
+    var roundTrips: PostgresRoundTrips?
+    /// Statements announced by `prefetch`, sent with the next statement that needs an answer.
+    var prefetchQueue: [(sql: String, args: [SQLValue])] = []
+    /// Their results, until the read asks for them (or its snapshot ends).
+    var prefetched: [(sql: String, args: [SQLValue], result: OpaquePointer)] = []
 
-    private struct Prepared {
+    struct Prepared {
         /// The server-side statement name; nil when the cache was full (runs unnamed).
         var name: String?
         var translated: String
@@ -49,6 +63,7 @@ final class PostgresConnection {
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        dropPrefetched()
         PQfinish(handle)
     }
 
@@ -57,7 +72,7 @@ final class PostgresConnection {
     /// kernel's two hours) and the session settings: statement_timeout, UTC, read-only readers.
     static func connect(url: String, readOnly: Bool, configuration: DatabaseConfiguration) throws -> OpaquePointer {
         let timeoutSeconds = max(1, Int((configuration.postgresConnectTimeout.components.seconds)))
-        var options = "-c statement_timeout=\(configuration.postgresStatementTimeout.milliseconds) -c TimeZone=UTC"
+        var options = "-c statement_timeout=\(configuration.postgresStatementTimeout.wholeMilliseconds) -c TimeZone=UTC"
         if readOnly { options += " -c default_transaction_read_only=on" }
         let pairs: [(String, String)] = [
             ("dbname", url),  // expand_dbname = 1: a postgres:// URL (or key=value string) in dbname
@@ -98,12 +113,19 @@ final class PostgresConnection {
         handle = fresh
         isClosed = false
         prepared.removeAll()
+        pendingReadBegin = nil
+        readSnapshotOpen = false
+        commitInFlight = false
+        dropPrefetched()
     }
 
     // MARK: - Executing SQL
 
     /// Runs one or more `;`-separated statements without parameters (simple query protocol).
     func executeScript(_ sql: String) throws {
+        try settle()
+        try sendPendingBegin()
+        roundTrips?.add()
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -120,10 +142,50 @@ final class PostgresConnection {
 
     /// Executes `sql` with `args` and returns the result (the caller `PQclear`s it).
     func execute(_ sql: String, _ args: [SQLValue]) throws -> OpaquePointer {
+        try settle()
+        if let result = takePrefetched(sql, args) { return try finish(result, sql: sql) }
         let statement = try preparedStatement(sql)
         guard args.count == statement.parameterCount else {
             throw StorageError.misuse("statement expects \(statement.parameterCount) arguments, got \(args.count)", sql: sql)
         }
+        let result: OpaquePointer?
+        if pendingReadBegin != nil || !prefetchQueue.isEmpty {
+            // With the read's BEGIN and the statements announced by `prefetch`: one round trip.
+            result = try pipelined(sql, args, statement)
+        } else {
+            roundTrips?.add()
+            result = Self.withParameters(args) { n, values, lengths, formats in
+                if let name = statement.name { return PQexecPrepared(handle, name, n, values, lengths, formats, 0) }
+                return PQexecParams(handle, statement.translated, n, nil, values, lengths, formats, 0)
+            }
+        }
+        return try finish(result, sql: sql)
+    }
+
+    /// Checks a statement's result (clearing it when it failed) and records its row count.
+    private func finish(_ result: OpaquePointer?, sql: String) throws -> OpaquePointer {
+        do {
+            try check(result, sql: sql)
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        changes = Self.affectedRows(result)
+        return result!
+    }
+
+    /// Sends `statement` with `args` in the pipeline being built (`PostgresConnection+Pipeline.swift`).
+    func send(_ statement: Prepared, _ args: [SQLValue]) -> Bool {
+        Self.withParameters(args) { n, values, lengths, formats in
+            if let name = statement.name { return PQsendQueryPrepared(handle, name, n, values, lengths, formats, 0) }
+            return PQsendQueryParams(handle, statement.translated, n, nil, values, lengths, formats, 0)
+        } == 1
+    }
+
+    /// Calls `body` with `args` as libpq's parameter arrays (text format, blobs binary), valid
+    /// during the call only (libpq copies them into its output buffer when it sends).
+    static func withParameters<R>(_ args: [SQLValue],
+                                  _ body: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) -> R) -> R {
         let n = args.count
         var values = [UnsafePointer<CChar>?](repeating: nil, count: n)
         var lengths = [Int32](repeating: 0, count: n)
@@ -152,20 +214,7 @@ final class PostgresConnection {
             owned.append(UnsafeMutableRawPointer(p))
             values[i] = UnsafePointer(p)
         }
-        let result: OpaquePointer?
-        if let name = statement.name {
-            result = PQexecPrepared(handle, name, Int32(n), values, lengths, formats, 0)
-        } else {
-            result = PQexecParams(handle, statement.translated, Int32(n), nil, values, lengths, formats, 0)
-        }
-        do {
-            try check(result, sql: sql)
-        } catch {
-            PQclear(result)
-            throw error
-        }
-        changes = Self.affectedRows(result)
-        return result!
+        return body(Int32(n), values, lengths, formats)
     }
 
     /// Doubles as PostgreSQL reads them back exactly (Swift's shortest round-trip form; `inf`/`nan` spelled PG's way).
@@ -175,7 +224,7 @@ final class PostgresConnection {
         return String(v)
     }
 
-    private func preparedStatement(_ sql: String) throws -> Prepared {
+    func preparedStatement(_ sql: String) throws -> Prepared {
         if let cached = prepared[sql] { return cached }
         let (translated, count) = PostgresSQL.translate(sql)
         guard prepared.count < max(1, configuration.statementCacheCapacity) else {
@@ -183,6 +232,7 @@ final class PostgresConnection {
         }
         nextStatementNumber += 1
         let name = "ts\(nextStatementNumber)"
+        roundTrips?.add()
         let result = PQprepare(handle, name, translated, Int32(count), nil)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -199,7 +249,7 @@ final class PostgresConnection {
     }
 
     /// Throws the server's error (with its SQLSTATE) unless `result` succeeded.
-    private func check(_ result: OpaquePointer?, sql: String?) throws {
+    func check(_ result: OpaquePointer?, sql: String?) throws {
         if let result {
             let status = PQresultStatus(result)
             if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY { return }
@@ -215,6 +265,8 @@ final class PostgresConnection {
 
     /// True while a transaction is open, including one aborted by an error (`PQtransactionStatus`).
     var isInTransaction: Bool {
+        if pendingReadBegin != nil { return true }
+        try? settle()
         let status = PQtransactionStatus(handle)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
     }
@@ -249,12 +301,4 @@ enum PostgresTypeOID {
     static let float4: UInt32 = 700
     static let float8: UInt32 = 701
     static let numeric: UInt32 = 1700
-}
-
-extension Duration {
-    /// Whole milliseconds (rounded down).
-    var milliseconds: Int64 {
-        let c = components
-        return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
-    }
 }

@@ -20,4 +20,11 @@ protocol SQLBackend: AnyObject {
     var cachedStatementCount: Int { get }
     func transaction<T>(_ body: () throws -> T) throws -> T
     func savepoint<T>(_ body: () throws -> T) throws -> T
+    /// A statement the caller will run next with these arguments (`SQLConnection.prefetch`).
+    func prefetch(_ sql: String, _ args: [SQLValue])
+}
+
+extension SQLBackend {
+    /// In process (SQLite) there is no round trip to save: nothing to do.
+    func prefetch(_ sql: String, _ args: [SQLValue]) {}
 }

@@ -72,6 +72,13 @@ public final class SQLConnection {
         return try backend.first(sql, args, map)
     }
 
+    /// Says that this read will run `sql` with `args` (arguments that do not depend on an earlier
+    /// statement's rows): on PostgreSQL it then travels in one round trip with the next statement
+    /// run, and its rows wait until `rows`/`forEachRow`/`first` asks for it with the same text
+    /// and arguments (PostgresConnection+Pipeline.swift). Nothing on SQLite, and nothing outside
+    /// a read (`Database.read`); not counted in `statementsExecuted` (the call that reads it is).
+    public func prefetch(_ sql: String, _ args: [SQLValue] = []) { backend.prefetch(sql, args) }
+
     /// Column 0 of the first row as an integer; nil when there is no row or the value is NULL.
     public func scalarInt(_ sql: String, _ args: [SQLValue] = []) throws -> Int64? {
         try first(sql, args) { $0.optionalInt(0) } ?? nil

@@ -9,7 +9,7 @@ public final class SQLiteConnection {
     public let path: String
     public let isReadOnly: Bool
     let configuration: DatabaseConfiguration
-    private var cache: [String: Statement] = [:]
+    private var cache: [StatementKey: Statement] = [:]
     /// Transaction-control statements (`BEGIN …`, `COMMIT`, `ROLLBACK`, `SAVEPOINT ts_spN`, …),
     /// prepared once and re-run by step + reset instead of re-parsed by `sqlite3_exec` on every
     /// transaction. Bounded: the texts are a fixed set (savepoint names are per nesting depth).
@@ -39,7 +39,7 @@ public final class SQLiteConnection {
         self.isReadOnly = readOnly
         self.configuration = configuration
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, Int32(clamping: configuration.busyTimeoutMilliseconds))
+        sqlite3_busy_timeout(db, Int32(clamping: configuration.busyTimeout.wholeMilliseconds))
         do {
             if !readOnly {
                 var ignored: Int32 = 0
@@ -125,18 +125,31 @@ public final class SQLiteConnection {
     /// their SQL text; if the cached one is currently being stepped (nested use of the same SQL),
     /// a fresh uncached statement is returned instead.
     public func prepare(_ sql: String) throws -> Statement {
-        if let cached = cache[sql] {
-            if !cached.inUse {
+        let statement = try cachedStatement(sql)
+        statement.reset()
+        statement.handedOut = true
+        return statement
+    }
+
+    /// The cached statement for `sql` (or a fresh one, as `prepare` says) without `prepare`'s
+    /// reset, for `withStatement`, whose every use ends in one: a cached statement is then already
+    /// reset with its bindings cleared (one reset and one clear of 52 bindings fewer per
+    /// interaction-state read). One `prepare` handed out may have been stepped: it is reset here.
+    private func cachedStatement(_ sql: String) throws -> Statement {
+        let key = StatementKey(sql)
+        if let cached = cache[key] {
+            if cached.inUse { return try compile(sql) }
+            if cached.handedOut {
                 cached.reset()
-                return cached
+                cached.handedOut = false
             }
-            return try compile(sql)
+            return cached
         }
         let statement = try compile(sql)
         if cache.count >= max(configuration.statementCacheCapacity, 1) {
             cache = cache.filter { $0.value.inUse }
         }
-        cache[sql] = statement
+        cache[key] = statement
         return statement
     }
 
@@ -171,7 +184,7 @@ public final class SQLiteConnection {
     /// no read snapshot or lock.
     private func withStatement<T>(_ sql: String, _ args: [SQLValue], _ body: (Statement) throws -> T) throws -> T {
         statementsExecuted &+= 1
-        let statement = try prepare(sql)
+        let statement = try cachedStatement(sql)
         statement.inUse = true
         defer {
             statement.reset()

@@ -10,13 +10,28 @@ public final class Statement {
     /// of the same SQL text (e.g. inside a `rows` closure) gets a fresh statement instead of
     /// resetting the one being iterated.
     var inUse = false
+    /// Set when `SQLiteConnection.prepare` hands it out (its caller may step it and not reset
+    /// it); the connection's own runs reset it first then.
+    var handedOut = false
+
+    /// The text arguments of the current run, side by side, bound without a copy
+    /// (`SQLITE_STATIC`, https://sqlite.org/c3ref/bind_blob.html): SQLite otherwise copies each
+    /// text into its own allocation and frees it at the reset (interaction-state binds 50 ids).
+    /// Allocated once, `textArenaCapacity` bytes; a run whose texts do not fit binds them as copies.
+    /// Its bytes stay unchanged while they are bound: a run rebinds every parameter, and the
+    /// bindings are cleared at each reset.
+    private var textArena: UnsafeMutablePointer<UInt8>?
+    static let textArenaCapacity = 4096
 
     init(handle: OpaquePointer, sql: String) {
         self.handle = handle
         self.sql = sql
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit {
+        sqlite3_finalize(handle)
+        textArena?.deallocate()
+    }
 
     /// Number of `?` / named parameters.
     public var parameterCount: Int32 { sqlite3_bind_parameter_count(handle) }
@@ -29,8 +44,29 @@ public final class Statement {
         guard args.count == Int(parameterCount) else {
             throw StorageError(code: SQLITE_RANGE, message: "statement expects \(parameterCount) arguments, got \(args.count)", sql: sql)
         }
+        var textBytes = 0
+        for case .text(let t) in args { textBytes += t.utf8.count }
+        guard textBytes > 0, textBytes <= Self.textArenaCapacity else {
+            for (i, arg) in args.enumerated() { try bind(arg, at: Int32(i + 1)) }
+            return
+        }
+        let arena = textArena ?? UnsafeMutablePointer<UInt8>.allocate(capacity: Self.textArenaCapacity)
+        textArena = arena
+        var at = 0
         for (i, arg) in args.enumerated() {
-            try bind(arg, at: Int32(i + 1))
+            guard case .text(var t) = arg else {
+                try bind(arg, at: Int32(i + 1))
+                continue
+            }
+            let n = t.withUTF8 { utf8 -> Int in
+                if let from = utf8.baseAddress { (arena + at).update(from: from, count: utf8.count) }
+                return utf8.count
+            }
+            let rc = (arena + at).withMemoryRebound(to: CChar.self, capacity: max(n, 1)) {
+                ts_sqlite3_bind_text_static(handle, Int32(i + 1), $0, Int32(n))
+            }
+            guard rc == SQLITE_OK else { throw StorageError.from(sqlite3_db_handle(handle), rc, sql: sql) }
+            at += n
         }
     }
 

@@ -8,19 +8,23 @@ import TSSockets
 /// the deadline is set at accept and no byte extends it), the bounds of `TLSHandshakeGate` (per
 /// address from accept, server-wide from the first byte), and a plain-HTTP request to the TLS
 /// port closed with a log line.
-// @unchecked Sendable: loop-confined like its connection — every method runs on the connection's
-// loop (seam calls, `whenClosed`, and the deadline task scheduled on that same loop); the
-// @Sendable closures only carry it to that loop.
-public final class TLSConnectionTransform: ConnectionTransform, @unchecked Sendable {
-    /// Made at the first byte received: until then a silent connection holds no TLS session.
-    private var engine: TLSConnectionEngine?
+/// Its mutable state belongs to the connection's loop (`EventLoopBound`): every method runs there
+/// (seam calls, `whenClosed`, and the deadline task scheduled on that same loop); the @Sendable
+/// closures only carry it to that loop.
+public final class TLSConnectionTransform: ConnectionTransform, Sendable {
+    private struct State {
+        /// Made at the first byte received: until then a silent connection holds no TLS session.
+        var engine: TLSConnectionEngine?
+        var holdsGateSlot = true
+        /// A server-wide slot is held (the first byte arrived).
+        var started = false
+        var deadline: ScheduledTaskHandle?
+    }
+
+    private let state: EventLoopBound<State>
     private let store: TLSContextStore
     private let gate: TLSHandshakeGate
     private let address: String
-    private var holdsGateSlot = true
-    /// A server-wide slot is held (the first byte arrived).
-    private var started = false
-    private var deadline: ScheduledTaskHandle?
 
     /// The HTTP answer to a plain-HTTP request on the TLS port, sent before closing.
     static let plainHTTPResponse: [UInt8] = {
@@ -29,7 +33,8 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
                       + "Connection: close\r\n\r\n" + body).utf8)
     }()
 
-    private init(store: TLSContextStore, gate: TLSHandshakeGate, address: String) {
+    private init(store: TLSContextStore, gate: TLSHandshakeGate, address: String, loop: EventLoop) {
+        self.state = EventLoopBound(State(), loop: loop)
         self.store = store
         self.gate = gate
         self.address = address
@@ -46,10 +51,10 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
                 connection.close(.local("too many TLS handshakes in progress from this address"))
                 return nil
             }
-            let transform = TLSConnectionTransform(store: store, gate: gate, address: address)
+            let transform = TLSConnectionTransform(store: store, gate: gate, address: address, loop: connection.loop)
             if handshakeTimeout > 0 {
                 // Strong capture: cancelled when the handshake finishes or the connection closes.
-                transform.deadline = connection.loop.scheduleTask(in: handshakeTimeout) {
+                transform.state.value.deadline = connection.loop.scheduleTask(in: handshakeTimeout) {
                     transform.deadlinePassed(connection, timeout: handshakeTimeout)
                 }
             }
@@ -66,9 +71,9 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
             connection.close(.local("too many TLS handshakes in progress"))
             return false
         }
-        started = true
+        state.value.started = true
         do {
-            engine = try TLSConnectionEngine(context: store.current)
+            state.value.engine = try TLSConnectionEngine(context: store.current)
             return true
         } catch {
             connection.logger.error("TLS connection refused: \(error)", metadata: ["connection": .stringConvertible(connection.id)])
@@ -80,15 +85,15 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
     // MARK: ConnectionTransform
 
     public func connectionDidReceive(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
-        if engine == nil {
-            guard !started, startHandshake(connection) else { return }
+        if state.value.engine == nil {
+            guard !state.value.started, startHandshake(connection) else { return }
         }
-        guard let engine else { return }
+        guard let engine = state.value.engine else { return }
         perform(engine.receive(bytes), on: connection)
     }
 
     public func transformOutbound(_ connection: Connection, _ first: [UInt8], _ second: [UInt8]) -> [UInt8] {
-        guard let engine else { return [] }  // nothing to say before the client has spoken
+        guard let engine = state.value.engine else { return [] }  // nothing to say before the client has spoken
         var out: [UInt8] = []
         for action in engine.encrypt(first, second) {
             switch action {
@@ -104,7 +109,7 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
     }
 
     public func connectionWillCloseGracefully(_ connection: Connection) -> [UInt8] {
-        guard let engine else { return [] }
+        guard let engine = state.value.engine else { return [] }
         var out: [UInt8] = []
         for case .send(let bytes) in engine.shutdown() { out += bytes }
         return out
@@ -139,21 +144,21 @@ public final class TLSConnectionTransform: ConnectionTransform, @unchecked Senda
     }
 
     private func deadlinePassed(_ connection: Connection, timeout: UInt64) {
-        deadline = nil
-        guard engine?.isHandshakeComplete != true, connection.isOpen else { return }
-        connection.logger.notice("TLS handshake not finished within \(timeout / 1_000_000) ms of accept (tls.handshakeTimeoutSeconds): closing",
+        state.value.deadline = nil
+        guard state.value.engine?.isHandshakeComplete != true, connection.isOpen else { return }
+        connection.logger.notice("TLS handshake not finished within \(timeout / 1_000_000) ms of accept (tls.handshakeTimeout): closing",
                                  metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
         connection.close(.timeout)
     }
 
     /// Frees the handshake slot and the deadline, once (handshake done or connection closed).
     private func finishHandshakeAccounting() {
-        deadline?.cancel()
-        deadline = nil
-        if holdsGateSlot {
-            holdsGateSlot = false
-            gate.finish(address: address, started: started)
+        let (deadline, releaseSlot, started) = state.withValue { s in
+            defer { s.deadline = nil; s.holdsGateSlot = false }
+            return (s.deadline, s.holdsGateSlot, s.started)
         }
+        deadline?.cancel()
+        if releaseSlot { gate.finish(address: address, started: started) }
     }
 }
 #endif

@@ -10,6 +10,8 @@ import Foundation
 // holding `lock`; everything else is immutable (and Sendable).
 public final class TLSServerSetup: @unchecked Sendable {
     public let transformFactory: ConnectionTransformFactory
+    /// What it was made from (the rotation's check interval, the redirect port).
+    public let configuration: Configuration
     /// One line for the start-up log ("certificate CN=..., valid until ...").
     public let summary: String
     private let reloadNow: @Sendable (String) -> Bool
@@ -21,12 +23,34 @@ public final class TLSServerSetup: @unchecked Sendable {
     private var stopped = false
     private let reloadQueue = DispatchQueue(label: "touchsync.tls.reload")
 
+    /// What HTTPS on a listener needs (`tls.*`), with the settings' defaults.
+    public struct Configuration: Sendable {
+        /// PEM certificate chain, leaf first; with `privateKeyFile` it turns HTTPS on.
+        public var certificateFile: String?
+        /// Unencrypted PEM private key of `certificateFile`.
+        public var privateKeyFile: String?
+        /// Total time from accept to a finished handshake (at least a second is used).
+        public var handshakeTimeout: Duration = .seconds(10)
+        /// Handshakes past their first ClientHello byte at once across the server (0: no bound).
+        public var maxConcurrentHandshakes: Int = 1024
+        /// Handshakes in progress from one client address, silent ones included (0: no bound).
+        public var maxHandshakesPerAddress: Int = 32
+        /// How often the files are checked for a change (`startRotation`); 0 turns the check off.
+        public var reloadCheckInterval: Duration = .seconds(60)
+        /// A second, plain-HTTP port answering 308 to the HTTPS URL (served by the application); 0 = none.
+        public var redirectPort: Int = 0
+
+        public init(certificateFile: String?, privateKeyFile: String?) {
+            self.certificateFile = certificateFile
+            self.privateKeyFile = privateKeyFile
+        }
+    }
+
     /// nil when neither file is set. Throws a clear error when only one is, when this build has no
     /// TLS (`TLSSupport.unavailableMessage`), or when the pair cannot be used.
-    public static func make(certificateFile: String?, privateKeyFile: String?, handshakeTimeoutNanoseconds: UInt64,
-                            maxConcurrentHandshakes: Int, maxHandshakesPerAddress: Int = 0, logger: Logger) throws -> TLSServerSetup? {
-        let cert = certificateFile.flatMap { $0.isEmpty ? nil : $0 }
-        let key = privateKeyFile.flatMap { $0.isEmpty ? nil : $0 }
+    public static func make(configuration: Configuration, logger: Logger) throws -> TLSServerSetup? {
+        let cert = configuration.certificateFile.flatMap { $0.isEmpty ? nil : $0 }
+        let key = configuration.privateKeyFile.flatMap { $0.isEmpty ? nil : $0 }
         if cert == nil && key == nil { return nil }
         guard TLSSupport.isAvailable else { throw TLSError(TLSSupport.unavailableMessage) }
         guard let cert, let key else {
@@ -40,18 +64,21 @@ public final class TLSServerSetup: @unchecked Sendable {
         } catch {
             throw TLSError("cannot serve HTTPS: \(error)")
         }
-        let gate = TLSHandshakeGate(maxConcurrent: max(0, maxConcurrentHandshakes), maxPerAddress: max(0, maxHandshakesPerAddress))
-        return TLSServerSetup(transformFactory: TLSConnectionTransform.factory(store: store, gate: gate, handshakeTimeout: handshakeTimeoutNanoseconds),
-                              summary: "certificate \(store.current.leafSummary) from \(cert)",
+        let gate = TLSHandshakeGate(maxConcurrent: max(0, configuration.maxConcurrentHandshakes),
+                                    maxPerAddress: max(0, configuration.maxHandshakesPerAddress))
+        let handshakeTimeout = max(.seconds(1), configuration.handshakeTimeout).clockNanoseconds
+        return TLSServerSetup(transformFactory: TLSConnectionTransform.factory(store: store, gate: gate, handshakeTimeout: handshakeTimeout),
+                              configuration: configuration, summary: "certificate \(store.current.leafSummary) from \(cert)",
                               reloadNow: { store.reload(reason: $0) }, reloadIfChangedNow: { store.reloadIfChanged() }, logger: logger)
         #else
         throw TLSError(TLSSupport.unavailableMessage)
         #endif
     }
 
-    private init(transformFactory: @escaping ConnectionTransformFactory, summary: String,
+    private init(transformFactory: @escaping ConnectionTransformFactory, configuration: Configuration, summary: String,
                  reloadNow: @escaping @Sendable (String) -> Bool, reloadIfChangedNow: @escaping @Sendable () -> Bool, logger: Logger) {
         self.transformFactory = transformFactory
+        self.configuration = configuration
         self.summary = summary
         self.reloadNow = reloadNow
         self.reloadIfChangedNow = reloadIfChangedNow
@@ -66,10 +93,10 @@ public final class TLSServerSetup: @unchecked Sendable {
     @discardableResult
     public func reloadIfChanged() -> Bool { reloadIfChangedNow() }
 
-    /// Starts rotation: SIGHUP reloads (when `handleSIGHUP`), and every `checkInterval`
-    /// nanoseconds of `loop`'s clock (0: never) the files are checked for a change. Reloads run
-    /// on a private queue, never on an event loop (loading a key is milliseconds of CPU).
-    public func startRotation(handleSIGHUP: Bool, checkInterval: UInt64, loop: EventLoop) {
+    /// Starts rotation: SIGHUP reloads (when `handleSIGHUP`), and every `checkInterval` of
+    /// `loop`'s clock (0: never) the files are checked for a change. Reloads run on a private
+    /// queue, never on an event loop (loading a key is milliseconds of CPU).
+    public func startRotation(handleSIGHUP: Bool, checkInterval: Duration, loop: EventLoop) {
         lock.withLock {
             if handleSIGHUP && signalSource == nil {
                 signal(SIGHUP, SIG_IGN)  // delivered to the dispatch source instead of terminating
@@ -79,7 +106,7 @@ public final class TLSServerSetup: @unchecked Sendable {
                 signalSource = source
             }
         }
-        if checkInterval > 0 { scheduleCheck(after: checkInterval, loop: loop) }
+        if checkInterval > .zero { scheduleCheck(after: checkInterval.clockNanoseconds, loop: loop) }
     }
 
     private func scheduleCheck(after interval: UInt64, loop: EventLoop) {

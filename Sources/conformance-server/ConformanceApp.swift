@@ -14,7 +14,7 @@ final class ConformanceApp: Sendable {
     let engineEchoDelegate: EngineEchoDelegate
     let socketIO: SocketIOServer
 
-    init(pingInterval: Int, pingTimeout: Int, logger: Logger) throws {
+    init(pingInterval: Duration, pingTimeout: Duration, logger: Logger) throws {
         var engineConfig = EngineIOConfiguration(pingInterval: pingInterval, pingTimeout: pingTimeout, maxPayload: 1_000_000)
         engineConfig.path = "/engine.io/"
         engineEcho = try EngineIOServer(configuration: engineConfig, logger: logger)

@@ -48,7 +48,7 @@ struct ConformanceServer: ParsableCommand {
 
         var router = RouterBuilder()
         router.get("/echo", WebSocketEcho.handler(configuration: Self.echoConfiguration))
-        let app = try ConformanceApp(pingInterval: pingInterval, pingTimeout: pingTimeout, logger: logger)
+        let app = try ConformanceApp(pingInterval: .milliseconds(pingInterval), pingTimeout: .milliseconds(pingTimeout), logger: logger)
         app.register(into: &router)
 
         var http = HTTPServerConfiguration()
@@ -63,9 +63,8 @@ struct ConformanceServer: ParsableCommand {
         // TLS exactly as TouchSyncServer+TLS.swift sets it up (the tls.* defaults: 10 s handshake
         // deadline, 1024 handshakes under way, 32 pending per address); nil without --tls-cert/--tls-key.
         // A broken pair, or a build without TLS (macOS), stops the start with TLSError's message.
-        let tls = try TLSServerSetup.make(certificateFile: tlsCert, privateKeyFile: tlsKey,
-                                          handshakeTimeoutNanoseconds: 10_000_000_000, maxConcurrentHandshakes: 1024,
-                                          maxHandshakesPerAddress: 32, logger: Logger(label: "conformance-server.tls"))
+        let tls = try TLSServerSetup.make(configuration: TLSServerSetup.Configuration(certificateFile: tlsCert, privateKeyFile: tlsKey),
+                                          logger: Logger(label: "conformance-server.tls"))
         http.connectionTransform = tls?.transformFactory
         let server = HTTPServer(configuration: http, responder: router.freeze(logger: logger), logger: logger)
         let bound = try server.start()

@@ -5,7 +5,7 @@ import XCTest
 @testable import TSAPNs
 
 /// The APNs provider token: ES256 over header.claims with the .p8 key, cached and re-signed
-/// after `refreshSeconds` (the HTTP/2 exchange itself is tested in conformance/test_apns.py).
+/// after `refreshInterval` (the HTTP/2 exchange itself is tested in conformance/test_apns.py).
 final class APNsProviderTokenTests: XCTestCase {
     /// A P-256 key made for these tests only (`openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`).
     static let pem = """
@@ -48,7 +48,7 @@ final class APNsProviderTokenTests: XCTestCase {
     }
 
     func testTokenIsReusedUntilRefreshThenSignedAnew() throws {
-        let token = try APNsProviderToken(pem: Self.pem, keyId: "K", teamId: "T", refreshSeconds: 3000)
+        let token = try APNsProviderToken(pem: Self.pem, keyId: "K", teamId: "T", refreshInterval: .seconds(3000))
         let first = try token.token(now: 1000)
         XCTAssertEqual(try token.token(now: 3999), first, "reused for 50 minutes")
         let second = try token.token(now: 4000)

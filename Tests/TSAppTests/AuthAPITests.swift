@@ -20,6 +20,10 @@ final class AuthAPITests: LiveServerTestCase, @unchecked Sendable {  // the inva
         let me = try await api.get("/api/auth/me", token: token)
         XCTAssertEqual(me.status, 200)
         XCTAssertEqual(try me.decode(DataEnvelope<UserDTO>.self).data.id, session.user.id)
+        // Written as bytes; the same bytes as the tree of the user's JSON in the data envelope.
+        let tree: JSONValue = ["data": ["id": .string(session.user.id), "username": "john.doe", "firstName": "John", "avatarUrl": .null]]
+        XCTAssertEqual([UInt8](me.body), tree.serialized(), String(decoding: me.body, as: UTF8.self))
+        XCTAssertEqual(me.header("Content-Type"), "application/json; charset=utf-8")
     }
 
     func testDuplicateUsernameIs409() async throws {
@@ -119,5 +123,26 @@ final class AuthAPITests: LiveServerTestCase, @unchecked Sendable {  // the inva
         XCTAssertEqual(r.json["database"], "ok")
         XCTAssertNotNil(r.json["version"]?.stringValue)
         XCTAssertNotNil(r.json["uptimeSeconds"]?.intValue)
+        // The members in the order the degraded answer's tree has them.
+        let expected: JSONValue = ["status": "ok", "version": r.json["version"] ?? .null, "uptimeSeconds": r.json["uptimeSeconds"] ?? .null,
+                                   "database": "ok"]
+        XCTAssertEqual([UInt8](r.body), expected.serialized(), String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(r.header("Content-Type"), "application/json; charset=utf-8")
+    }
+
+    /// A burst of probes costs about one `SELECT 1` a second, not one each (Database.health
+    /// reuses a good ping for a second): the reads the pool completed grow by at most one per
+    /// started second of the burst, plus the first.
+    func testHealthProbesShareOnePingASecond() async throws {
+        let started = Date()
+        let before = live.server.db.readPool.completed
+        for _ in 0..<50 {
+            let r = try await api.get("/health")
+            XCTAssertEqual(r.status, 200)
+            XCTAssertEqual(r.json["database"], "ok")
+        }
+        let reads = live.server.db.readPool.completed - before
+        let seconds = UInt64(Date().timeIntervalSince(started).rounded(.up))
+        XCTAssertLessThanOrEqual(reads, 1 + seconds, "\(reads) reads for 50 probes in \(seconds) s")
     }
 }

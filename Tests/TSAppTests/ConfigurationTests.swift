@@ -99,8 +99,8 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(http.maxHeaderBytes, 16 * 1024, "header bytes 16 KiB (431)")
         XCTAssertEqual(http.maxHeaderCount, 100, "100 header fields (431)")
         XCTAssertEqual(http.maxBodyBytes, 1024 * 1024, "body 1 MiB (413)")
-        XCTAssertEqual(http.headerReadTimeout, 10_000_000_000, "header-read timeout 10 s")
-        XCTAssertEqual(http.idleTimeout, 60_000_000_000, "idle keep-alive timeout 60 s")
+        XCTAssertEqual(http.headerReadTimeout, .seconds(10), "header-read timeout 10 s")
+        XCTAssertEqual(http.idleTimeout, .seconds(60), "idle keep-alive timeout 60 s")
         XCTAssertEqual(http.maxConnections, 10_000, "max connections 10,000 (503)")
     }
 }

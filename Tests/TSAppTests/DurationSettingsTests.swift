@@ -1,10 +1,12 @@
 import Foundation
+import TSAPNs
 import TSDomain
 import TSEngineIO
 import TSHTTP
 import TSJSON
 import TSSocketIO
 import TSStorage
+import TSTLS
 import XCTest
 @testable import TSApp
 
@@ -115,40 +117,57 @@ final class DurationSettingsTests: XCTestCase {
         }
     }
 
-    /// The components receive the durations in the units they count: nanoseconds for the HTTP
-    /// server, milliseconds for Engine.IO and SQLite, seconds for tokens.
-    func testTheComponentsReceiveTheDurationsInTheirUnits() throws {
+    /// The configurations hold the durations as `Duration`s, clamped as before; only the code that
+    /// arms a timer or makes a call converts them (Duration+Units.swift).
+    func testTheConfigurationsHoldTheDurations() throws {
         let config = try AppConfiguration.load(configFile: nil, environment: ["TOUCHSYNC_SERVER_IDLE_TIMEOUT_SECONDS": "61"], overrides: [
             "server.headerReadTimeout": "1500ms", "server.shutdownGraceSeconds": 4, "server.bodyReadTimeout": "0s",
             "server.outboundStallTimeout": "250ms", "database.busyTimeoutMs": 1234, "realtime.pingInterval": "400ms",
             "realtime.pingTimeoutMs": 300, "realtime.connectionStateRecovery.maxDisconnectionDuration": "2m",
             "auth.tokenLifetime": "1d", "auth.failedLoginWindowSeconds": 90, "auth.tokenLeeway": "0s",
+            "tls.handshakeTimeout": "0s", "tls.reloadCheckSeconds": 7, "notifications.retention": "2d",
+            "apns.keyFile": "/k.p8", "apns.keyId": "K", "apns.teamId": "T", "apns.topic": "app", "apns.retryBaseMs": 0,
+            "apns.requestTimeout": "3s", "apns.tokenRefreshSeconds": 1200,
+            "realtime.redisUrl": "redis://127.0.0.1:1", "realtime.redis.connectTimeout": "0s", "realtime.redis.streamBlock": "250ms",
         ])
         let http = try HTTPServerConfiguration(reader: config)
-        XCTAssertEqual(http.headerReadTimeout, 1_500_000_000)
-        XCTAssertEqual(http.idleTimeout, 61_000_000_000)
-        XCTAssertEqual(http.shutdownGracePeriod, 4_000_000_000)
-        XCTAssertEqual(http.bodyReadTimeout, 1_000_000_000, "at least a second, as before")
-        XCTAssertEqual(http.outboundStallTimeout, 1_000_000_000, "at least a second, as before")
-        XCTAssertEqual(try DatabaseConfiguration(reader: config).busyTimeoutMilliseconds, 1234)
+        XCTAssertEqual(http.headerReadTimeout, .milliseconds(1500))
+        XCTAssertEqual(http.idleTimeout, .seconds(61))
+        XCTAssertEqual(http.shutdownGracePeriod, .seconds(4))
+        XCTAssertEqual(http.bodyReadTimeout, .seconds(1), "at least a second, as before")
+        XCTAssertEqual(http.outboundStallTimeout, .seconds(1), "at least a second, as before")
+        XCTAssertEqual(try DatabaseConfiguration(reader: config).busyTimeout, .milliseconds(1234))
         let sio = SocketIOConfiguration(reader: config)
-        XCTAssertEqual(sio.engine.pingInterval, 400)
-        XCTAssertEqual(sio.engine.pingTimeout, 300)
+        XCTAssertEqual(sio.engine.pingInterval, .milliseconds(400))
+        XCTAssertEqual(sio.engine.pingTimeout, .milliseconds(300))
         XCTAssertEqual(sio.engine.frameReadTimeout, .seconds(1))
-        XCTAssertEqual(sio.recoveryMaxDisconnectionMs, 120_000)
+        XCTAssertEqual(sio.recoveryMaxDisconnection, .seconds(120))
         let domain = DomainConfiguration(reader: config, jwtSecret: [1])
-        XCTAssertEqual(domain.tokenLifetimeSeconds, 86_400)
-        XCTAssertEqual(domain.failedLoginWindowSeconds, 90)
-        XCTAssertEqual(domain.tokenLeewaySeconds, 0)
+        XCTAssertEqual(domain.tokenLifetime, .seconds(86_400))
+        XCTAssertEqual(domain.failedLoginWindow, .seconds(90))
+        XCTAssertEqual(domain.tokenLeeway, .zero)
+        let tls = TLSServerSetup.Configuration(reader: config)
+        XCTAssertEqual(tls.handshakeTimeout, .seconds(1), "at least a second, as before")
+        XCTAssertEqual(tls.reloadCheckInterval, .seconds(7))
+        XCTAssertEqual(StorageMaintenance.Configuration(reader: config).retention.retention, .seconds(2 * 86_400))
+        let apns = try XCTUnwrap(try APNsProvider.Settings(reader: config))
+        XCTAssertEqual(apns.provider.retryBase, .milliseconds(1), "at least a millisecond, as before")
+        XCTAssertEqual(apns.provider.requestTimeout, .seconds(3))
+        XCTAssertEqual(apns.tokenRefresh, .seconds(1200))
+        let redis = try XCTUnwrap(try RedisEventBridge.Settings(reader: config))
+        XCTAssertEqual(redis.redis.connectTimeout, .seconds(5), "0s falls back to the default, as before")
+        XCTAssertEqual(redis.transport, .stream(maxLength: 100_000, readCount: 100, block: .milliseconds(250)))
     }
 
+    /// Where a duration meets a clock or a call: whole nanoseconds (never negative, saturating),
+    /// milliseconds and seconds rounded toward zero.
     func testDurationConversions() {
-        XCTAssertEqual(Duration.milliseconds(1500).settingNanoseconds, 1_500_000_000)
-        XCTAssertEqual(Duration.seconds(-1).settingNanoseconds, 0)
-        XCTAssertEqual(Duration.seconds(Int64.max).settingNanoseconds, .max)
-        XCTAssertEqual(Duration.milliseconds(250).settingMilliseconds, 250)
-        XCTAssertEqual(Duration.seconds(Int64.max).settingMilliseconds, .max)
-        XCTAssertEqual(Duration.milliseconds(2500).settingSeconds, 2)
+        XCTAssertEqual(Duration.milliseconds(1500).clockNanoseconds, 1_500_000_000)
+        XCTAssertEqual(Duration.seconds(-1).clockNanoseconds, 0)
+        XCTAssertEqual(Duration.seconds(Int64.max).clockNanoseconds, .max)
+        XCTAssertEqual(Duration.milliseconds(250).wholeMilliseconds, 250)
+        XCTAssertEqual(Duration.seconds(Int64.max).wholeMilliseconds, .max)
+        XCTAssertEqual(Duration.milliseconds(2500).wholeSeconds, 2)
     }
 
     private func nested(_ path: String, _ value: JSONValue) -> JSONValue {

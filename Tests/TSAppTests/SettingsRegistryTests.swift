@@ -3,9 +3,10 @@ import TSJSON
 import XCTest
 @testable import TSApp
 
-/// The registry of typed keys (Setting.swift) is the only way settings are read: every key is
-/// registered and documented, every default reads as its key's type, and no code outside
-/// `Sources/TSApp/Configuration/` looks a setting up by its name.
+/// The registry of typed keys is the only way settings are read: every key is registered and
+/// documented, every default reads as its key's type, and no code outside
+/// `Sources/TSApp/Configuration/` looks a setting up by its name. Each layer declares its keys
+/// in its own `*+Settings.swift`, and lists them there for the registry (Setting.swift).
 final class SettingsRegistryTests: XCTestCase {
     var root: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
 
@@ -26,6 +27,28 @@ final class SettingsRegistryTests: XCTestCase {
         let older = Setting.all.compactMap(\.integerForm).map(\.path).filter { Setting.named($0) == nil }
         XCTAssertEqual(Set(older).count, older.count, "an older name is claimed twice")
         XCTAssertTrue(Set(older).isDisjoint(with: Setting.all.map(\.path)), "an older name is also a setting")
+    }
+
+    /// A layer's file lists exactly the keys it declares, so the file shows what the layer reads
+    /// and a key added there without its list entry fails here, naming the file.
+    func testEachLayerListsTheKeysItDeclares() throws {
+        let directory = root.appendingPathComponent("Sources/TSApp/Configuration")
+        let declaration = try NSRegularExpression(pattern: #"static let (\w+) = SettingKey<"#)
+        let list = try NSRegularExpression(pattern: #"static let \w+Keys: \[SettingKeys\] = \[([^\]]*)\]"#)
+        var layers = 0
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            let range = NSRange(text.startIndex..., in: text)
+            let declared = declaration.matches(in: text, range: range).map { String(text[Range($0.range(at: 1), in: text)!]) }
+            guard !declared.isEmpty else { continue }
+            layers += 1
+            let listed = list.matches(in: text, range: range).flatMap { m in
+                text[Range(m.range(at: 1), in: text)!].split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                    .filter { !$0.isEmpty }.map { String($0.dropFirst()) }  // ".serverHost" → "serverHost"
+            }
+            XCTAssertEqual(listed, declared, "\(file): its keys list should name each key it declares, in the same order")
+        }
+        XCTAssertGreaterThan(layers, 10, "the layers' files were found")
     }
 
     /// `configuration[key]` falls back to the default only if the stored value has the wrong
@@ -68,7 +91,7 @@ final class SettingsRegistryTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(scanned, 100, "the scan found the sources")
-        XCTAssertEqual(offenders, [], "read these settings with their typed keys (configuration[.name], Setting.swift)")
+        XCTAssertEqual(offenders, [], "read these settings with their typed keys (configuration[.name], declared in the layer's *+Settings.swift)")
     }
 
     /// The README settings table names each duration's older name and variable, which are still read.

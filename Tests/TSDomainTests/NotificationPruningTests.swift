@@ -62,7 +62,7 @@ final class NotificationPruningTests: XCTestCase {
         try await hearts(10, room: room.id, element: element.id, fan: bob.id)  // newer, and not delivered
         XCTAssertEqual(try count("SELECT COUNT(*) FROM notifications"), 40)
 
-        let retention = NotificationRetention(retentionSeconds: 5 * 86_400, maxPerFeed: 0, batchSize: 7)
+        let retention = NotificationRetention(retention: .seconds(5 * 86_400), maxPerFeed: 0, batchSize: 7)
         let pruned = try await domain.notifications.prune(retention)
         XCTAssertEqual(pruned.expired, 31, "the 30 delivered hearts and the element's creation, older than 5 days")
         XCTAssertEqual(pruned.overCap, 0)
@@ -104,7 +104,7 @@ final class NotificationPruningTests: XCTestCase {
             try c.rows("SELECT id FROM notifications WHERE user_id = ? ORDER BY seq DESC LIMIT 3", [.text(alice.id)]) { $0.string(0) }
         }
 
-        let retention = NotificationRetention(retentionSeconds: 0, maxPerFeed: 3, batchSize: 4)
+        let retention = NotificationRetention(retention: .zero, maxPerFeed: 3, batchSize: 4)
         let first = try await domain.notifications.prune(retention)
         // alice: 17 rows, the newest 5 undelivered: all 12 delivered ones are past her cap of 3,
         // and the 5 undelivered stay even though they exceed it. carol (2) is under the cap.
@@ -135,7 +135,7 @@ final class NotificationPruningTests: XCTestCase {
         try await hearts(20, room: room.id, element: element.id, fan: bob.id)
         try await deliverAll()
         let maintenance = StorageMaintenance(db: db, notifications: domain.notifications,
-                                             configuration: .init(retention: NotificationRetention(retentionSeconds: 0, maxPerFeed: 5)),
+                                             configuration: .init(retention: NotificationRetention(retention: .zero, maxPerFeed: 5)),
                                              logger: Logger(label: "test"))
         await maintenance.runOnce()
         XCTAssertEqual(try count("SELECT COUNT(*) FROM notifications"), 5)

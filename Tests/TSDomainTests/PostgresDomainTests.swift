@@ -172,7 +172,7 @@ final class PostgresDomainTests: XCTestCase {
         let listed = try await domain.notifications.list(userId: viewer, limit: 50)
         XCTAssertFalse(listed.isEmpty)
         XCTAssertTrue(listed.allSatisfy(\.delivered), "the drain moved both cursors past every row")
-        _ = try await domain.notifications.prune(NotificationRetention(retentionSeconds: 0, maxPerFeed: 1, batchSize: 2))
+        _ = try await domain.notifications.prune(NotificationRetention(retention: .zero, maxPerFeed: 1, batchSize: 2))
         let outsider = try await domain.auth.createUser(username: "outsider", passwordHash: "x", firstName: nil, avatarUrl: nil)
         _ = try await domain.rooms.addMember(roomId: room, actor: viewer, input: Input(["username": "outsider"]))
         do {

@@ -100,7 +100,7 @@ final class EnginePingDeadlineTests: XCTestCase, ManualClockEngineTesting {
     /// An engine (pingInterval 300 ms, pingTimeout 200 ms) whose time is a `ManualClock`, with one
     /// polling session open; the caller shuts the loop down.
     func openSessionOnManualClock() async throws -> (ManualClock, EventLoop, EngineIOServer, String) {
-        let (clock, loop, engine) = try manualClockEngine(pingInterval: 300, pingTimeout: 200)
+        let (clock, loop, engine) = try manualClockEngine(pingInterval: .milliseconds(300), pingTimeout: .milliseconds(200))
         let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
         do {
             return (clock, loop, engine, try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue))

@@ -17,7 +17,7 @@ final class EngineLiveHarness: @unchecked Sendable {
 
     /// Starts the server; `maxBodyBytes` bounds a POST body (the HTTP server's default when nil).
     func start(maxBodyBytes: Int? = nil, _ configure: (inout EngineIOConfiguration) -> Void = { _ in }) throws {
-        var config = EngineIOConfiguration(pingInterval: 300, pingTimeout: 200)
+        var config = EngineIOConfiguration(pingInterval: .milliseconds(300), pingTimeout: .milliseconds(200))
         config.path = "/engine.io/"
         configure(&config)
         let engine = try EngineIOServer(configuration: config, logger: Logger(label: "test"))

@@ -10,7 +10,7 @@ import XCTest
 /// pingInterval/pingTimeout). Requests go straight to `handle(_:)`.
 final class EngineSessionClockTests: XCTestCase, ManualClockEngineTesting {
     func testPingThenTimeoutOnManualClock() async throws {
-        let (clock, loop, engine) = try manualClockEngine(pingInterval: 25_000, pingTimeout: 20_000)
+        let (clock, loop, engine) = try manualClockEngine(pingInterval: .seconds(25), pingTimeout: .seconds(20))
         defer { loop.shutdown() }
         let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))
         let sid = try XCTUnwrap(try JSONValue.parse(Array(open.body.dropFirst()))["sid"]?.stringValue)

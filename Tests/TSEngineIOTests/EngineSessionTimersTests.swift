@@ -18,7 +18,7 @@ final class EngineSessionTimersTests: XCTestCase, ManualClockEngineTesting {
     }
 
     func testEachSessionKeepsItsOwnDeadlinesOnTheSharedTimer() async throws {
-        let (clock, loop, engine) = try manualClockEngine(pingInterval: 1_000, pingTimeout: 500)
+        let (clock, loop, engine) = try manualClockEngine(pingInterval: .seconds(1), pingTimeout: .milliseconds(500))
         defer { loop.shutdown() }
         // Three sessions opened 100 ms apart: pings due at 1000, 1100, 1200 ms.
         var sessions: [EngineIOSession] = []

@@ -14,9 +14,9 @@ extension ManualClockEngineTesting {
     /// One millisecond of the manual clock.
     var ms: UInt64 { 1_000_000 }
 
-    /// An engine (`pingInterval`, `pingTimeout` in ms) whose timers run on a new loop of a new
+    /// An engine (`pingInterval`, `pingTimeout`) whose timers run on a new loop of a new
     /// manual clock; the caller shuts the loop down.
-    func manualClockEngine(pingInterval: Int, pingTimeout: Int) throws -> (clock: ManualClock, loop: EventLoop, engine: EngineIOServer) {
+    func manualClockEngine(pingInterval: Duration, pingTimeout: Duration) throws -> (clock: ManualClock, loop: EventLoop, engine: EngineIOServer) {
         let clock = ManualClock()
         let loop = try EventLoop(clock: clock)
         do {

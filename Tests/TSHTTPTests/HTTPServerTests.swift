@@ -216,8 +216,8 @@ final class HTTPServerTests: XCTestCase {
 
     func testIdleTimeoutClosesConnection() throws {
         try startServer { c in
-            c.idleTimeout = 150_000_000
-            c.timeoutCheckInterval = 20_000_000
+            c.idleTimeout = .milliseconds(150)
+            c.timeoutCheckInterval = .milliseconds(20)
         }
         let c = try RawClient(port: port)
         try c.send(request("GET", "/hello"))
@@ -233,7 +233,7 @@ final class HTTPServerTests: XCTestCase {
         let clock = ManualClock()
         try startServer { c in
             c.clock = clock
-            c.timeoutCheckInterval = 10_000_000
+            c.timeoutCheckInterval = .milliseconds(10)
         }
         let c = try RawClient(port: port)
         try c.send("GET /hello HTTP/1.1\r\nHost: h\r\n") // incomplete head

@@ -43,7 +43,7 @@ final class HTTPTransportLimitsTests: XCTestCase {
 
     func startServer(_ configure: (inout HTTPServerConfiguration) -> Void) throws {
         var config = HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 2)
-        config.timeoutCheckInterval = 20_000_000
+        config.timeoutCheckInterval = .milliseconds(20)
         configure(&config)
         var b = RouterBuilder()
         b.get("/hello") { _ in .text("hello") }
@@ -86,7 +86,7 @@ final class HTTPTransportLimitsTests: XCTestCase {
     func testClientThatStopsReadingIsDroppedAndTheAccessLogSaysSo() throws {
         try startServer { c in
             c.maxOutboundBytesPerConnection = 64 * 1024
-            c.outboundStallTimeout = 300_000_000
+            c.outboundStallTimeout = .milliseconds(300)
         }
         let c = try RawClient(port: port, receiveTimeoutSeconds: 10, receiveBuffer: 4096)
         try c.send(request("GET", "/big"))
@@ -104,7 +104,7 @@ final class HTTPTransportLimitsTests: XCTestCase {
 
     func testTrickledBodyGets408OnATotalDeadline() throws {
         // Before: a body trickled one byte at a time held its connection forever.
-        try startServer { $0.bodyReadTimeout = 400_000_000 }
+        try startServer { $0.bodyReadTimeout = .milliseconds(400) }
         let c = try RawClient(port: port)
         try c.send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 1000\r\n\r\n")
         let start = Date()
@@ -163,7 +163,7 @@ final class HTTPTransportLimitsTests: XCTestCase {
     }
 
     func testShutdownClosesIdleKeepAliveConnectionsAtOnce() async throws {
-        try startServer { $0.shutdownGracePeriod = 10_000_000_000 }
+        try startServer { $0.shutdownGracePeriod = .seconds(10) }
         var clients: [RawClient] = []
         for _ in 0..<3 {
             let c = try RawClient(port: port)

@@ -46,6 +46,29 @@ final class JSONBytesWriterTests: XCTestCase {
         }
     }
 
+    /// The writer's buffer starts small and doubles: every kind of write (a key, an escaped
+    /// string, a number, an in-place ASCII value, raw bytes) lands across a growth somewhere in
+    /// this run, and the bytes still equal the serializer's, whatever the starting capacity.
+    func testBytesAreTheSameWhereverTheBufferGrows() {
+        let shapes = (0..<40).map { k in
+            Shape(s: String(repeating: "ab\"c\u{01}", count: k % 7), o: k % 3 == 0 ? nil : "o\(k)", i: Int64(k) * 1_000_003 - 7,
+                  b: k % 2 == 0, items: Array(repeating: Int64(k), count: k % 5))
+        }
+        let tree = JSONValue.array(shapes.map(\.tree))
+        for capacity in [0, 1, 63, 64, 65, 100, 1000] {
+            var w = JSONBytesWriter(capacity: capacity)
+            w.raw("[")
+            for (k, shape) in shapes.enumerated() {
+                w.separator(first: k == 0)
+                w.objectValue { shape.writeJSON(into: &$0) }
+            }
+            w.raw("]")
+            XCTAssertEqual(w.bytes, tree.serialized(), "capacity \(capacity)")
+            XCTAssertEqual(w.count, w.bytes.count)
+            XCTAssertEqual(w.withBytes { Array($0) }, w.bytes)
+        }
+    }
+
     func testArrayOfObjectsWithSeparators() {
         var w = JSONBytesWriter()
         w.raw(#"{"data":"#)
@@ -134,7 +157,7 @@ final class JSONBytesWriterTests: XCTestCase {
         struct Raw: JSONText {
             let bytes: [UInt8]
             var stringValue: String { String(decoding: bytes, as: UTF8.self) }
-            func writeJSONString(into out: inout [UInt8]) { bytes.withUnsafeBytes { JSONValue.writeString(utf8: $0, into: &out) } }
+            func writeJSONString(into out: inout JSONBytesWriter) { bytes.withUnsafeBytes { out.appendString(utf8: $0) } }
         }
         for s in ["", "a\"b", "Zoë 🦊 \u{01}"] {
             let raw = Raw(bytes: Array(s.utf8))

@@ -20,7 +20,7 @@ final class BroadcastIORingLiveTests: XCTestCase {
 
     func start(ioUring: IORingMode) throws {
         let live = try SocketIOLiveServer(SocketIOLiveServer.Options {
-            $0.engine = EngineIOConfiguration(pingInterval: 20_000, pingTimeout: 20_000)
+            $0.engine = EngineIOConfiguration(pingInterval: .seconds(20), pingTimeout: .seconds(20))
             $0.configure = { $0.maxOutboundBytesPerSocket = 16 << 20 }  // the slow reader's backlog stays within it
             $0.eventLoops = 1
             $0.ioUring = ioUring

@@ -20,7 +20,7 @@ final class RecoveryLiveTests: XCTestCase {
         live = try SocketIOLiveServer(SocketIOLiveServer.Options {
             $0.clock = clock
             $0.configure = {
-                $0.recoveryMaxDisconnectionMs = windowMs
+                $0.recoveryMaxDisconnection = .milliseconds(windowMs)
                 $0.recoveryMaxBufferedPackets = maxPackets
             }
         }) { io in

@@ -214,7 +214,7 @@ final class SocketIOLiveTests: XCTestCase {
         let ws = try engineSocket()
         let sid = try connectMain(ws)
         let socket = try XCTUnwrap(io.socket(id: sid))
-        let pending = Task { await socket.emitWithAck("question", ["q"], timeout: 2) }
+        let pending = Task { await socket.emitWithAck("question", ["q"], timeout: .seconds(2)) }
         let reply = await Task.detached { ws.receive() }.value
         guard case .text(let text) = reply, text.hasPrefix("42") else { return XCTFail("\(reply)") }
         let id = text.dropFirst(2).prefix { $0.isNumber }
@@ -222,12 +222,12 @@ final class SocketIOLiveTests: XCTestCase {
         ws.send("43\(id)[\"answer\"]")
         let result = await pending.value
         XCTAssertEqual(try result.get(), ["answer"])
-        let timedOut = await socket.emitWithAck("question", [], timeout: 0.1)
+        let timedOut = await socket.emitWithAck("question", [], timeout: .milliseconds(100))
         XCTAssertEqual(timedOut.failureValue, .timeout)
     }
 
     func testConnectTimeoutClosesIdleConnection() throws {
-        try start { $0.connectTimeout = 0.2 }
+        try start { $0.connectTimeout = .milliseconds(200) }
         let ws = try engineSocket()
         XCTAssertEqual(ws.receive(timeout: 2), .close)  // no CONNECT within connectTimeout
     }

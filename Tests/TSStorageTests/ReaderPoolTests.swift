@@ -199,7 +199,7 @@ final class ReaderPoolTests: XCTestCase {
     func testCheckpointDoesNotWaitForAReader() async throws {
         var config = DatabaseConfiguration()
         config.readerCount = 1
-        config.busyTimeoutMilliseconds = 20_000  // a checkpoint that waited would take 20 s
+        config.busyTimeout = .seconds(20)  // a checkpoint that waited would take 20 s
         let (db, _) = try openFileDatabase(config)
         try await db.write { try $0.run("INSERT INTO items (label) VALUES ('a')") }
         let gate = Gate()

@@ -172,7 +172,7 @@ final class SQLiteConnectionTests: XCTestCase {
 
     func testPragmasApplied() throws {
         let dir = try makeTemporaryDirectory(self)
-        let c = try SQLiteConnection(path: dir + "/p.sqlite", configuration: DatabaseConfiguration(busyTimeoutMilliseconds: 1234, synchronous: "NORMAL"))
+        let c = try SQLiteConnection(path: dir + "/p.sqlite", configuration: DatabaseConfiguration(busyTimeout: .milliseconds(1234), synchronous: "NORMAL"))
         XCTAssertEqual(try c.scalarString("PRAGMA journal_mode"), "wal")
         XCTAssertEqual(try c.scalarInt("PRAGMA foreign_keys"), 1)
         XCTAssertEqual(try c.scalarInt("PRAGMA synchronous"), 1)  // NORMAL

@@ -16,7 +16,7 @@ import TSSocketIO
 public final class SocketIOLiveServer: @unchecked Sendable {
     public struct Options {
         /// Long ping timings by default: no test sees a ping it did not ask for.
-        public var engine = EngineIOConfiguration(pingInterval: 5000, pingTimeout: 5000)
+        public var engine = EngineIOConfiguration(pingInterval: .seconds(5), pingTimeout: .seconds(5))
         public var namespaces: Set<String> = ["/"]
         /// One loop puts every socket of a broadcast in one flush; two exercise the cross-loop hops.
         public var eventLoops = 2

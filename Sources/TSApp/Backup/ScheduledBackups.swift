@@ -49,10 +49,10 @@ public final class ScheduledBackups: Sendable {
         self.logger = logger
     }
 
-    /// The scheduler the settings ask for: nil when `backup.directory` is unset, and (with a log
-    /// line saying why) for PostgreSQL or an in-memory database.
-    static func make(configuration: AppConfiguration, databasePath: String, postgres: Bool, logger: Logger) throws -> ScheduledBackups? {
-        guard let directory = configuration[.backupDirectory], !directory.isEmpty else { return nil }
+    /// The scheduler the settings ask for (`Configuration(reader:)`): nil when `backup.directory`
+    /// is unset, and (with a log line saying why) for PostgreSQL or an in-memory database.
+    static func make(configuration: Configuration?, databasePath: String, postgres: Bool, logger: Logger) throws -> ScheduledBackups? {
+        guard let configuration else { return nil }
         if postgres {
             logger.warning("backup.directory is set but the database is PostgreSQL: scheduled backups are off; use pg_dump (docs/backup.md)")
             return nil
@@ -61,15 +61,13 @@ public final class ScheduledBackups: Sendable {
             logger.warning("backup.directory is set but database.path is :memory:: scheduled backups are off")
             return nil
         }
-        let interval = configuration[.backupInterval]
-        guard interval > .zero else { throw ConfigurationError("backup.interval must be longer than 0s when backup.directory is set") }
-        let keep = configuration[.backupKeep]
-        guard keep >= 0 else { throw ConfigurationError("backup.keep must be 0 (keep all) or more") }
+        guard configuration.interval > .zero else { throw ConfigurationError("backup.interval must be longer than 0s when backup.directory is set") }
+        guard configuration.keep >= 0 else { throw ConfigurationError("backup.keep must be 0 (keep all) or more") }
+        let directory = configuration.directory
         do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
             throw ConfigurationError("backup.directory \(directory) cannot be created: \(error.localizedDescription)")
         }
-        return ScheduledBackups(databasePath: databasePath, configuration: Configuration(directory: directory, interval: interval, keep: keep),
-                                logger: logger)
+        return ScheduledBackups(databasePath: databasePath, configuration: configuration, logger: logger)
     }
 
     /// Starts the timer (idempotent). The first backup is due one interval after the newest one

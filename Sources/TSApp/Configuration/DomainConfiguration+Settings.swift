@@ -1,46 +1,31 @@
 import TSDomain
 
-/// The domain's settings: tokens and the login throttle (`auth.*`), per-user write limits
-/// (`limits.*`), notification pruning (`notifications.*`, `database.checkpointInterval`).
+/// The domain's settings: tokens and the login throttle (`auth.*`); the per-user write limits
+/// (`limits.*`) are in WriteLimits+Settings.swift.
+extension SettingKeys {
+    public static let authJwtSecret = SettingKey<String?>("auth.jwtSecret", nil, help: "HS256 secret. When null a random one is generated and stored beside the database (refused with TOUCHSYNC_ENV=production).")
+    public static let authPasswordIterations = SettingKey<Int>("auth.passwordIterations", 210_000, help: "PBKDF2-HMAC-SHA256 iterations for password hashes.")
+    public static let authTokenLifetime = SettingKey<Duration>("auth.tokenLifetime", "30d", integerForm: .init("auth.tokenLifetimeSeconds", unit: .seconds(1)), help: "Lifetime of tokens from register/login (30 days).")
+    public static let authMaxFailedLogins = SettingKey<Int>("auth.maxFailedLogins", 10, help: "Failed logins per (username, client address), or per address for unknown usernames, within the window before 429 RATE_LIMITED (0 turns it off).")
+    public static let authFailedLoginWindow = SettingKey<Duration>("auth.failedLoginWindow", "5m", integerForm: .init("auth.failedLoginWindowSeconds", unit: .seconds(1)), help: "The window of auth.maxFailedLogins.")
+    // hostile input: bound of the failed-login table
+    public static let authMaxFailedLoginEntries = SettingKey<Int>("auth.maxFailedLoginEntries", 50_000, help: "Entries the failed-login throttle tracks at most; when full, expired and then the oldest entries are dropped.")
+    public static let authTokenLeeway = SettingKey<Duration>("auth.tokenLeeway", "60s", integerForm: .init("auth.tokenLeewaySeconds", unit: .seconds(1)), help: "Clock-skew leeway for a bearer token's exp, nbf and iat (RFC 7519 §4.1.4-§4.1.6).")
+
+    /// The `auth.*` keys, in documentation order.
+    static let authKeys: [SettingKeys] = [
+        .authJwtSecret, .authPasswordIterations, .authTokenLifetime, .authMaxFailedLogins, .authFailedLoginWindow,
+        .authMaxFailedLoginEntries, .authTokenLeeway,
+    ]
+}
+
 extension DomainConfiguration {
     init(reader: AppConfiguration, jwtSecret: [UInt8]) {
         self.init(jwtSecret: jwtSecret, passwordIterations: reader[.authPasswordIterations],
-                  tokenLifetimeSeconds: reader[.authTokenLifetime].settingSeconds,
+                  tokenLifetime: reader[.authTokenLifetime],
                   maxFailedLogins: reader[.authMaxFailedLogins],
-                  failedLoginWindowSeconds: reader[.authFailedLoginWindow].settingSeconds,
+                  failedLoginWindow: reader[.authFailedLoginWindow],
                   maxFailedLoginEntries: reader[.authMaxFailedLoginEntries],
-                  tokenLeewaySeconds: reader[.authTokenLeeway].settingSeconds, writeLimits: WriteLimits.Configuration(reader: reader))
-    }
-}
-
-extension WriteLimits.Configuration {
-    init(reader: AppConfiguration) {
-        var rules: [WriteLimits.Kind: WriteLimiter.Rule] = [:]
-        for kind in WriteLimits.Kind.allCases {
-            let (perSecond, burst) = Self.keys(kind)
-            rules[kind] = WriteLimiter.Rule(perSecond: reader[perSecond], burst: reader[burst])
-        }
-        self.init(enabled: reader[.limitsEnabled], rules: rules, maxTrackedKeys: max(2, reader[.limitsMaxTrackedUsers]))
-    }
-
-    /// The `limits.<kind>PerSecond` and `limits.<kind>Burst` keys of a kind of write
-    /// (`WriteLimits.Kind.settingName` names them in log lines).
-    static func keys(_ kind: WriteLimits.Kind) -> (perSecond: SettingKey<Int>, burst: SettingKey<Int>) {
-        switch kind {
-        case .elementWrite: return (.limitsElementWritesPerSecond, .limitsElementWritesBurst)
-        case .message: return (.limitsMessagesPerSecond, .limitsMessagesBurst)
-        case .reactionToggle: return (.limitsReactionTogglesPerSecond, .limitsReactionTogglesBurst)
-        case .roomCreate: return (.limitsRoomCreatesPerSecond, .limitsRoomCreatesBurst)
-        case .membershipChange: return (.limitsMembershipChangesPerSecond, .limitsMembershipChangesBurst)
-        }
-    }
-}
-
-extension StorageMaintenance.Configuration {
-    init(reader: AppConfiguration) {
-        self.init(retention: NotificationRetention(retentionSeconds: reader[.notificationsRetention].settingSeconds,
-                                                   maxPerFeed: max(0, reader[.notificationsMaxPerUser]),
-                                                   batchSize: max(1, reader[.notificationsPruneBatchSize])),
-                  pruneInterval: reader[.notificationsPruneInterval], checkpointInterval: reader[.databaseCheckpointInterval])
+                  tokenLeeway: reader[.authTokenLeeway], writeLimits: WriteLimits.Configuration(reader: reader))
     }
 }

@@ -1,6 +1,7 @@
 import TSJSON
 
-/// Where the typed keys live (`extension SettingKeys` in Setting.swift), and what they share: the
+/// Where the typed keys live (`extension SettingKeys` in each layer's `*+Settings.swift`, gathered
+/// by `SettingKeys.registry` in Setting.swift), and what they share: the
 /// registry entry that documents the setting. A class, so that `configuration[.serverPort]` finds
 /// the key as a static member inherited by `SettingKey<Value>` (a generic type cannot hold
 /// static stored properties itself).

@@ -28,7 +28,7 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
     public let transport: any RedisEventTransport
     private let local: any DomainEventPublisher
     private let hub: SocketIOServer
-    private let logger: Logger
+    let logger: Logger
     private let inbound: AsyncStream<[UInt8]>.Continuation
     private let inboundStream: AsyncStream<[UInt8]>
     private let counters = LockedValue(Counters())
@@ -38,6 +38,8 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
     private let sent = LockedValue<Int64>(0)
     /// The last number received from each other node (receiving task only, bounded).
     private var lastSeen = PeerNumbers(capacity: 4096)
+    /// Test mode across the cluster (RedisEventBridge+Control.swift).
+    let testControl = TestModeControl()
 
     /// Which Redis mechanism carries the events.
     public enum Transport: Sendable, Equatable {
@@ -100,9 +102,11 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
             }
         }
         transport.start()
+        startTestModeHeartbeat()
     }
 
     public func stop() async {
+        testControl.stopHeartbeat()
         await transport.stop()
         inbound.finish()
         await consumer.current?.value
@@ -119,7 +123,7 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
         send(["type": "logout", "userId": .string(userId)])
     }
 
-    private func send(_ body: JSONObject) {
+    func send(_ body: JSONObject) {
         var o: JSONObject = ["v": .int(Self.envelopeVersion), "node": .string(nodeId)]
         for (k, v) in body { o[k] = v }
         let transport = transport
@@ -168,6 +172,8 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
             guard let userId = envelope["userId"]?.stringValue else { return invalid("logout without userId") }
             counters.withLock { $0.delivered += 1 }
             for socket in hub.sockets(inRoom: RealtimeConfiguration.userChannel(userId)) { socket.disconnect() }
+        case let type? where TestModeControl.messageTypes.contains(type):
+            await receiveTestControl(type, envelope, from: node)
         default:
             invalid("unknown type \(envelope["type"].map { $0.serializedString() } ?? "none")")
         }

@@ -7,34 +7,10 @@ import TSSocketIO
 extension TouchSyncServer {
     /// The cross-node bridge when `realtime.redisUrl` is set (docs/realtime-cluster.md); nil otherwise,
     /// and then nothing connects anywhere.
-    static func makeRedisBridge(configuration: AppConfiguration, local: any DomainEventPublisher, hub: SocketIOServer,
-                                logger: Logger) throws -> RedisEventBridge? {
-        guard let text = configuration[.realtimeRedisUrl], !text.isEmpty else { return nil }
-        let url: RedisURL
-        do { url = try RedisURL(parsing: text) } catch { throw ConfigurationError("\(error)") }
-        var redis = RedisConfiguration(url: url)
-        redis.reconnectMinDelay = positive(configuration[.realtimeRedisReconnectMinDelay], or: .milliseconds(100))
-        redis.reconnectMaxDelay = positive(configuration[.realtimeRedisReconnectMaxDelay], or: .seconds(5))
-        redis.connectTimeout = positive(configuration[.realtimeRedisConnectTimeout], or: .seconds(5))
-        redis.pingInterval = positive(configuration[.realtimeRedisPingInterval], or: .seconds(5))
-        redis.maxPendingPublishes = max(1, configuration[.realtimeRedisMaxPendingPublishes])
-        redis.maxPendingBytes = max(1024, configuration[.realtimeRedisMaxPendingBytes])
-        redis.maxMessageBytes = max(1024, configuration[.realtimeRedisMaxMessageBytes])
-        let prefix = configuration[.realtimeRedisChannelPrefix]
-        let transport: RedisEventBridge.Transport
-        switch configuration[.realtimeRedisTransport] {
-        case "stream":
-            transport = .stream(maxLength: max(1, configuration[.realtimeRedisStreamMaxLength]),
-                                readCount: min(10_000, max(1, configuration[.realtimeRedisStreamReadCount])),
-                                block: positive(configuration[.realtimeRedisStreamBlock], or: .seconds(1)))
-        case "pubsub":
-            transport = .pubsub
-        case let other:
-            throw ConfigurationError("realtime.redis.transport \"\(other)\": expected stream or pubsub")
-        }
-        return try RedisEventBridge(configuration: redis, channelPrefix: prefix.isEmpty ? "touchsync" : prefix, transport: transport,
-                                    maxInboundBacklog: max(1, configuration[.realtimeRedisMaxInboundBacklog]),
-                                    local: local, hub: hub, logger: Logger(label: "touchsync.redis"))
+    static func makeRedisBridge(settings: RedisEventBridge.Settings?, local: any DomainEventPublisher, hub: SocketIOServer) throws -> RedisEventBridge? {
+        guard let settings else { return nil }
+        return try RedisEventBridge(configuration: settings.redis, channelPrefix: settings.channelPrefix, transport: settings.transport,
+                                    maxInboundBacklog: settings.maxInboundBacklog, local: local, hub: hub, logger: Logger(label: "touchsync.redis"))
     }
 
     /// The bridge's `/metrics` families, and the cross-node order's (nil when off: the page is as before).
@@ -56,6 +32,4 @@ extension TouchSyncServer {
                        help: "Rooms whose next event number this node remembers (realtime order; idle rooms are forgotten after a while).", Double(c.roomsTracked))
         }
     }
-
-    private static func positive(_ d: Duration, or fallback: Duration) -> Duration { d > .zero ? d : fallback }
 }

@@ -7,15 +7,9 @@ import TSTLS
 extension TouchSyncServer {
     /// nil when `tls.certificateFile`/`tls.privateKeyFile` are unset (plain HTTP). Throws a
     /// `ConfigurationError` when only one is set, the pair is broken, or the build has no TLS.
-    static func makeTLS(configuration: AppConfiguration, logger: Logger) throws -> TLSServerSetup? {
+    static func makeTLS(configuration: TLSServerSetup.Configuration, logger: Logger) throws -> TLSServerSetup? {
         do {
-            let setup = try TLSServerSetup.make(
-                certificateFile: configuration[.tlsCertificateFile],
-                privateKeyFile: configuration[.tlsPrivateKeyFile],
-                handshakeTimeoutNanoseconds: max(.seconds(1), configuration[.tlsHandshakeTimeout]).settingNanoseconds,
-                maxConcurrentHandshakes: configuration[.tlsMaxConcurrentHandshakes],
-                maxHandshakesPerAddress: configuration[.tlsMaxHandshakesPerAddress],
-                logger: Logger(label: "touchsync.tls"))
+            let setup = try TLSServerSetup.make(configuration: configuration, logger: Logger(label: "touchsync.tls"))
             if let setup { logger.info("HTTPS on: \(setup.summary)") }
             return setup
         } catch {
@@ -24,9 +18,8 @@ extension TouchSyncServer {
     }
 
     /// The `tls.redirectPort` server (plain HTTP answering 308 to the HTTPS URL, `/health` served).
-    static func makeRedirectServer(configuration: AppConfiguration, tls: TLSServerSetup?, https: HTTPServer,
+    static func makeRedirectServer(port: Int, tls: TLSServerSetup?, https: HTTPServer,
                                    health: any HTTPResponder) throws -> HTTPServer? {
-        let port = configuration[.tlsRedirectPort]
         guard port > 0 else { return nil }
         guard tls != nil else {
             throw ConfigurationError("tls.redirectPort needs HTTPS: set tls.certificateFile and tls.privateKeyFile (--tls-cert/--tls-key)")
@@ -36,8 +29,7 @@ extension TouchSyncServer {
         config.eventLoops = 1
         config.connectionTransform = nil
         config.maxConnections = min(config.maxConnections, 1024)
-        let host = configuration[.serverHost]
-        let responder = HTTPSRedirectResponder(httpsPort: { https.port }, fallbackHost: host, health: health)
+        let responder = HTTPSRedirectResponder(httpsPort: { https.port }, fallbackHost: https.configuration.host, health: health)
         return HTTPServer(configuration: config, responder: responder, logger: Logger(label: "touchsync.redirect"))
     }
 
@@ -49,6 +41,6 @@ extension TouchSyncServer {
     /// Starts certificate rotation (SIGHUP when `handleSIGHUP`, and the periodic file check).
     func startTLSRotation(handleSIGHUP: Bool) {
         guard let tls, let loop = http.eventLoopGroup?.loops.first else { return }
-        tls.startRotation(handleSIGHUP: handleSIGHUP, checkInterval: configuration[.tlsReloadCheckInterval].settingNanoseconds, loop: loop)
+        tls.startRotation(handleSIGHUP: handleSIGHUP, checkInterval: tls.configuration.reloadCheckInterval, loop: loop)
     }
 }

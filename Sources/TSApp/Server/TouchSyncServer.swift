@@ -107,19 +107,18 @@ public final class TouchSyncServer: @unchecked Sendable {
                                              production: production, logger: logger, adviceLevel: secretAdvice)
         let realtime = try RealtimeConfiguration(reader: configuration)
         hub = try SocketIOServer(configuration: SocketIOConfiguration(reader: configuration), clock: clock, logger: Logger(label: "touchsync.realtime"))
-        eventLog = RealtimeEventLog(capacity: configuration[.realtimeEventLogCapacity],
-                                    maxBytes: configuration[.realtimeEventLogMaxBytes], clock: wallClock)
+        eventLog = RealtimeEventLog(reader: configuration, clock: wallClock)
         eventLog.observe(hub)
 
         // Push delivery: the log backend unless APNs is configured (dx, TouchSyncServer+APNs.swift).
-        let notificationsDelivered = NotificationCounter(apnsOutcomes: Self.apnsConfigured(configuration) ? APNsProvider.Outcome.allCases.map(\.rawValue) : [])
-        let delivery = try delivery ?? Self.makeAPNsDelivery(configuration: configuration, db: db, wallClock: wallClock, counter: notificationsDelivered,
-                                                              logger: logger)
+        let notificationsDelivered = NotificationCounter(apnsOutcomes: APNsProvider.Settings.configured(configuration) ? APNsProvider.Outcome.allCases.map(\.rawValue) : [])
+        let delivery = try delivery ?? Self.makeAPNsDelivery(settings: APNsProvider.Settings(reader: configuration), db: db, wallClock: wallClock,
+                                                              counter: notificationsDelivered, logger: logger)
         let events = FanoutEventPublisher()
         let broadcaster = RealtimeBroadcaster(hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime"))
         self.broadcaster = broadcaster
         // redis hook: publish to other nodes first (an enqueue), then deliver locally as before.
-        redisBridge = try Self.makeRedisBridge(configuration: configuration, local: broadcaster, hub: hub, logger: logger)
+        redisBridge = try Self.makeRedisBridge(settings: RedisEventBridge.Settings(reader: configuration), local: broadcaster, hub: hub)
         if let redisBridge { events.add(redisBridge) }
         events.add(broadcaster)
         domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(reader: configuration, jwtSecret: secret), events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
@@ -136,15 +135,12 @@ public final class TouchSyncServer: @unchecked Sendable {
         // A logout revokes the user's tokens: their live sockets go too (Socket.IO DISCONNECT).
         let logoutHub = hub
         let bridge = redisBridge
-        let trustedProxies: TrustedProxies
-        do { trustedProxies = try TrustedProxies(configuration[.serverTrustedProxies]) } catch {
-            throw ConfigurationError("\(error)")
-        }
+        let trustedProxies = try TrustedProxies(reader: configuration)
         APIRoutes(domain: domain, trustedProxies: trustedProxies, onLogout: { userId in
             for socket in logoutHub.sockets(inRoom: RealtimeConfiguration.userChannel(userId)) { socket.disconnect() }
             bridge?.publishLogout(userId: userId)  // redis hook: and on the other nodes
         }).register(into: &router)
-        backups = try ScheduledBackups.make(configuration: configuration, databasePath: path, postgres: databaseURL != nil,
+        backups = try ScheduledBackups.make(configuration: .init(reader: configuration), databasePath: path, postgres: databaseURL != nil,
                                             logger: Logger(label: "touchsync.backup"))  // backup hook
         OperationsRoutes(domain: domain, version: BuildInfo.version,
                          components: (bridge.map { b in [HealthComponent(name: "redis") { b.health }] } ?? [])
@@ -152,15 +148,20 @@ public final class TouchSyncServer: @unchecked Sendable {
         let httpBox = LateBound<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
                       tcpConnections: { httpBox.value?.openConnections ?? 0 },
-                      extra: Self.extraMetrics(redis: bridge, broadcaster: broadcaster, backups: backups), access: try Self.metricsAccess(configuration, trustedProxies: trustedProxies)).register(into: &router)
+                      extra: Self.extraMetrics(redis: bridge, broadcaster: broadcaster, backups: backups), access: try MetricsAccess(reader: configuration, trustedProxies: trustedProxies)).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
-        let requestLog = Self.registerInspector(into: &router, configuration: configuration, production: production, trustedProxies: trustedProxies, domain: domain,
+        let requestLog = Self.registerInspector(into: &router, settings: InspectorRoutes.Settings(reader: configuration), production: production,
+                                                demo: configuration[.demo], testMode: testMode, host: http.host, trustedProxies: trustedProxies, domain: domain,
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
-            TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
-                       faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes],
-                       flushEvents: { await broadcaster.flush() }).register(into: &router)
+            let testRoutes = TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
+                                        faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes],
+                                        flushEvents: { await broadcaster.flush() }, cluster: redisBridge)
+            testRoutes.register(into: &router)
+            // redis hook: a reset or fixtures load on any node reaches every test-mode node.
+            redisBridge?.enableTestMode(testRoutes.localNode,
+                                        label: "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)")
             logger.warning("test mode is on: /api/test/reset, /api/test/fixtures, /api/test/events and /api/test/faults need no token")
             // Events leave after the answer, in commit order (docs/realtime.md "Order"); in test mode a
             // write's answer waits for them, so the test that made it finds them in /api/test/events.
@@ -178,7 +179,8 @@ public final class TouchSyncServer: @unchecked Sendable {
 
         // Every documented route checks its request against its OpenAPI schema: one source of truth.
         RequestValidation.install(into: &router, authenticator: Authenticator(auth: domain.auth))
-        tls = try Self.makeTLS(configuration: configuration, logger: logger)  // tls hook
+        let tlsConfiguration = TLSServerSetup.Configuration(reader: configuration)
+        tls = try Self.makeTLS(configuration: tlsConfiguration, logger: logger)  // tls hook
         http.connectionTransform = tls?.transformFactory
         let frozen = router.freeze(logger: Logger(label: "touchsync.http"))
         registeredRoutes = frozen.registeredRoutes
@@ -189,7 +191,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         } ?? frozen
         self.http = HTTPServer(configuration: http, responder: responder, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
         httpBox.set(self.http)
-        httpsRedirect = try Self.makeRedirectServer(configuration: configuration, tls: tls, https: self.http, health: frozen)  // tls hook
+        httpsRedirect = try Self.makeRedirectServer(port: tlsConfiguration.redirectPort, tls: tls, https: self.http, health: frozen)  // tls hook
     }
 
     /// Applies pending migrations; a changed, already-applied one stops the start naming the file.

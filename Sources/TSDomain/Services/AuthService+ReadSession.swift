@@ -15,8 +15,8 @@ extension AuthService {
     /// The token's signature, `exp`/`nbf` (with the configured leeway) checked: 401 otherwise.
     public func verifyToken(_ token: String) throws -> VerifiedToken {
         do {
-            return VerifiedToken(claims: try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds(),
-                                                        clockSkewSeconds: configuration.tokenLeewaySeconds))
+            return VerifiedToken(claims: try JWT.verify(token, key: configuration.jwtKey, now: clock.nowSeconds(),
+                                                        clockSkewSeconds: configuration.tokenLeeway.wholeSeconds))
         } catch {
             throw DomainError.unauthorized("Invalid or expired token")
         }

@@ -111,7 +111,7 @@ public struct AuthService: Sendable {
             ver = stored
         }
         let now = clock.nowSeconds()
-        return JWT.sign(claims: JWTClaims(sub: userId, iat: now, exp: now + (lifetimeSeconds ?? configuration.tokenLifetimeSeconds), ver: Int64(ver)),
+        return JWT.sign(claims: JWTClaims(sub: userId, iat: now, exp: now + (lifetimeSeconds ?? configuration.tokenLifetime.wholeSeconds), ver: Int64(ver)),
                         secret: configuration.jwtSecret)
     }
 
@@ -125,8 +125,8 @@ public struct AuthService: Sendable {
     func verifiedSession(token: String) async throws -> (user: PublicUser, version: Int64) {
         let claims: JWTClaims
         do {
-            claims = try JWT.verify(token, secret: configuration.jwtSecret, now: clock.nowSeconds(),
-                                    clockSkewSeconds: configuration.tokenLeewaySeconds)
+            claims = try JWT.verify(token, key: configuration.jwtKey, now: clock.nowSeconds(),
+                                    clockSkewSeconds: configuration.tokenLeeway.wholeSeconds)
         } catch {
             throw DomainError.unauthorized("Invalid or expired token")
         }

@@ -6,17 +6,17 @@ import TSStorage
 /// never held for long. Only DELIVERED rows (`seq` at or below the delivery cursor of their
 /// table) are ever removed: an undelivered notification is never lost to pruning.
 public struct NotificationRetention: Sendable, Equatable {
-    /// Delivered notifications older than this many seconds are removed (`notifications.retention`).
+    /// Delivered notifications older than this (whole seconds) are removed (`notifications.retention`).
     /// 0 keeps them forever.
-    public var retentionSeconds: Int64
+    public var retention: Duration
     /// Newest notifications kept per user's personal feed, and per room's feed of created
     /// elements (`notifications.maxPerUser`); older delivered ones are removed. 0 = no cap.
     public var maxPerFeed: Int
     /// Rows deleted per write (`notifications.pruneBatchSize`).
     public var batchSize: Int
 
-    public init(retentionSeconds: Int64 = 30 * 86_400, maxPerFeed: Int = 1000, batchSize: Int = 500) {
-        self.retentionSeconds = retentionSeconds
+    public init(retention: Duration = .seconds(30 * 86_400), maxPerFeed: Int = 1000, batchSize: Int = 500) {
+        self.retention = retention
         self.maxPerFeed = maxPerFeed
         self.batchSize = max(1, batchSize)
     }
@@ -38,7 +38,7 @@ extension NotificationWorker {
         ("notifications", "user_id", "user"), ("room_notifications", "room_id", "room"),
     ]
 
-    /// Removes delivered notifications past `retention.retentionSeconds` and beyond each feed's
+    /// Removes delivered notifications past `retention.retention` and beyond each feed's
     /// newest `retention.maxPerFeed`, in batches. Reads (which feeds are over their cap) run on a
     /// reader; each delete batch is one small write.
     @discardableResult
@@ -51,8 +51,9 @@ extension NotificationWorker {
             guard delivered > 0 else { continue }
             // 1. Retention: the oldest rows come first in `seq` order; each batch looks at the
             //    next `batch` delivered rows (primary key order) and deletes those past the cutoff.
-            if retention.retentionSeconds > 0 {
-                let cutoff = clock.nowSeconds() - retention.retentionSeconds
+            let retentionSeconds = retention.retention.wholeSeconds
+            if retentionSeconds > 0 {
+                let cutoff = clock.nowSeconds() - retentionSeconds
                 while true {
                     let n = try await db.write { c in
                         try c.run("""

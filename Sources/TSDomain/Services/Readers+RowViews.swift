@@ -15,8 +15,8 @@ extension Readers {
 
         var stringValue: String { row.string(column) }
 
-        func writeJSONString(into out: inout [UInt8]) {
-            row.withTextBytes(column) { JSONValue.writeString(utf8: $0, into: &out) }
+        func writeJSONString(into out: inout JSONBytesWriter) {
+            row.withTextBytes(column) { out.appendString(utf8: $0) }
         }
     }
 

@@ -84,6 +84,11 @@ public struct MetricsRoutes: Sendable {
         out.sample("touchsync_db_write_jobs_total", ["outcome": "committed"], Double(d.jobsCommitted))
         out.sample("touchsync_db_write_jobs_total", ["outcome": "failed"], Double(d.jobsFailed))
         out.single("touchsync_db_commit_failures_total", type: "counter", help: "COMMITs (or BEGINs) that failed, failing a whole batch.", Double(d.commitFailures))
+        if db.dialect == .postgres {
+            out.single("touchsync_db_postgres_round_trips_total", type: "counter",
+                       help: "Round trips to PostgreSQL the connections waited for (statements, prepares, BEGINs; a read's COMMIT is not waited for).",
+                       Double(db.postgresRoundTrips.value))
+        }
         let r = db.readPool
         out.single("touchsync_db_readers_busy", type: "gauge", help: "Reader connections running a read.", Double(r.busy))
         out.single("touchsync_db_read_queue_depth", type: "gauge", help: "Reads waiting for a free reader connection.", Double(r.queued))

@@ -158,11 +158,12 @@ public enum OpenAPICatalog {
     } + [
         // Test-target mode (docs/test-mode.md); registered only with serve --test-mode.
         Op(.POST, "/api/test/reset", tag: "Test mode", summary: "Empty all data and disconnect every socket",
-           description: "Only with --test-mode (404 otherwise). No auth: for local test targets only.", security: .none,
-           responses: [data(200, "Reset", S.ref("TestResetResult"))]),
+           description: "Only with --test-mode (404 otherwise). No auth: for local test targets only. In a cluster every test-mode node "
+               + "drops its sockets and events before the answer; 504 names the live nodes that did not confirm.", security: .none,
+           responses: [data(200, "Reset", S.ref("TestResetResult"))], errors: [504]),
         Op(.POST, "/api/test/fixtures", tag: "Test mode", summary: "Load users, rooms, elements, reactions, messages, posts, likes and saves",
            description: "Only with --test-mode. The document is checked before the first write (400 changes nothing).", security: .none,
-           request: S.ref("FixtureDocument"), responses: [data(201, "Loaded", S.ref("FixtureResult"))], errors: [400, 409, 415]),
+           request: S.ref("FixtureDocument"), responses: [data(201, "Loaded", S.ref("FixtureResult"))], errors: [400, 409, 415, 504]),
         Op(.GET, "/api/test/events", tag: "Test mode", summary: "The realtime events the server emitted, in order",
            description: "Only with --test-mode. From a bounded ring buffer (realtime.eventLogCapacity).", security: .none,
            responses: [data(200, "Events after `since`", S.ref("RealtimeEventPage"))],

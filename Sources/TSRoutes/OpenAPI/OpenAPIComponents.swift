@@ -160,7 +160,8 @@ enum OpenAPIComponents {
         s["TestResetResult"] = S.object([
             ("tables", S.describe(S.array(S.string), "The emptied tables, in the order they were emptied.")),
             ("disconnectedSockets", S.integer), ("durationMs", S.number),
-            ("lastEventSequence", S.describe(S.integer, "Pass as ?since= to /api/test/events to see only later events.")),
+            ("lastEventSequence", S.describe(S.integer, "Pass as ?since= to /api/test/events to see only later events (on any node of a cluster).")),
+            ("nodes", S.describe(S.integer, "Nodes that applied the reset, this one included: 1 without realtime.redisUrl.")),
         ])
         var faultRequest = S.object([
             ("action", S.describe(S.enumeration(TestRoutes.faultActions), "What to do to the target's sockets (docs/test-mode.md, Faults).")),

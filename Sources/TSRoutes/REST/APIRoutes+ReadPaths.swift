@@ -25,6 +25,16 @@ enum ReadPaths {
         .bytes(body, contentType: "application/json; charset=utf-8")
     }
 
+    /// `Reply.data` of one object written by `write`, as bytes without a tree (the same bytes:
+    /// `JSONBytesWriter` writes what the serializer writes for the tree of the same shape).
+    static func data(_ write: (inout JSONBytesWriter) -> Void) -> HTTPResponse {
+        var w = JSONBytesWriter(capacity: 256)
+        w.raw(data.head)
+        w.objectValue(write)
+        w.raw(data.tail)
+        return json(w.bytes)
+    }
+
     static func myRooms(_ domain: TouchSyncDomain, _ token: VerifiedToken, _ request: HTTPRequest) async throws -> (PublicUser, HTTPResponse) {
         let (user, body) = try await domain.rooms.myRoomsJSON(token: token, envelope: data)
         return (user, json(body))

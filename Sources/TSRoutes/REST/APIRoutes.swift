@@ -34,7 +34,7 @@ public struct APIRoutes: Sendable {
         router.post("/api/auth/login", Authenticator.open { req in
             Reply.data(try await d.auth.login(Input(value: RequestValidation.body(of: req)), clientAddress: proxies.clientAddress(of: req)).json)
         })
-        router.get("/api/auth/me", a.wrap { ctx in Reply.data(ctx.user.json) })
+        router.get("/api/auth/me", a.wrap { ctx in ReadPaths.data { ctx.user.writeJSON(into: &$0) } })
         router.post("/api/auth/refresh", Authenticator.open { req in
             guard let token = Authenticator.bearerToken(req.header("Authorization")) else { throw DomainError.unauthorized("Missing bearer token") }
             return Reply.data(try await d.auth.refresh(token: token).json)

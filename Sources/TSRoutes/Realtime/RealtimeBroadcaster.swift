@@ -61,11 +61,11 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         self.hub = hub
         self.configuration = configuration
         self.logger = logger
-        let gap = UInt64(max(0, configuration.gapWaitMilliseconds)) * 1_000_000
+        let gap = configuration.gapWait.clockNanoseconds
         queues = LockedValue(RoomEventSequencer(maxPendingPerRoom: configuration.maxQueuedEventsPerRoom, gapWaitNanoseconds: gap,
                                                 freshHoldNanoseconds: configuration.holdFreshRooms ? gap : 0,
                                                 maxRooms: configuration.maxTrackedRooms,
-                                                idleForgetNanoseconds: UInt64(max(1, configuration.forgetIdleRoomsAfterSeconds)) * 1_000_000_000))
+                                                idleForgetNanoseconds: max(1, configuration.forgetIdleRoomsAfter.clockNanoseconds)))
     }
 
     /// Called once while wiring the server, before any event can be published.

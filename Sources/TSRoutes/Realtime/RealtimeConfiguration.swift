@@ -17,14 +17,14 @@ public struct RealtimeConfiguration: Sendable {
     public var maxQueuedEventsPerRoom: Int = 10_000
     /// `realtime.gapWait`: how long a room's delivery waits for a missing event number before
     /// giving it up (`RoomEventSequencer`); a number is missing only when its event was lost.
-    public var gapWaitMilliseconds: Int = 500
+    public var gapWait: Duration = .milliseconds(500)
     /// Several nodes (`realtime.redisUrl`): a room's first event after its state was forgotten
-    /// waits `gapWaitMilliseconds` for earlier numbers still on their way from other nodes.
+    /// waits `gapWait` for earlier numbers still on their way from other nodes.
     public var holdFreshRooms = false
     /// Rooms whose next event number is remembered at most; the longest idle are forgotten first.
     public var maxTrackedRooms = 100_000
     /// A room idle this long is forgotten (its next event starts it fresh).
-    public var forgetIdleRoomsAfterSeconds = 600
+    public var forgetIdleRoomsAfter: Duration = .seconds(600)
 
     public init(globalEvents: GlobalEvents = .members, legacyJoinEvents: Bool = false) {
         self.globalEvents = globalEvents

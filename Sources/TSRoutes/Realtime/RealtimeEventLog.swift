@@ -203,6 +203,19 @@ public final class RealtimeEventLog: Sendable {
         }
     }
 
+    /// Moves the sequence forward to `sequence` when it is behind (never back), so the next event
+    /// is `sequence + 1`: in a cluster every test-mode node's log continues after the same number
+    /// once a reset or a fixtures load has aligned them (docs/test-mode.md "Against a cluster").
+    /// The numbers skipped were never used; a long-poll waiting on the log checks again.
+    public func advance(to sequence: Int64) {
+        let moved: Bool = state.withLock { s in
+            guard sequence > s.lastSequence else { return false }
+            s.lastSequence = sequence
+            return true
+        }
+        if moved { resumeWaiters() }
+    }
+
     /// A room emit to the room, or any emit whose payload names the room (`roomId`).
     static func concerns(_ e: Entry, roomId: String) -> Bool {
         if case .room(let name) = e.target, name == RealtimeConfiguration.roomChannel(roomId) { return true }

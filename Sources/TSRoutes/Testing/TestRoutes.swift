@@ -19,6 +19,8 @@ public struct TestRoutes: Sendable {
     let faultMaxBufferedBytes: Int
     /// Waits until the events queued so far have been emitted (`RealtimeBroadcaster.flush`).
     let flushEvents: @Sendable () async -> Void
+    /// The other test-mode nodes sharing the database, nil for a single node (docs/test-mode.md "Against a cluster").
+    let cluster: (any TestModeCluster)?
 
     /// Most events one `GET /api/test/events` returns.
     public static let maxEventsPerPage = 10_000
@@ -26,8 +28,10 @@ public struct TestRoutes: Sendable {
     /// `flushEvents`: waits for the events queued so far to be emitted; events leave after the
     /// write's answer (docs/realtime.md "Order"), so `lastEventSequence` is read after it.
     public init(domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, logger: Logger,
-                faultMaxBufferedBytes: Int = 1 << 20, flushEvents: @escaping @Sendable () async -> Void = {}) {
+                faultMaxBufferedBytes: Int = 1 << 20, flushEvents: @escaping @Sendable () async -> Void = {},
+                cluster: (any TestModeCluster)? = nil) {
         self.flushEvents = flushEvents
+        self.cluster = cluster
         self.domain = domain
         self.hub = hub
         self.eventLog = eventLog
@@ -36,6 +40,9 @@ public struct TestRoutes: Sendable {
         self.faultMaxBufferedBytes = faultMaxBufferedBytes
     }
 
+    /// This node's test-mode memory: what a reset clears here, and on the other nodes of a cluster.
+    public var localNode: TestModeLocalNode { TestModeLocalNode(hub: hub, eventLog: eventLog, flushEvents: flushEvents) }
+
     public func register(into router: inout RouterBuilder) {
         let domain = self.domain
         let hub = self.hub
@@ -43,26 +50,30 @@ public struct TestRoutes: Sendable {
         let fixtures = self.fixtures
         let logger = self.logger
         let flush = self.flushEvents
+        let node = self.localNode
+        let cluster = self.cluster
 
-        // Disconnect every socket, empty every data table in one transaction, forget the events.
+        // Disconnect every socket, empty every data table in one transaction, forget the events;
+        // in a cluster, every other test-mode node drops its sockets and events too.
         router.post("/api/test/reset", Authenticator.open { _ in
             let started = DispatchTime.now().uptimeNanoseconds
             let sockets = hub.connectedSockets.count
             hub.disconnectAll(reason: "test reset")
             let tables = try await DatabaseReset.run(domain.db)
-            await flush()  // events of earlier writes still on their way are not logged after the reset
-            log.clear()
+            await node.clearEvents()  // events of earlier writes still on their way are not logged after the reset
+            let nodes = try await Self.synchronize(cluster, .reset, node: node, logger: logger)
             let ms = (Double(DispatchTime.now().uptimeNanoseconds - started) / 1e3).rounded() / 1e3
-            logger.info("test reset: \(tables.count) tables emptied, \(sockets) sockets disconnected in \(ms) ms")
+            logger.info("test reset: \(tables.count) tables emptied, \(sockets) sockets disconnected in \(ms) ms on \(nodes) node(s)")
             return Reply.data(.object([
                 "tables": .array(tables.map { .string($0) }), "disconnectedSockets": .int(Int64(sockets)),
-                "durationMs": .double(ms), "lastEventSequence": .int(log.lastSequence),
+                "durationMs": .double(ms), "lastEventSequence": .int(log.lastSequence), "nodes": .int(Int64(nodes)),
             ]))
         })
 
         router.post("/api/test/fixtures", Authenticator.open { request in
             let r = try await fixtures.load(try request.jsonBody())
             await flush()  // the fixtures' events are logged before `lastEventSequence`
+            _ = try await Self.synchronize(cluster, .flush, node: node, logger: logger)  // … on every node
             return Reply.data(.object([
                 "users": .object(r.users), "rooms": .object(r.rooms), "elements": .object(r.elements), "messages": .object(r.messages),
                 "posts": .object(r.posts), "counts": .object(r.counts), "lastEventSequence": .int(log.lastSequence),
@@ -92,5 +103,25 @@ public struct TestRoutes: Sendable {
         })
 
         registerFaults(into: &router)
+    }
+}
+
+extension TestRoutes {
+    /// Applies `step` on the other test-mode nodes of the cluster and aligns every node's event
+    /// log after one sequence number (so `lastEventSequence` is a valid `since` on any node);
+    /// returns how many nodes took part, this one included. A node that is alive but did not
+    /// confirm in time is a 504 naming it: its sockets or event log may be stale.
+    static func synchronize(_ cluster: (any TestModeCluster)?, _ step: TestModeClusterStep, node: TestModeLocalNode,
+                            logger: Logger) async throws -> Int {
+        guard let cluster else { return 1 }
+        let outcome = await cluster.synchronize(step, local: node)
+        guard outcome.unanswered.isEmpty else {
+            let names = outcome.unanswered.joined(separator: ", ")
+            logger.error("test \(step.rawValue): applied here and on \(outcome.nodes - 1) other node(s), but \(names) did not confirm in time")
+            throw APIError(status: 504, code: "CLUSTER_TIMEOUT",
+                           message: "the \(step.rawValue) was applied on this node and \(outcome.nodes - 1) other node(s), but these live test-mode "
+                               + "nodes did not confirm it in time: \(names); their sockets or event logs may be stale")
+        }
+        return outcome.nodes
     }
 }

@@ -627,15 +627,17 @@ def test_my_rooms_counts_from_global_events_match_the_server_with_one_slow_link(
                 if eid:
                     mine.append(eid)
                 if len(mine) > 2:
-                    r = s.delete(f"{c.nodes[k].base}/api/rooms/{room}/elements/{mine.pop(0)}", headers=auth(members[k]), timeout=15)
-                    if r.status_code not in (200, 404):
+                    r = s.delete(f"{c.nodes[k].base}/api/rooms/{room}/elements/{mine[0]}", headers=auth(members[k]), timeout=15)
+                    if r.status_code in (200, 404):
+                        mine.pop(0)
+                    elif r.status_code != 429:  # 429: the member's element-write budget (limits.*); no event, tried again
                         errors.append(r.text)
 
         def clearer():
             s = requests.Session()
             while not stop.is_set():
                 r = s.delete(f"{c.nodes[1].base}/api/rooms/{room}/elements", headers=auth(members[1]), timeout=15)
-                if r.status_code != 200:
+                if r.status_code not in (200, 429):  # 429: as in churn, no event
                     errors.append(r.text)
                 time.sleep(0.2)
         threads = [threading.Thread(target=churn, args=(k,), daemon=True) for k in range(3)]

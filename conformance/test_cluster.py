@@ -11,6 +11,7 @@ The whole cluster is started once for the module (clusterlib.Cluster): fresh dat
 on a free port (killed and restarted by one test), three nodes, nginx, in one temporary directory
 removed at the end. Missing PostgreSQL, Redis or nginx skips the module with the reason.
 """
+import collections
 import concurrent.futures
 import os
 import subprocess
@@ -20,26 +21,47 @@ import uuid
 
 import pytest
 import requests
-import socketio
 
 from conftest import wait_for
 
 import clusterlib
 from clusterlib import Cluster
+# Clients that handle events in arrival order (python-socketio hands each to a thread of its own):
+# the order checks below are about the order on the wire.
+from test_commit_order import InOrderClient, Watcher, join_during_creates
 
 EVENTS = 2000          # element:created events in the loss/duplication test
 PER_NODE_CLIENTS = 2   # … received by this many clients on each node
+# Sizes of the cross-node order checks, scaled for CI; run the full sizes locally with
+# CLUSTER_TOGGLE_ROUNDS=100 CLUSTER_JOINS=200 CLUSTER_MYROOMS_ATTEMPTS=10.
+TOGGLE_ROUNDS = int(os.environ.get("CLUSTER_TOGGLE_ROUNDS", "10"))
+JOINS = int(os.environ.get("CLUSTER_JOINS", "40"))
+MYROOMS_ATTEMPTS = int(os.environ.get("CLUSTER_MYROOMS_ATTEMPTS", "2"))
+SLOW_LINK = 0.15       # seconds each way on node 3's link to Redis in the order checks
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = clusterlib.start_or_skip("cluster test")
-    c.acked = {}   # room id -> (owner, set of element ids whose create was answered 201)
-    c.made = []
-    yield c
-    for client in c.made:
-        client.close()
-    c.stop()
+    # A room's delivery gives a missing event number up after realtime.gapWait (500 ms by default)
+    # and then drops it when it comes. Node 3's link to Redis is delayed 150 ms each way by a relay
+    # in this Python process, which shares one GIL with every client and writer thread of the test
+    # on a busy machine: its delay then exceeds 500 ms now and then. The bound under test is the
+    # order, not how long a lost event is waited for.
+    saved = os.environ.get("TOUCHSYNC_REALTIME_GAP_WAIT")
+    os.environ["TOUCHSYNC_REALTIME_GAP_WAIT"] = "3s"
+    try:
+        c = clusterlib.start_or_skip("cluster test")
+        c.acked = {}   # room id -> (owner, set of element ids whose create was answered 201)
+        c.made = []
+        yield c
+        for client in c.made:
+            client.close()
+        c.stop()
+    finally:
+        if saved is None:
+            os.environ.pop("TOUCHSYNC_REALTIME_GAP_WAIT", None)
+        else:
+            os.environ["TOUCHSYNC_REALTIME_GAP_WAIT"] = saved
 
 
 # --- deploy/ itself (no cluster needed) -------------------------------------------------------------
@@ -193,8 +215,8 @@ class Client:
         self.connects = 0
         self.disconnects = []        # reasons, as python-socketio gives them
         self.joined = threading.Event()
-        self.sio = socketio.Client(reconnection=True, reconnection_delay=0.2, reconnection_delay_max=1.0,
-                                   randomization_factor=0)
+        self.sio = InOrderClient(reconnection=True, reconnection_delay=0.2, reconnection_delay_max=1.0,
+                                 randomization_factor=0)
 
         @self.sio.event
         def connect():
@@ -583,10 +605,7 @@ def global_count(cl, room):
     return n
 
 
-@pytest.mark.xfail(strict=False, reason="events of one room committed on different nodes reach clients in the order the nodes "
-                   "appended them, not yet in commit order (docs/realtime-cluster.md, \"Order across nodes\"): a slow link "
-                   "lets a create or delete that committed before a clear arrive after it")
-@pytest.mark.parametrize("attempt", [1, 2])
+@pytest.mark.parametrize("attempt", range(1, MYROOMS_ATTEMPTS + 1))
 def test_my_rooms_counts_from_global_events_match_the_server_with_one_slow_link(cluster, attempt):
     """Members on every node create and delete while one clears, node 3's link to Redis delayed by
     150 ms each way: at the quiet end every client's count from the global events equals the
@@ -597,7 +616,7 @@ def test_my_rooms_counts_from_global_events_match_the_server_with_one_slow_link(
     clients = [client(c, members[i], i + 1, [room]) for i in range(3)]
     for i, cl in enumerate(clients):
         assert located(c, cl, i + 1)
-    c.proxy.delay = 0.15
+    c.proxy.delay = SLOW_LINK
     try:
         stop, errors = threading.Event(), []
 
@@ -608,15 +627,17 @@ def test_my_rooms_counts_from_global_events_match_the_server_with_one_slow_link(
                 if eid:
                     mine.append(eid)
                 if len(mine) > 2:
-                    r = s.delete(f"{c.nodes[k].base}/api/rooms/{room}/elements/{mine.pop(0)}", headers=auth(members[k]), timeout=15)
-                    if r.status_code not in (200, 404):
+                    r = s.delete(f"{c.nodes[k].base}/api/rooms/{room}/elements/{mine[0]}", headers=auth(members[k]), timeout=15)
+                    if r.status_code in (200, 404):
+                        mine.pop(0)
+                    elif r.status_code != 429:  # 429: the member's element-write budget (limits.*); no event, tried again
                         errors.append(r.text)
 
         def clearer():
             s = requests.Session()
             while not stop.is_set():
                 r = s.delete(f"{c.nodes[1].base}/api/rooms/{room}/elements", headers=auth(members[1]), timeout=15)
-                if r.status_code != 200:
+                if r.status_code not in (200, 429):  # 429: as in churn, no event
                     errors.append(r.text)
                 time.sleep(0.2)
         threads = [threading.Thread(target=churn, args=(k,), daemon=True) for k in range(3)]
@@ -637,6 +658,101 @@ def test_my_rooms_counts_from_global_events_match_the_server_with_one_slow_link(
     finally:
         c.proxy.delay = 0.0
         c.acked.pop(room, None)   # deleted and cleared on purpose: not for the durability check at the end
+
+
+def test_concurrent_heart_toggles_on_three_nodes_leave_every_client_with_the_servers_count(cluster):
+    """Members toggle one element's heart at once through all three nodes (node 3's link to Redis
+    slow): each round, the last reaction stats every client received, on every node, equal the
+    server's count. Without one order across nodes a client on node 1 could see node 3's older
+    count last."""
+    c = cluster
+    users = [register(c.base, f"h{i}") for i in range(6)]
+    room = make_room(c, users[0], users[1:])
+    r = requests.post(f"{c.nodes[0].base}/api/rooms/{room}/elements", headers=auth(users[0]), timeout=10,
+                      json={"type": "note", "positionX": 1, "positionY": 2, "width": 10, "height": 10})
+    assert r.status_code == 201, r.text
+    element = r.json()["data"]["id"]
+    watchers = [Watcher(c.nodes[i % len(c.nodes)], u, ["websocket"]) for i, u in enumerate(users)]
+    sessions = [requests.Session() for _ in users]
+    names = ("element:reaction:added", "element:reaction:removed")
+    c.proxy.delay = SLOW_LINK
+    try:
+        for w in watchers:
+            w.join(room)
+        failures = []
+        with concurrent.futures.ThreadPoolExecutor(len(users) * 2) as pool:
+            for rnd in range(TOGGLE_ROUNDS):
+                before = [len(w.of(*names)) for w in watchers]
+                # Every member twice, each time through another node than the round before.
+                picks = [(i % len(users), (i + rnd) % len(c.nodes)) for i in range(len(users) * 2)]
+
+                def one(pick):
+                    i, node = pick
+                    url = f"{c.nodes[node].base}/api/rooms/{room}/elements/{element}/reactions/toggle"
+                    return sessions[i].post(url, headers=auth(users[i]), timeout=15).status_code
+                statuses = list(pool.map(one, picks))
+                assert statuses == [200] * len(picks), statuses
+                g = requests.get(f"{c.base}/api/rooms/{room}/elements/{element}/reactions", headers=auth(users[0]), timeout=10)
+                server_count = g.json()["data"]["total"]
+                assert wait_for(lambda: all(len(w.of(*names)) - b >= len(picks) for w, b in zip(watchers, before)), 20), \
+                    ("every client gets one event per toggle", rnd, [len(w.of(*names)) - b for w, b in zip(watchers, before)])
+                last = [w.of(*names)[-1][1]["stats"]["totalReactions"] for w in watchers]
+                if any(v != server_count for v in last):
+                    failures.append((rnd, server_count, last))
+        assert not failures, f"{len(failures)} of {TOGGLE_ROUNDS} rounds ended with another count on a client: {failures[:3]}\n" + c.logs()
+    finally:
+        c.proxy.delay = 0.0
+        for w in watchers:
+            w.close()
+
+
+def test_joins_on_three_nodes_during_concurrent_creates_get_every_element_exactly_once(cluster):
+    """Three writers create elements, each through its own node (node 3's link to Redis slow),
+    while a member joins the room over and over, on each node in turn: the join's elements:batch
+    and the element:created events after it hold every element exactly once, whichever node
+    committed it and however late its event reaches the joining node."""
+    c = cluster
+    users = [register(c.base, f"j{i}") for i in range(4)]
+    writers, joiner = users[:3], users[3]
+    room_box = [make_room(c, users[0], users[1:])]
+    created, created_lock = [], threading.Lock()
+    active, stop = threading.Event(), threading.Event()
+
+    def write(k):
+        s = requests.Session()
+        while not stop.is_set():
+            if not active.wait(0.05):
+                continue
+            rid = room_box[0]
+            eid = create_element(c, c.nodes[k].base, writers[k], rid, session=s)
+            if eid:
+                with created_lock:
+                    created.append((rid, eid))
+
+    threads = [threading.Thread(target=write, args=(k,), daemon=True) for k in range(len(writers))]
+    for t in threads:
+        t.start()
+    c.proxy.delay = SLOW_LINK
+    problems = []
+    try:
+        for j in range(JOINS):
+            if j and j % 25 == 0:  # a new room now and then keeps the batch small
+                room_box[0] = make_room(c, users[0], users[1:])
+            rid = room_box[0]
+            w = Watcher(c.nodes[j % len(c.nodes)], joiner, ["websocket"])
+            try:
+                missing, twice = join_during_creates(w, rid, created, created_lock, active)
+                if missing or twice:
+                    problems.append((j, j % len(c.nodes) + 1, len(missing), len(twice)))
+            finally:
+                w.close()
+    finally:
+        c.proxy.delay = 0.0
+        stop.set()
+        active.set()
+        for t in threads:
+            t.join(10)
+    assert not problems, f"{len(problems)} of {JOINS} joins missed or doubled elements (join, node, missing, twice): {problems[:5]}"
 
 
 def test_every_acknowledged_write_is_still_there(cluster):

@@ -136,6 +136,34 @@ def test_the_last_reaction_stats_every_watcher_gets_equal_the_servers_count(oser
             w.close()
 
 
+def join_during_creates(w, rid, created, created_lock, active):
+    """Lets the writers (waiting on `active`) create, joins `rid` with watcher `w` amid their
+    creates, lets them create a few more, and stops them. Returns the elements acknowledged so far
+    (`created`: (room, id) pairs) that reached the joiner neither in its one elements:batch nor
+    as element:created, and those that reached it more than once."""
+    with created_lock:
+        start = len(created)
+    active.set()
+    wait_until(lambda: len(created) >= start + 3, timeout=10)  # the writers are at it
+    w.join(rid)
+    with created_lock:
+        after_ack = len(created)
+    wait_until(lambda: len(created) >= after_ack + 3, timeout=10)
+    active.clear()
+    # Every element acked so far must reach the joiner once; later ones may, once.
+    with created_lock:
+        known = [eid for (r, eid) in created if r == rid]
+    batches = [p for (e, p) in w.of("elements:batch")]
+    assert len(batches) == 1, batches
+    batch_ids = [e["id"] for e in batches[0]["elements"]]
+
+    def live_ids():
+        return [p["element"]["id"] for (e, p) in w.of("element:created") if p["element"]["roomId"] == rid]
+    wait_until(lambda: set(known) <= set(batch_ids) | set(live_ids()), timeout=10)
+    seen = collections.Counter(batch_ids + live_ids())
+    return [e for e in known if seen[e] == 0], [e for e, n in seen.items() if n > 1]
+
+
 @pytest.mark.parametrize("transports", TRANSPORTS)
 def test_a_join_during_concurrent_creates_gets_every_element_exactly_once(oserver, transports):
     users, room = members_room(oserver, 4)
@@ -166,28 +194,7 @@ def test_a_join_during_concurrent_creates_gets_every_element_exactly_once(oserve
             rid = room_box[0]
             w = Watcher(oserver, joiner, transports)
             try:
-                with created_lock:
-                    start = len(created)
-                active.set()
-                wait_until(lambda: len(created) >= start + 3, timeout=10)  # the writers are at it
-                w.join(rid)
-                with created_lock:
-                    after_ack = len(created)
-                wait_until(lambda: len(created) >= after_ack + 3, timeout=10)
-                active.clear()
-                # Every element acked so far must reach the joiner once; later ones may, once.
-                with created_lock:
-                    known = [eid for (r, eid) in created if r == rid]
-                batches = [p for (e, p) in w.of("elements:batch")]
-                assert len(batches) == 1, batches
-                batch_ids = [e["id"] for e in batches[0]["elements"]]
-
-                def live_ids():
-                    return [p["element"]["id"] for (e, p) in w.of("element:created") if p["element"]["roomId"] == rid]
-                wait_until(lambda: set(known) <= set(batch_ids) | set(live_ids()), timeout=10)
-                seen = collections.Counter(batch_ids + live_ids())
-                missing = [e for e in known if seen[e] == 0]
-                twice = [e for e, n in seen.items() if n > 1]
+                missing, twice = join_during_creates(w, rid, created, created_lock, active)
                 if missing or twice:
                     problems.append((j, len(missing), len(twice)))
             finally:

@@ -42,6 +42,20 @@ public struct LockingSelect: Sendable {
         self.select = select
         forUpdate = PostgresStatements.forUpdate(select, of: alias)
     }
+
+    /// PostgreSQL `FOR NO KEY UPDATE` (https://www.postgresql.org/docs/15/explicit-locking.html#LOCKING-ROWS):
+    /// the lock an `UPDATE` of non-key columns takes. It orders this transaction with the others
+    /// that update the row, but not with those that insert rows referencing it (a foreign key
+    /// check takes `FOR KEY SHARE`): `FOR UPDATE` there would wait for such an inserter, which
+    /// then waits for this lock to update the row itself, a deadlock.
+    public static func noKeyUpdate(_ select: String) -> LockingSelect {
+        LockingSelect(select: select, forUpdate: "\(select) FOR NO KEY UPDATE")
+    }
+
+    private init(select: String, forUpdate: String) {
+        self.select = select
+        self.forUpdate = forUpdate
+    }
 }
 
 /// An `UPDATE` or `DELETE` of (at most) one row that also answers a few of that row's columns.

@@ -25,7 +25,10 @@ final class DomainEventWireTests: XCTestCase {
             .reactionAdded(elementId: "e1", reaction: reaction, stats: stats),
             .reactionRemoved(elementId: "e1", userId: "u2", stats: ElementStats(totalReactions: 0, hasReacted: false, topReactors: [])),
         ]
-        return kinds.enumerated().map { i, k in DomainEvent(kind: k, roomId: "r1", actorId: "u1", originSocketId: i % 2 == 0 ? "sid\(i)" : nil) }
+        // Half of them with the room's event number (nil: a room row gone, or an older node).
+        return kinds.enumerated().map { i, k in
+            DomainEvent(kind: k, roomId: "r1", actorId: "u1", originSocketId: i % 2 == 0 ? "sid\(i)" : nil, seq: i % 2 == 0 ? Int64(40 + i) : nil)
+        }
     }()
 
     func testEveryKindRoundTripsThroughBytes() throws {
@@ -44,5 +47,8 @@ final class DomainEventWireTests: XCTestCase {
             XCTAssertTrue("\(e)".contains("element"), "\(e)")
         }
         XCTAssertThrowsError(try DomainEvent(wire: ["name": "room:updated", "actorId": "u"]))
+        XCTAssertThrowsError(try DomainEvent(wire: ["name": "room:updated", "roomId": "r", "actorId": "u", "seq": 0])) { e in
+            XCTAssertTrue("\(e)".contains("seq"), "\(e)")
+        }
     }
 }

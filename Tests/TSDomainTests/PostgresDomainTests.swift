@@ -11,14 +11,18 @@ import XCTest
 /// for the same rows. Skips visibly without TOUCHSYNC_TEST_POSTGRES_URL (scripts/test starts one).
 final class PostgresDomainTests: XCTestCase {
     var nodes: [(Database, TouchSyncDomain)] = []
+    /// What each node published, in its commit order.
+    var published: [RecordingEventPublisher] = []
 
     override func setUp() async throws {
         let url = try makePostgresDatabaseURL()
         for _ in 0..<2 {
             let db = try Database(url: url)
             addTeardownBlock { db.close() }
+            let events = RecordingEventPublisher()
+            published.append(events)
             nodes.append((db, TouchSyncDomain(db: db, configuration: DomainConfiguration(jwtSecret: Array("0123456789abcdef0123".utf8), passwordIterations: 1000),
-                                              events: RecordingEventPublisher(), logger: Logger(label: "test"))))
+                                              events: events, logger: Logger(label: "test"))))
         }
         try Migrator(directory: DomainFixture.migrationsDirectory).migrate(nodes[0].0)
     }
@@ -26,6 +30,7 @@ final class PostgresDomainTests: XCTestCase {
     override func tearDown() async throws {
         for (_, d) in nodes { await d.notifications.stop() }
         nodes = []
+        published = []
     }
 
     /// The room's top reactors, read for all its elements in one query, are

@@ -32,6 +32,9 @@ extension SettingKeys {
             help: "Room events kept for recovery (oldest dropped first); a client that missed more than this gets a fresh session.")
     public static let realtimeConnectionStateRecoveryMaxBufferedBytes = SettingKey<Int>("realtime.connectionStateRecovery.maxBufferedBytes", 16_777_216,
             help: "Encoded bytes of the events kept for recovery at most (oldest dropped first).")
+    // Several nodes: one room's events in commit order (docs/realtime-cluster.md, "Order across nodes").
+    public static let realtimeGapWait = SettingKey<Duration>("realtime.gapWait", "500ms",
+            help: "How long a room's delivery waits for a missing event number before giving it up (and, with realtime.redisUrl, how long a room's first event waits for earlier ones still on their way from another node).")
 
     /// The `realtime.*` keys but Redis's, in documentation order.
     static let realtimeKeys: [SettingKeys] = [
@@ -39,7 +42,7 @@ extension SettingKeys {
         .realtimeMaxOutboundBytesPerSocket, .realtimeCorsAllowedOrigins, .realtimeAllowedOrigins, .realtimeEventLogCapacity,
         .realtimeEventLogMaxBytes, .realtimeFaultMaxBufferedBytes, .realtimeAllowEIO3,
         .realtimeConnectionStateRecoveryMaxDisconnectionDuration, .realtimeConnectionStateRecoveryMaxBufferedPackets,
-        .realtimeConnectionStateRecoveryMaxBufferedBytes,
+        .realtimeConnectionStateRecoveryMaxBufferedBytes, .realtimeGapWait,
     ]
 }
 
@@ -75,6 +78,11 @@ extension RealtimeConfiguration {
         }
         globalEvents = global
         legacyJoinEvents = reader[.realtimeLegacyJoinEvents]
+        let gap = reader[.realtimeGapWait]
+        guard gap >= .zero, gap <= .seconds(60) else { throw ConfigurationError("realtime.gapWait must be between 0s and 60s") }
+        gapWait = gap
+        // Several nodes: a room's first event may overtake earlier ones still on their way (RoomEventSequencer).
+        holdFreshRooms = !(reader[.realtimeRedisUrl] ?? "").isEmpty
     }
 }
 

@@ -311,6 +311,15 @@ CREATE INDEX reactions_by_element_seq ON reactions(element_id, seq, user_id);
 CREATE INDEX reactions_by_user ON reactions(user_id);
 
 """####),
+        ("0007_room_event_numbers.sql", ####"""
+-- A per-room event number (docs/realtime-cluster.md, "Order across nodes"): every write
+-- transaction that produces events about a room adds their count to `event_seq` and numbers them
+-- with the values it passed. The row stays locked until COMMIT, so on several nodes sharing the
+-- database the numbers of one room follow its commit order; a transaction that rolls back gives
+-- its numbers back. Each node delivers a room's events in number order.
+ALTER TABLE rooms ADD COLUMN event_seq INTEGER NOT NULL DEFAULT 0;
+
+"""####),
     ]
 
     /// (file name, exact contents) of every migration in Migrations/postgres/, in file-name order.
@@ -544,6 +553,14 @@ ALTER TABLE reactions RENAME CONSTRAINT reactions_v2_user_id_fkey TO reactions_u
 -- id scans, an operator's action; ids are server-made version-4 UUIDs). The indexes that serve
 -- queries stay.
 ALTER TABLE reactions DROP CONSTRAINT reactions_id_key;
+
+"""####),
+        ("0004_room_event_numbers.sql", ####"""
+-- The PostgreSQL twin of Migrations/0007_room_event_numbers.sql: a per-room event number,
+-- advanced by every write transaction that produces events about the room. The UPDATE locks the
+-- room's row until COMMIT, so the numbers of one room follow the commit order of every node
+-- writing to it (docs/realtime-cluster.md, "Order across nodes").
+ALTER TABLE rooms ADD COLUMN event_seq BIGINT NOT NULL DEFAULT 0;
 
 """####),
     ]

@@ -13,8 +13,9 @@ extension TouchSyncServer {
     }
 
     /// The `/metrics` families beyond the built-in ones: Redis fan-out and scheduled backups, when on.
-    static func extraMetrics(redis: RedisEventBridge?, backups: ScheduledBackups?) -> (@Sendable (inout PrometheusText) -> Void)? {
-        let redisPart = redisMetrics(redis)
+    static func extraMetrics(redis: RedisEventBridge?, broadcaster: RealtimeBroadcaster,
+                             backups: ScheduledBackups?) -> (@Sendable (inout PrometheusText) -> Void)? {
+        let redisPart = redisMetrics(redis, broadcaster: broadcaster)
         guard let backups else { return redisPart }
         return { out in
             redisPart?(&out)

@@ -13,9 +13,23 @@ extension TouchSyncServer {
                                     maxInboundBacklog: settings.maxInboundBacklog, local: local, hub: hub, logger: Logger(label: "touchsync.redis"))
     }
 
-    /// The bridge's `/metrics` families (nil when off: the page is as before).
-    static func redisMetrics(_ bridge: RedisEventBridge?) -> (@Sendable (inout PrometheusText) -> Void)? {
+    /// The bridge's `/metrics` families, and the cross-node order's (nil when off: the page is as before).
+    static func redisMetrics(_ bridge: RedisEventBridge?, broadcaster: RealtimeBroadcaster) -> (@Sendable (inout PrometheusText) -> Void)? {
         guard let bridge else { return nil }
-        return { out in bridge.render(into: &out) }
+        return { out in
+            bridge.render(into: &out)
+            let c = broadcaster.orderCounters
+            out.single("touchsync_realtime_events_skipped_total", type: "counter",
+                       help: "Room event numbers given up after realtime.gapWait: events lost between the node that committed them and this one (docs/realtime-cluster.md, \"Order across nodes\").",
+                       Double(c.skipped))
+            out.single("touchsync_realtime_events_late_total", type: "counter",
+                       help: "Events dropped because they arrived after their number had been given up: realtime.gapWait is shorter than the delay between some node and this one.",
+                       Double(c.late))
+            out.single("touchsync_realtime_joins_late_total", type: "counter",
+                       help: "room:join reads handed on after a later-numbered event of the room had already left (its socket may miss events until it joins again).",
+                       Double(c.joinsLate))
+            out.single("touchsync_realtime_rooms_tracked", type: "gauge",
+                       help: "Rooms whose next event number this node remembers (realtime order; idle rooms are forgotten after a while).", Double(c.roomsTracked))
+        }
     }
 }

@@ -148,7 +148,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         let httpBox = LateBound<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
                       tcpConnections: { httpBox.value?.openConnections ?? 0 },
-                      extra: Self.extraMetrics(redis: bridge, backups: backups), access: try MetricsAccess(reader: configuration, trustedProxies: trustedProxies)).register(into: &router)
+                      extra: Self.extraMetrics(redis: bridge, broadcaster: broadcaster, backups: backups), access: try MetricsAccess(reader: configuration, trustedProxies: trustedProxies)).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
         let requestLog = Self.registerInspector(into: &router, settings: InspectorRoutes.Settings(reader: configuration), production: production,

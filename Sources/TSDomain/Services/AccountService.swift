@@ -46,6 +46,8 @@ public struct AccountService: Sendable {
         var deletion: Deletion
         var reactionsRemoved: [(roomId: String, elementId: String, stats: ElementStats)] = []
         var elementsDeleted: [(roomId: String, elementId: String)] = []
+        /// Built from the two lists above, numbered, in the transaction.
+        var events: [DomainEvent] = []
     }
 
     /// Deletes `userId` and its personal data after checking `password` (`{"password": …}`): 401
@@ -66,18 +68,40 @@ public struct AccountService: Sendable {
         }
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        // The events leave in commit order with every other write's (docs/realtime.md "Order").
+        // The events leave in commit order with every other write's (docs/realtime.md "Order"),
+        // numbered in this transaction like every other write's.
         let events = self.events
-        let plan = try await db.write({ c in try Self.deleteAll(c, userId: userId, now: now, seq: seq) }, committed: { plan in
-            for r in plan.reactionsRemoved {
-                events.publish(DomainEvent(kind: .reactionRemoved(elementId: r.elementId, userId: userId, stats: r.stats),
-                                           roomId: r.roomId, actorId: userId, originSocketId: nil))
-            }
-            for e in plan.elementsDeleted {
-                events.publish(DomainEvent(kind: .elementDeleted(elementId: e.elementId), roomId: e.roomId, actorId: userId, originSocketId: nil))
-            }
+        let plan = try await db.write({ c in
+            var plan = try Self.deleteAll(c, userId: userId, now: now, seq: seq)
+            plan.events = try Self.numberedEvents(c, plan, userId: userId)
+            return plan
+        }, committed: { plan in
+            for e in plan.events { events.publish(e) }
         })
         return plan.deletion
+    }
+
+    /// The deletion's events (hearts removed, then elements deleted), each with its room's number:
+    /// the rooms' numbers are taken in room-id order, one `UPDATE` per room, so two transactions
+    /// that both touch several rooms lock their rows in the same order.
+    private static func numberedEvents(_ c: SQLConnection, _ plan: Plan, userId: String) throws -> [DomainEvent] {
+        var events = plan.reactionsRemoved.map {
+            DomainEvent(kind: .reactionRemoved(elementId: $0.elementId, userId: userId, stats: $0.stats), roomId: $0.roomId, actorId: userId, originSocketId: nil)
+        } + plan.elementsDeleted.map {
+            DomainEvent(kind: .elementDeleted(elementId: $0.elementId), roomId: $0.roomId, actorId: userId, originSocketId: nil)
+        }
+        var perRoom: [String: Int64] = [:]
+        for e in events { perRoom[e.roomId, default: 0] += 1 }
+        var next: [String: Int64] = [:]
+        for (roomId, n) in perRoom.sorted(by: { $0.key < $1.key }) {
+            if let last = try RoomEventNumbers.take(c, roomId: roomId, count: n) { next[roomId] = last - n + 1 }
+        }
+        for i in events.indices {
+            guard let n = next[events[i].roomId] else { continue }
+            events[i].seq = n
+            next[events[i].roomId] = n + 1
+        }
+        return events
     }
 
     /// The user's row, locked until the deletion commits (a write of the user's racing it waits).

@@ -3,7 +3,9 @@ import TSJSON
 /// The domain event as JSON, for other nodes (nodes exchange the event, not
 /// pre-encoded packets, so each node computes per-recipient payloads for its own sockets).
 /// Lossless: every field of the event and its models, timestamps as the stored integers.
-/// Format version 1 (`DomainEvent.wireVersion`); a reader refuses what it does not know.
+/// Format version 1 (`DomainEvent.wireVersion`); a reader refuses what it does not know. `seq`, the
+/// room's event number, is an optional field of version 1: a reader that predates it ignores it,
+/// and an event without it is delivered after the room's numbered events seen so far.
 extension DomainEvent {
     public static let wireVersion: Int64 = 1
 
@@ -14,6 +16,7 @@ extension DomainEvent {
     public var wireJSON: JSONValue {
         var o: JSONObject = ["name": .string(name), "roomId": .string(roomId), "actorId": .string(actorId),
                              "originSocketId": .optional(originSocketId)]
+        if let seq { o["seq"] = .int(seq) }
         switch kind {
         case .elementCreated(let e), .elementUpdated(let e): o["element"] = Self.wire(e)
         case .elementDeleted(let id): o["elementId"] = .string(id)
@@ -63,7 +66,9 @@ extension DomainEvent {
                                     stats: try Self.stats(Self.field(v, "stats")))
         case let other: throw WireError(description: "unknown event \(other)")
         }
-        self.init(kind: kind, roomId: roomId, actorId: actorId, originSocketId: origin)
+        let seq = v["seq"]?.intValue
+        if let seq, seq < 1 { throw WireError(description: "seq must be a positive integer") }
+        self.init(kind: kind, roomId: roomId, actorId: actorId, originSocketId: origin, seq: seq)
     }
 
     private static func wire(_ e: Element) -> JSONValue {

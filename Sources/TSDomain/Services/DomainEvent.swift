@@ -23,12 +23,18 @@ public struct DomainEvent: Sendable, Equatable {
     public let actorId: String
     /// The Socket.IO socket that caused it (socket events, or REST's `X-Socket-Id`): room events skip it.
     public let originSocketId: String?
+    /// The room's event number (`rooms.event_seq`), taken in the transaction that made the change
+    /// (`RoomEventNumbers`): every node delivers a room's events in this order, which is their
+    /// commit order across nodes (docs/realtime-cluster.md, "Order across nodes"). Nil only for an
+    /// event whose room row was gone when it committed, or one from a node that does not number.
+    public var seq: Int64?
 
-    public init(kind: DomainEventKind, roomId: String, actorId: String, originSocketId: String?) {
+    public init(kind: DomainEventKind, roomId: String, actorId: String, originSocketId: String?, seq: Int64? = nil) {
         self.kind = kind
         self.roomId = roomId
         self.actorId = actorId
         self.originSocketId = originSocketId
+        self.seq = seq
     }
 
     public var name: String {

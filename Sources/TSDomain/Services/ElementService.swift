@@ -27,17 +27,28 @@ public struct ElementService: Sendable {
 
     /// `room:join` (docs/realtime.md "Joining"): the room's elements as `viewer` sees them, read
     /// in the same write transaction that marks them seen (`badges.elements` = 0). `committed`
-    /// gets the elements on the writer thread, in commit order with the room's events
-    /// (`Database.write(_:committed:)`): every event committed before this read is in the list,
-    /// every later one is published after `committed` ran. 404/403 for non-members.
-    public func join(roomId: String, viewer: String, committed: @escaping @Sendable ([Element]) -> Void) async throws -> [Element] {
+    /// gets them on the writer thread, in commit order with the room's events
+    /// (`Database.write(_:committed:)`), with the room's last event number read under the room's
+    /// row lock before the elements (`RoomEventNumbers.current`): the list holds every event
+    /// numbered up to it, on any node, and none numbered after it. The join takes no number of its
+    /// own: the other nodes never see it, so a number of its own would be a gap they wait for.
+    /// 404/403 for non-members.
+    public func join(roomId: String, viewer: String, committed: @escaping @Sendable (JoinRead) -> Void) async throws -> [Element] {
         let now = clock.nowSeconds()
         return try await db.write({ c in
             try Readers.requireMember(c, roomId: roomId, userId: viewer)
+            let after = try c.first(RoomEventNumbers.current, [.text(roomId)]) { $0.int(0) }
             let elements = try Readers.elements(c, roomId: roomId, viewer: viewer)
             try RoomService.markElementsSeen(c, roomId: roomId, userId: viewer, now: now)
-            return elements
-        }, committed: committed)
+            return JoinRead(elements: elements, afterSeq: after)
+        }, committed: committed).elements
+    }
+
+    /// What a `room:join` read: the elements, and the room's last event number they include.
+    public struct JoinRead: Sendable {
+        public let elements: [Element]
+        /// Nil when the room's row was gone (the member check passed in the same transaction, so not in practice).
+        public let afterSeq: Int64?
     }
 
     public func create(roomId: String, actor: String, input: Input, originSocketId: String?) async throws -> Element {
@@ -62,7 +73,7 @@ public struct ElementService: Sendable {
         let element = Element(id: id, roomId: roomId, type: type, positionX: x, positionY: y, width: w, height: h, createdBy: actor,
                               content: content, imageUrl: imageUrl, audioUrl: audioUrl, videoUrl: videoUrl, thumbnailUrl: thumbnailUrl,
                               duration: duration, createdAt: now, updatedAt: now, reactionCount: 0, reactions: nil)
-        try await db.write(publishing: events, { (_: Void) in
+        try await db.write(publishing: events, room: roomId, { (_: Void) in
             DomainEvent(kind: .elementCreated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
@@ -109,7 +120,7 @@ public struct ElementService: Sendable {
         sets.append("updated_at = ?"); args.append(.int(now))
         let sql = "UPDATE elements SET \(sets.joined(separator: ", ")) WHERE id = ? AND room_id = ?"
         let finalArgs = args + [.text(elementId), .text(roomId)]
-        let element = try await db.write(publishing: events, {
+        let element = try await db.write(publishing: events, room: roomId, {
             DomainEvent(kind: .elementUpdated($0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
@@ -123,7 +134,7 @@ public struct ElementService: Sendable {
     public func delete(roomId: String, elementId: String, actor: String, originSocketId: String?) async throws {
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        try await db.write(publishing: events, { (_: Void) in
+        try await db.write(publishing: events, room: roomId, { (_: Void) in
             DomainEvent(kind: .elementDeleted(elementId: elementId), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
@@ -139,10 +150,12 @@ public struct ElementService: Sendable {
     public func clear(roomId: String, actor: String, originSocketId: String?) async throws -> Int {
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        let deleted = try await db.write(publishing: events, {
+        let deleted = try await db.write(publishing: events, room: roomId, {
             DomainEvent(kind: .roomCleared(deleted: $0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
+            // The room's number (and row lock) came first: a create numbered before this clear
+            // committed before its DELETE, and is deleted by it; one numbered after is not.
             let n = try c.run("DELETE FROM elements WHERE room_id = ?", [.text(roomId)])
             // Minus what this statement deleted, not "= 0": on PostgreSQL an element another node
             // creates meanwhile (not seen by this DELETE) keeps its count.

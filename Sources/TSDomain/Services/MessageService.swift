@@ -16,7 +16,7 @@ public struct MessageService: Sendable {
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
         let order = sequence.next()
-        let message = try await db.write(publishing: events, {
+        let message = try await db.write(publishing: events, room: roomId, {
             DomainEvent(kind: .messageCreated($0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c -> Message in
             try Readers.requireMember(c, roomId: roomId, userId: actor)

@@ -52,7 +52,7 @@ public struct ReactionService: Sendable {
         let seq = sequence.next()
         // The event (with the count this transaction wrote) is published in commit order by the
         // writer thread: two toggles' events can never reach a client in the other order.
-        let result = try await db.write(publishing: events, { (r: ToggleResult) in
+        let result = try await db.write(publishing: events, room: roomId, { (r: ToggleResult) in
             let kind: DomainEventKind = r.action == .added
                 ? .reactionAdded(elementId: elementId, reaction: r.reaction, stats: r.stats)
                 : .reactionRemoved(elementId: elementId, userId: actor, stats: r.stats)

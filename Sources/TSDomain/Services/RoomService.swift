@@ -73,7 +73,7 @@ public struct RoomService: Sendable {
         guard !name.trimmingWhitespace().isEmpty else { throw DomainError.validation(field: "name", message: "must not be blank") }
         let now = clock.nowSeconds()
         let seq = clock.nowMicroseconds()
-        let room = try await db.write(publishing: events, { (_: Room) in
+        let room = try await db.write(publishing: events, room: roomId, { (_: Room) in
             DomainEvent(kind: .roomUpdated, roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)

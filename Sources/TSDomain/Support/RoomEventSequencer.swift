@@ -3,23 +3,34 @@
 /// independently. A pure value type (no clock, no threads): its owner keeps it under a lock,
 /// passes the time in, and runs one drain per room while `next` answers `.item`.
 ///
-/// Two ways in:
-/// - `append`: the sequence is assigned here, in call order. On one node the writer thread
-///   calls it in commit order (`Database.write(_:committed:)`), so the room sequence is the
-///   commit order and there is never a gap.
-/// - `accept`: the item already carries its room sequence (assigned in the write transaction,
-///   as several nodes sharing one database need). Items may arrive out of order; one that
-///   arrives early is held until the items before it arrive, or until the gap has waited
-///   `gapWaitNanoseconds`, after which the missing numbers are given up (a writer that took a
-///   number and then rolled back never sends it). A number below the next one to deliver is a
-///   duplicate and is dropped.
+/// Three ways in:
+/// - `accept`: the item carries its room's number, taken in the write transaction
+///   (`RoomEventNumbers`; with several nodes sharing the database, number order is commit order
+///   across nodes). Items may arrive out of order; one that arrives early is held until the items
+///   before it arrive, or until the gap has waited `gapWaitNanoseconds`, after which the missing
+///   numbers are given up (counted in `skipped`; the event was lost on its way). A number below
+///   the next one to deliver is a duplicate and is dropped.
+/// - `accept(_:after:room:)`: the item goes right after number `after` and takes no number of its
+///   own: a `room:join`, whose batch holds every event numbered up to `after`.
+/// - `append`: no number. In a room that never had a numbered item the sequence is assigned here,
+///   in call order (one node: the writer thread calls it in commit order); in a numbered room the
+///   item goes after the highest number seen so far (a flush marker, an event without a number).
+///
+/// A fresh room (no state: first use, or forgotten while idle) does not know which number comes
+/// next. With `freshHoldNanoseconds` > 0 (several nodes: an earlier number may still be on its way
+/// from a node with a slower link) its first item waits that long, so that earlier ones arriving
+/// meanwhile are delivered before it instead of being taken for duplicates; alone a node sets 0,
+/// since its own commits reach it in commit order, and delivery starts at the first number seen.
 ///
 /// Bounded: at most `maxPendingPerRoom` items wait per room; past that `.full` (the owner logs
-/// and drops). A room's state is forgotten once it is idle with nothing held, unless its
-/// numbers come from `accept` (then the next expected number must be remembered).
+/// and drops). A numbered room's state (the next expected number) outlives idleness, but only for
+/// `idleForgetNanoseconds` and for at most `maxRooms` rooms (the longest idle are forgotten first):
+/// a forgotten room is fresh again. A room that was never numbered is forgotten as soon as it is idle.
 public struct RoomEventSequencer<Item> {
     public enum Admission: Equatable, Sendable {
-        /// Queued, and no drain runs for the room: the caller must start one.
+        /// Queued, and no drain runs for the room (or the one that runs sleeps until a missing
+        /// number's deadline, and must not make this item wait that long): the caller must start
+        /// one, with the room's `drainID`; a sleeping drain finds itself replaced when it wakes.
         case startDrain
         /// Queued behind a running drain.
         case queued
@@ -34,8 +45,8 @@ public struct RoomEventSequencer<Item> {
         case item(seq: Int64, Item)
         /// Nothing to deliver now: the drain ends (the next admission answers `.startDrain`).
         case idle
-        /// The next number is missing and later ones wait: call `next` again at `until`
-        /// (nanoseconds on the caller's clock), the drain keeps running.
+        /// The next number is missing and later ones wait (or a fresh room holds its first item):
+        /// call `next` again at `until` (nanoseconds on the caller's clock), the drain keeps running.
         case waitGap(until: UInt64)
     }
 
@@ -43,104 +54,246 @@ public struct RoomEventSequencer<Item> {
         var nextToAssign: Int64 = 1
         var nextToDeliver: Int64 = 1
         var held: [Int64: Item] = [:]
+        /// Items placed right after a number (key): joins, and unnumbered items of a numbered room.
+        var after: [Int64: [Item]] = [:]
+        var afterCount = 0
         var draining = false
         /// When delivery started waiting for `nextToDeliver` while later numbers were held.
         var gapSince: UInt64?
         /// True once a number came from `accept`: the state outlives idleness.
         var external = false
-        /// True until the first item: an `accept`ed room starts at the first number it sees.
+        /// True until delivery knows where the room's numbers start.
         var fresh = true
+        /// When a fresh room's first item started its hold.
+        var freshSince: UInt64?
+        /// The last time the room's drain ran (caller's clock): the least recently active are forgotten first.
+        var lastActive: UInt64 = 0
+        /// The drain sleeps on a `.waitGap`.
+        var sleeping = false
+        /// Which drain is the room's current one (a new one replaces a sleeping one).
+        var drain: UInt64 = 0
+
+        var pending: Int { held.count + afterCount }
     }
 
     public let maxPendingPerRoom: Int
     public let gapWaitNanoseconds: UInt64
+    public let freshHoldNanoseconds: UInt64
+    public let maxRooms: Int
+    public let idleForgetNanoseconds: UInt64
     private var rooms: [String: Room] = [:]
+    private var lastSweep: UInt64 = 0
     /// Numbers given up after a gap waited too long, over all rooms.
     public private(set) var skipped: Int64 = 0
+    /// Items placed after a number that was already delivered (a join whose commit hook ran after a
+    /// later event arrived from another node): delivered next, after the events in between.
+    public private(set) var placedLate: Int64 = 0
+    /// Numbered rooms forgotten (idle too long, or the longest idle when `maxRooms` was reached).
+    public private(set) var forgotten: Int64 = 0
 
-    public init(maxPendingPerRoom: Int, gapWaitNanoseconds: UInt64) {
+    public init(maxPendingPerRoom: Int, gapWaitNanoseconds: UInt64, freshHoldNanoseconds: UInt64 = 0,
+                maxRooms: Int = 100_000, idleForgetNanoseconds: UInt64 = 600_000_000_000) {
         self.maxPendingPerRoom = max(1, maxPendingPerRoom)
         self.gapWaitNanoseconds = gapWaitNanoseconds
+        self.freshHoldNanoseconds = freshHoldNanoseconds
+        self.maxRooms = max(1, maxRooms)
+        self.idleForgetNanoseconds = idleForgetNanoseconds
     }
 
-    /// Queues `item` as the room's next number (call order is delivery order).
+    /// Queues `item` as the room's next item (call order is delivery order).
     public mutating func append(_ item: Item, room: String) -> (seq: Int64, admission: Admission) {
-        var r = rooms.removeValue(forKey: room) ?? Room()  // taken out: `held` is then not copied on write
-        guard r.held.count < maxPendingPerRoom else {
+        var r = take(room)  // taken out: `held` is then not copied on write
+        guard r.pending < maxPendingPerRoom else {
             rooms[room] = r
             return (0, .full)
         }
-        let seq = r.nextToAssign
-        r.nextToAssign += 1
-        r.fresh = false
-        r.held[seq] = item
-        let admission = r.draining ? Admission.queued : .startDrain
-        r.draining = true
-        rooms[room] = r
-        return (seq, admission)
+        let seq: Int64
+        if r.external {
+            seq = r.nextToAssign - 1
+            r.after[seq, default: []].append(item)
+            r.afterCount += 1
+        } else {
+            seq = r.nextToAssign
+            r.nextToAssign += 1
+            r.fresh = false
+            r.held[seq] = item
+        }
+        return (seq, admit(&r, room))
     }
 
     /// Queues `item` under the number it carries.
     public mutating func accept(_ item: Item, seq: Int64, room: String) -> Admission {
-        var r = rooms.removeValue(forKey: room) ?? Room()  // taken out: `held` is then not copied on write
-        r.external = true
-        if r.fresh {
-            r.fresh = false
-            r.nextToDeliver = seq
-        }
-        guard seq >= r.nextToDeliver, r.held[seq] == nil else {
+        var r = take(room)
+        number(&r, startingAt: seq)
+        guard r.fresh || seq >= r.nextToDeliver, r.held[seq] == nil else {
             rooms[room] = r
             return .duplicate
         }
-        guard r.held.count < maxPendingPerRoom else {
+        guard r.pending < maxPendingPerRoom else {
             rooms[room] = r
             return .full
         }
         r.held[seq] = item
         r.nextToAssign = max(r.nextToAssign, seq + 1)
-        let admission = r.draining ? Admission.queued : .startDrain
-        r.draining = true
-        rooms[room] = r
-        return admission
+        return admit(&r, room)
     }
 
-    /// What the room's drain does next at time `now`.
-    public mutating func next(room: String, now: UInt64) -> Step {
-        guard var r = rooms.removeValue(forKey: room) else { return .idle }
-        if let item = r.held.removeValue(forKey: r.nextToDeliver) {
-            let seq = r.nextToDeliver
-            r.nextToDeliver += 1
-            r.gapSince = nil
+    /// Queues `item` right after number `after` (before `after + 1`), taking no number.
+    public mutating func accept(_ item: Item, after: Int64, room: String) -> Admission {
+        var r = take(room)
+        number(&r, startingAt: after + 1)
+        guard r.pending < maxPendingPerRoom else {
             rooms[room] = r
-            return .item(seq: seq, item)
+            return .full
         }
-        guard let lowest = r.held.keys.min() else {
-            r.draining = false
-            r.gapSince = nil
-            if r.external { rooms[room] = r }
+        var key = after
+        if !r.fresh && after < r.nextToDeliver - 1 {
+            key = r.nextToDeliver - 1
+            placedLate += 1
+        }
+        r.after[key, default: []].append(item)
+        r.afterCount += 1
+        r.nextToAssign = max(r.nextToAssign, after + 1)
+        return admit(&r, room)
+    }
+
+    /// The id of the room's current drain (read with the admission that asked to start one).
+    public func drainID(room: String) -> UInt64 { rooms[room]?.drain ?? 0 }
+
+    /// What the room's drain does next at time `now`. A drain that was replaced while it slept
+    /// (`drain` is not the room's current one) gets `.idle` and ends.
+    public mutating func next(room: String, now: UInt64, drain: UInt64? = nil) -> Step {
+        guard var r = rooms.removeValue(forKey: room) else { return .idle }
+        if let drain, drain != r.drain {
+            rooms[room] = r
             return .idle
         }
-        let since = r.gapSince ?? now
-        if now &- since >= gapWaitNanoseconds {
-            skipped += lowest - r.nextToDeliver
-            r.nextToDeliver = lowest
-            let item = r.held.removeValue(forKey: lowest)!
-            r.nextToDeliver += 1
-            r.gapSince = nil
-            rooms[room] = r
-            return .item(seq: lowest, item)
+        r.sleeping = false
+        r.lastActive = now
+        if r.fresh && r.external && r.pending > 0 {
+            let since = r.freshSince ?? now
+            if now &- since < freshHoldNanoseconds {
+                r.freshSince = since
+                r.sleeping = true
+                rooms[room] = r
+                return .waitGap(until: since + freshHoldNanoseconds)
+            }
+            r.fresh = false
+            r.freshSince = nil
+            r.nextToDeliver = Self.resumeAt(r)
         }
-        r.gapSince = since
-        rooms[room] = r
-        return .waitGap(until: since + gapWaitNanoseconds)
+        while true {
+            if let step = Self.deliverNext(&r) {
+                rooms[room] = r
+                return step
+            }
+            guard r.pending > 0 else {
+                r.draining = false
+                r.gapSince = nil
+                if r.external { rooms[room] = r }
+                sweep(now: now)
+                return .idle
+            }
+            let since = r.gapSince ?? now
+            guard now &- since >= gapWaitNanoseconds else {
+                r.gapSince = since
+                r.sleeping = true
+                rooms[room] = r
+                return .waitGap(until: since + gapWaitNanoseconds)
+            }
+            let resume = Self.resumeAt(r)
+            skipped += resume - r.nextToDeliver
+            r.nextToDeliver = resume
+            r.gapSince = nil
+        }
     }
 
     /// Items waiting in `room`.
-    public func pending(room: String) -> Int { rooms[room]?.held.count ?? 0 }
+    public func pending(room: String) -> Int { rooms[room]?.pending ?? 0 }
 
     /// Rooms with items waiting or a drain running.
     public var activeRooms: [String] { rooms.compactMap { $0.value.draining ? $0.key : nil } }
 
     /// Rooms with state kept (waiting items, a running drain, or `accept`ed numbers).
     public var roomCount: Int { rooms.count }
+
+    // MARK: -
+
+    /// The room's state taken out of the table (a new one if it has none; making room for it
+    /// when the table is full).
+    private mutating func take(_ room: String) -> Room {
+        if let r = rooms.removeValue(forKey: room) { return r }
+        if rooms.count >= maxRooms { forgetLongestIdle() }
+        return Room()
+    }
+
+    /// Marks the room numbered. Items appended while it was not are placed before `first`.
+    private func number(_ r: inout Room, startingAt first: Int64) {
+        guard !r.external else { return }
+        r.external = true
+        for seq in r.held.keys.sorted() { r.after[first - 1, default: []].append(r.held[seq]!) }
+        r.afterCount += r.held.count
+        r.held = [:]
+        r.fresh = freshHoldNanoseconds > 0
+        r.nextToDeliver = first
+        r.nextToAssign = first
+    }
+
+    private mutating func admit(_ r: inout Room, _ room: String) -> Admission {
+        let admission: Admission
+        if r.draining && !r.sleeping {
+            admission = .queued
+        } else {
+            // No drain, or one asleep until a deadline this item may not have to wait for.
+            r.draining = true
+            r.sleeping = false
+            r.drain &+= 1
+            admission = .startDrain
+        }
+        rooms[room] = r
+        return admission
+    }
+
+    /// The next item if it is there: what was placed after the last delivered number, then the next number.
+    private static func deliverNext(_ r: inout Room) -> Step? {
+        let last = r.nextToDeliver - 1
+        if var list = r.after[last], !list.isEmpty {
+            let item = list.removeFirst()
+            r.after[last] = list.isEmpty ? nil : list
+            r.afterCount -= 1
+            return .item(seq: last, item)
+        }
+        if let item = r.held.removeValue(forKey: r.nextToDeliver) {
+            let seq = r.nextToDeliver
+            r.nextToDeliver += 1
+            r.gapSince = nil
+            return .item(seq: seq, item)
+        }
+        return nil
+    }
+
+    /// The number delivery resumes at when the missing ones are given up: the lowest waiting
+    /// number, or the one after the lowest number something waits behind.
+    private static func resumeAt(_ r: Room) -> Int64 {
+        let afterLowest = r.after.keys.min().map { $0 + 1 } ?? .max
+        return min(r.held.keys.min() ?? .max, afterLowest)
+    }
+
+    /// Forgets numbered rooms idle for `idleForgetNanoseconds`; runs at most twice per that period.
+    private mutating func sweep(now: UInt64) {
+        guard now &- lastSweep >= idleForgetNanoseconds / 2 else { return }
+        lastSweep = now
+        let before = rooms.count
+        rooms = rooms.filter { $0.value.draining || $0.value.pending > 0 || now &- $0.value.lastActive < idleForgetNanoseconds }
+        forgotten += Int64(before - rooms.count)
+    }
+
+    /// The table is full: forgets the longest idle half of the idle rooms (amortised: the next
+    /// full table is as many new rooms away).
+    private mutating func forgetLongestIdle() {
+        let idle = rooms.filter { !$0.value.draining && $0.value.pending == 0 }.sorted { $0.value.lastActive < $1.value.lastActive }
+        let n = idle.isEmpty ? 0 : max(1, idle.count / 2)
+        for (room, _) in idle.prefix(n) { rooms[room] = nil }
+        forgotten += Int64(n)
+    }
 }

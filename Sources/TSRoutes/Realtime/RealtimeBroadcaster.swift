@@ -37,28 +37,46 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         case marker(DeliveryTicket)
     }
 
-    /// A `room:join` whose elements were read in commit order with the room's events.
+    /// A `room:join` whose elements were read in commit order with the room's events: they hold
+    /// every event of the room numbered up to `afterSeq`.
     struct JoinDelivery: Sendable {
         let socket: SocketIOSocket
         let roomId: String
         let elements: [Element]
+        let afterSeq: Int64?
         let ticket: DeliveryTicket
+    }
+
+    /// Where an item goes in its room's queue.
+    private enum Place {
+        /// Under the room number it carries.
+        case numbered(Int64)
+        /// Right after that number (a join's read).
+        case after(Int64)
+        /// After everything queued so far.
+        case last
     }
 
     public init(hub: SocketIOServer, configuration: RealtimeConfiguration, logger: Logger) {
         self.hub = hub
         self.configuration = configuration
         self.logger = logger
-        queues = LockedValue(RoomEventSequencer(maxPendingPerRoom: configuration.maxQueuedEventsPerRoom,
-                                                gapWaitNanoseconds: configuration.gapWait.clockNanoseconds))
+        let gap = configuration.gapWait.clockNanoseconds
+        queues = LockedValue(RoomEventSequencer(maxPendingPerRoom: configuration.maxQueuedEventsPerRoom, gapWaitNanoseconds: gap,
+                                                freshHoldNanoseconds: configuration.holdFreshRooms ? gap : 0,
+                                                maxRooms: configuration.maxTrackedRooms,
+                                                idleForgetNanoseconds: max(1, configuration.forgetIdleRoomsAfter.clockNanoseconds)))
     }
 
     /// Called once while wiring the server, before any event can be published.
     public func attach(_ domain: TouchSyncDomain) { self.domain = domain }
 
     /// On the writer thread, in commit order (or from the cross-node bridge, in its receive
-    /// order): queued behind the room's earlier events; never waits for the broadcast.
-    public func publish(_ event: DomainEvent) { enqueue(.event(event), room: event.roomId) }
+    /// order): queued under its room number (`DomainEvent.seq`), so it leaves after the room's
+    /// events numbered before it, whichever node committed them; never waits for the broadcast.
+    public func publish(_ event: DomainEvent) {
+        enqueue(.event(event), room: event.roomId, at: event.seq.map(Place.numbered) ?? .last)
+    }
 
     /// On the writer thread, from the commit of the join's read: the socket gets `elements` and
     /// then the room's events committed after that read, each once. The socket leaves the room's
@@ -66,7 +84,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// queued do not reach it again when it re-joins a room it was in.
     func enqueueJoin(_ join: JoinDelivery) {
         join.socket.leave(RealtimeConfiguration.roomChannel(join.roomId))
-        enqueue(.join(join), room: join.roomId)
+        enqueue(.join(join), room: join.roomId, at: join.afterSeq.map(Place.after) ?? .last)
     }
 
     /// Returns once every event queued before the call has been emitted. Test-target mode calls it
@@ -75,7 +93,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     public func flush() async {
         for room in queues.withLock({ $0.activeRooms }) {
             let ticket = DeliveryTicket()
-            enqueue(.marker(ticket), room: room)
+            enqueue(.marker(ticket), room: room, at: .last)
             _ = await ticket.wait()
         }
     }
@@ -88,20 +106,49 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// Events waiting in a room's queue (for tests and the inspector).
     public func queuedEvents(roomId: String) -> Int { queues.withLock { $0.pending(room: roomId) } }
 
-    private func enqueue(_ work: Work, room: String) {
-        let (_, admission) = queues.withLock { $0.append(work, room: room) }
+    /// Numbers given up after `realtime.gapWait` (their events lost, or late), events dropped for
+    /// arriving after that, joins placed after events that had already left, and the rooms whose
+    /// order state is kept: for `/metrics`.
+    public var orderCounters: (skipped: Int64, late: Int64, joinsLate: Int64, roomsTracked: Int) {
+        let late = lateEvents.current
+        return queues.withLock { ($0.skipped, late, $0.placedLate, $0.roomCount) }
+    }
+    /// Events dropped because their number had been given up before they arrived.
+    private let lateEvents = LockedValue<Int64>(0)
+
+    private func enqueue(_ work: Work, room: String, at place: Place) {
+        let (admission, late, drainID): (RoomEventSequencer<Work>.Admission, Bool, UInt64) = queues.withLock { q in
+            let lateBefore = q.placedLate
+            let admission: RoomEventSequencer<Work>.Admission
+            switch place {
+            case .numbered(let seq): admission = q.accept(work, seq: seq, room: room)
+            case .after(let seq): admission = q.accept(work, after: seq, room: room)
+            case .last: admission = q.append(work, room: room).admission
+            }
+            return (admission, q.placedLate != lateBefore, q.drainID(room: room))
+        }
+        if late {
+            logger.warning("realtime: a room:join in room \(room) was placed after events numbered above its read (they arrived from another node before its commit was handed on); its socket may miss them until it joins again")
+        }
         switch admission {
         case .startDrain:
             let executors = drainExecutors.current
             if executors.isEmpty {
-                Task { await self.drain(room: room) }
+                Task { await self.drain(room: room, id: drainID) }
             } else {
                 var h = Hasher()
                 h.combine(room)
-                Task(executorPreference: executors[Int(UInt(bitPattern: h.finalize()) % UInt(executors.count))]) { await self.drain(room: room) }
+                Task(executorPreference: executors[Int(UInt(bitPattern: h.finalize()) % UInt(executors.count))]) { await self.drain(room: room, id: drainID) }
             }
-        case .queued, .duplicate:
+        case .queued:
             break
+        case .duplicate:
+            // A number already delivered or given up: the bridge drops Redis's own copies, so this
+            // is an event that came later than realtime.gapWait after its successor.
+            let n = lateEvents.withLock { n -> Int64 in n += 1; return n }
+            if n == 1 || n % 1000 == 0 {
+                logger.warning("realtime: an event of room \(room) arrived after its number was given up (realtime.gapWait is shorter than this node's delay from another node); dropped (\(n) so far)")
+            }
         case .full:
             logger.error("realtime: room \(room) already has \(configuration.maxQueuedEventsPerRoom) events waiting for delivery; one was dropped (clients resync on their next room:join)")
             if case .join(let j) = work { j.ticket.finish(false) }
@@ -109,11 +156,20 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         }
     }
 
-    /// The room's one drain: delivers its queue in order until it is empty.
-    private func drain(room: String) async {
+    /// The room's one drain: delivers its queue in order until it is empty (or, asleep on a
+    /// missing number, until an arrival replaced it with a new drain, `id` no longer current).
+    private func drain(room: String, id: UInt64) async {
         while true {
             let now = DispatchTime.now().uptimeNanoseconds
-            switch queues.withLock({ $0.next(room: room, now: now) }) {
+            let (step, gaveUp) = queues.withLock { q in
+                let before = q.skipped
+                let step = q.next(room: room, now: now, drain: id)
+                return (step, q.skipped - before)
+            }
+            if gaveUp > 0 {
+                logger.error("realtime: room \(room): \(gaveUp) event number(s) did not arrive within realtime.gapWait (lost on the way from the node that committed them); delivery goes on without them, and the room's clients get them back by joining again")
+            }
+            switch step {
             case .idle:
                 return
             case .item(_, .event(let event)):
@@ -125,7 +181,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             case .item(_, .marker(let ticket)):
                 ticket.finish(true)
             case .waitGap(let until):
-                // Only numbers assigned elsewhere (`accept`) can have a gap; bounded by realtime gap wait.
+                // A missing number (or a fresh room's hold, several nodes): bounded by realtime.gapWait.
                 try? await Task.sleep(nanoseconds: until &- now)
             }
         }

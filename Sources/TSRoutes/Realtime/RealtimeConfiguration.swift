@@ -15,9 +15,16 @@ public struct RealtimeConfiguration: Sendable {
     /// they wait only while the room's drain emits the ones before them, so reaching this bound
     /// means delivery is stuck; past it a new event is logged and dropped rather than held.
     public var maxQueuedEventsPerRoom: Int = 10_000
-    /// How long a room's delivery waits for a missing sequence number before giving it up; only
-    /// numbers assigned in the database (several nodes) can have gaps (`RoomEventSequencer`).
+    /// `realtime.gapWait`: how long a room's delivery waits for a missing event number before
+    /// giving it up (`RoomEventSequencer`); a number is missing only when its event was lost.
     public var gapWait: Duration = .milliseconds(500)
+    /// Several nodes (`realtime.redisUrl`): a room's first event after its state was forgotten
+    /// waits `gapWait` for earlier numbers still on their way from other nodes.
+    public var holdFreshRooms = false
+    /// Rooms whose next event number is remembered at most; the longest idle are forgotten first.
+    public var maxTrackedRooms = 100_000
+    /// A room idle this long is forgotten (its next event starts it fresh).
+    public var forgetIdleRoomsAfter: Duration = .seconds(600)
 
     public init(globalEvents: GlobalEvents = .members, legacyJoinEvents: Bool = false) {
         self.globalEvents = globalEvents

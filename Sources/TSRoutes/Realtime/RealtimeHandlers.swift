@@ -131,8 +131,8 @@ public struct RealtimeHandlers: Sendable {
         guard let uid = socket.userID else { throw DomainError.unauthorized("unauthorized") }
         let ticket = DeliveryTicket()
         let broadcaster = self.broadcaster
-        let elements = try await domain.elements.join(roomId: roomId, viewer: uid) { elements in  // 404 / 403 for non-members
-            broadcaster.enqueueJoin(.init(socket: socket, roomId: roomId, elements: elements, ticket: ticket))
+        let elements = try await domain.elements.join(roomId: roomId, viewer: uid) { read in  // 404 / 403 for non-members
+            broadcaster.enqueueJoin(.init(socket: socket, roomId: roomId, elements: read.elements, afterSeq: read.afterSeq, ticket: ticket))
         }
         guard await ticket.wait() else {
             throw RoomDeliveryStuck()

@@ -368,6 +368,10 @@ class ChaosCluster:
             "TOUCHSYNC_INSPECTOR_ADMIN_TOKEN": ADMIN_TOKEN,
             "TOUCHSYNC_METRICS_TOKEN": ADMIN_TOKEN,
             "TOUCHSYNC_REALTIME_MAX_OUTBOUND_BYTES_PER_SOCKET": str(64 << 20),
+            # A room's later events wait this long for a missing number before delivery gives up
+            # its order (docs/realtime-cluster.md, "Order across nodes"): above the longest
+            # partition or stall here, so every room stays in commit order through them.
+            "TOUCHSYNC_REALTIME_GAP_WAIT": os.environ.get("TOUCHSYNC_CHAOS_GAP_WAIT", "15s"),
         })
         env.pop("TOUCHSYNC_TEST_POSTGRES_URL", None)
         env.update(self.extra_env)

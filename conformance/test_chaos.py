@@ -294,8 +294,6 @@ def test_redis_partitioned_from_one_node_then_healed_every_client_gets_every_eve
     c.results["partition"] = (clients, sent)
 
 
-@pytest.mark.xfail(strict=False, reason="per-room commit order across nodes is not delivered yet (docs/realtime-cluster.md, "
-                   "\"Order across nodes\"); turn this on once element events carry the room's commit sequence")
 def test_after_the_redis_partition_every_client_saw_the_room_in_one_commit_order(chaos):
     """The run above, read again: every client got the room's creates in the same order, and
     where the payload numbers them (`seq`), the numbers only grow."""

@@ -72,12 +72,46 @@ final class RoomEventSequencerTests: XCTestCase {
         _ = s.accept("4", seq: 4, room: "r")
         XCTAssertEqual(drain(&s, "r", now: 0).items, ["1"])
         guard case .waitGap = s.next(room: "r", now: 999) else { return XCTFail("still waiting at 999") }
-        XCTAssertEqual(drain(&s, "r", now: 1000).items, ["4"], "2 and 3 never came (rolled back): given up after the wait")
+        XCTAssertEqual(drain(&s, "r", now: 1000).items, ["4"], "2 and 3 did not come within the wait: given up")
         XCTAssertEqual(s.skipped, 2)
-        XCTAssertEqual(s.accept("3 late", seq: 3, room: "r"), .duplicate, "a number given up stays given up")
         guard case .idle = s.next(room: "r", now: 1000) else { return XCTFail("idle") }
         XCTAssertEqual(s.roomCount, 1, "a numbered room remembers where it is")
         XCTAssertEqual(s.accept("5", seq: 5, room: "r"), .startDrain)
+    }
+
+    func testAGivenUpNumberThatStillArrivesIsDeliveredLateOnceAndACopyOfADeliveredOneIsDropped() {
+        var s = Sequencer(maxPendingPerRoom: 10, gapWaitNanoseconds: 1000)
+        _ = s.accept("1", seq: 1, room: "r")
+        _ = s.accept("3", seq: 3, room: "r")
+        XCTAssertEqual(drain(&s, "r", now: 0).items, ["1"])
+        XCTAssertEqual(drain(&s, "r", now: 1000).items, ["3"], "2 given up after the wait")
+        _ = s.accept("4", seq: 4, room: "r")
+        XCTAssertEqual(s.accept("2 late", seq: 2, room: "r"), .queued, "its node was cut off longer than the wait: still delivered")
+        XCTAssertEqual(drain(&s, "r", now: 1000).items, ["2 late", "4"], "next: after 3, which has left, before 4, which has not")
+        XCTAssertEqual(s.deliveredLate, 1)
+        XCTAssertEqual(s.accept("2 again", seq: 2, room: "r"), .duplicate, "delivered once")
+        XCTAssertEqual(s.accept("3 again", seq: 3, room: "r"), .duplicate, "a delivered number is a copy")
+        XCTAssertEqual(drain(&s, "r", now: 1000).items, [])
+    }
+
+    func testGivenUpNumbersAreRememberedUpToTheirBound() {
+        var s = Sequencer(maxPendingPerRoom: 10, gapWaitNanoseconds: 1000)
+        _ = s.accept("1", seq: 1, room: "r")
+        let far = Int64(Sequencer.maxGivenUpPerRoom) * 3
+        _ = s.accept("far", seq: far, room: "r")
+        XCTAssertEqual(drain(&s, "r", now: 0).items, ["1"])
+        XCTAssertEqual(drain(&s, "r", now: 1000).items, ["far"])
+        XCTAssertEqual(s.accept("lowest given up", seq: 2, room: "r"), .duplicate, "only the most recent given-up numbers are kept")
+        XCTAssertEqual(s.accept("just before", seq: far - 1, room: "r"), .startDrain)
+        XCTAssertEqual(drain(&s, "r", now: 1000).items, ["just before"])
+    }
+
+    func testAFreshRoomStartedByAJoinIsNotHeldItsReadSaysWhereTheNumbersContinue() {
+        var s = Sequencer(maxPendingPerRoom: 10, gapWaitNanoseconds: 1000, freshHoldNanoseconds: 1000)
+        XCTAssertEqual(s.accept("join after 7", after: 7, room: "r"), .startDrain)
+        XCTAssertEqual(drain(&s, "r", now: 0).items, ["join after 7"], "delivered at once")
+        _ = s.accept("e8", seq: 8, room: "r")
+        XCTAssertEqual(drain(&s, "r", now: 1).items, ["e8"])
     }
 
     func testInterleavedCommitsFromManyWritersLeaveInOneOrderPerRoom() {

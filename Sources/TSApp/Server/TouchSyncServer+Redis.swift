@@ -23,7 +23,7 @@ extension TouchSyncServer {
                        help: "Room event numbers given up after realtime.gapWait: events lost between the node that committed them and this one (docs/realtime-cluster.md, \"Order across nodes\").",
                        Double(c.skipped))
             out.single("touchsync_realtime_events_late_total", type: "counter",
-                       help: "Events dropped because they arrived after their number had been given up: realtime.gapWait is shorter than the delay between some node and this one.",
+                       help: "Events that arrived after their number had been given up (a delay between nodes longer than realtime.gapWait): delivered late, out of their room's order.",
                        Double(c.late))
             out.single("touchsync_realtime_joins_late_total", type: "counter",
                        help: "room:join reads handed on after a later-numbered event of the room had already left (its socket may miss events until it joins again).",

@@ -8,7 +8,8 @@
 ///   (`RoomEventNumbers`; with several nodes sharing the database, number order is commit order
 ///   across nodes). Items may arrive out of order; one that arrives early is held until the items
 ///   before it arrive, or until the gap has waited `gapWaitNanoseconds`, after which the missing
-///   numbers are given up (counted in `skipped`; the event was lost on its way). A number below
+///   numbers are given up (counted in `skipped`: the event is lost or late). A given-up number
+///   that still arrives is delivered next, out of order (`deliveredLate`); any other number below
 ///   the next one to deliver is a duplicate and is dropped.
 /// - `accept(_:after:room:)`: the item goes right after number `after` and takes no number of its
 ///   own: a `room:join`, whose batch holds every event numbered up to `after`.
@@ -72,6 +73,9 @@ public struct RoomEventSequencer<Item> {
         var sleeping = false
         /// Which drain is the room's current one (a new one replaces a sleeping one).
         var drain: UInt64 = 0
+        /// The most recent numbers given up after a gap (at most `maxGivenUpPerRoom`): an event
+        /// that still arrives with one of them is delivered late instead of taken for a duplicate.
+        var givenUp: Set<Int64> = []
 
         var pending: Int { held.count + afterCount }
     }
@@ -90,6 +94,11 @@ public struct RoomEventSequencer<Item> {
     public private(set) var placedLate: Int64 = 0
     /// Numbered rooms forgotten (idle too long, or the longest idle when `maxRooms` was reached).
     public private(set) var forgotten: Int64 = 0
+    /// Events that arrived after their number had been given up: delivered next, out of their
+    /// room's order (a change that reaches the client late is better than one that never does).
+    public private(set) var deliveredLate: Int64 = 0
+    /// Given-up numbers remembered per room: a bound on the set, not on how late an event may be.
+    public static var maxGivenUpPerRoom: Int { 1024 }
 
     public init(maxPendingPerRoom: Int, gapWaitNanoseconds: UInt64, freshHoldNanoseconds: UInt64 = 0,
                 maxRooms: Int = 100_000, idleForgetNanoseconds: UInt64 = 600_000_000_000) {
@@ -125,6 +134,19 @@ public struct RoomEventSequencer<Item> {
     public mutating func accept(_ item: Item, seq: Int64, room: String) -> Admission {
         var r = take(room)
         number(&r, startingAt: seq)
+        if !r.fresh, seq < r.nextToDeliver, r.givenUp.remove(seq) != nil {
+            // Given up while it was on its way (a partition longer than the gap wait): delivered
+            // next, after what has already left, rather than dropped.
+            guard r.pending < maxPendingPerRoom else {
+                r.givenUp.insert(seq)
+                rooms[room] = r
+                return .full
+            }
+            r.after[r.nextToDeliver - 1, default: []].append(item)
+            r.afterCount += 1
+            deliveredLate += 1
+            return admit(&r, room)
+        }
         guard r.fresh || seq >= r.nextToDeliver, r.held[seq] == nil else {
             rooms[room] = r
             return .duplicate
@@ -141,7 +163,9 @@ public struct RoomEventSequencer<Item> {
     /// Queues `item` right after number `after` (before `after + 1`), taking no number.
     public mutating func accept(_ item: Item, after: Int64, room: String) -> Admission {
         var r = take(room)
-        number(&r, startingAt: after + 1)
+        // A join read everything numbered up to `after`: where the room's numbers continue is
+        // known, so a fresh room needs no hold.
+        number(&r, startingAt: after + 1, known: true)
         guard r.pending < maxPendingPerRoom else {
             rooms[room] = r
             return .full
@@ -203,6 +227,7 @@ public struct RoomEventSequencer<Item> {
             }
             let resume = Self.resumeAt(r)
             skipped += resume - r.nextToDeliver
+            Self.rememberGivenUp(&r, r.nextToDeliver..<resume)
             r.nextToDeliver = resume
             r.gapSince = nil
         }
@@ -228,13 +253,14 @@ public struct RoomEventSequencer<Item> {
     }
 
     /// Marks the room numbered. Items appended while it was not are placed before `first`.
-    private func number(_ r: inout Room, startingAt first: Int64) {
+    /// `known`: `first` is certainly the next number (no earlier one can still be on its way).
+    private func number(_ r: inout Room, startingAt first: Int64, known: Bool = false) {
         guard !r.external else { return }
         r.external = true
         for seq in r.held.keys.sorted() { r.after[first - 1, default: []].append(r.held[seq]!) }
         r.afterCount += r.held.count
         r.held = [:]
-        r.fresh = freshHoldNanoseconds > 0
+        r.fresh = freshHoldNanoseconds > 0 && !known
         r.nextToDeliver = first
         r.nextToAssign = first
     }
@@ -270,6 +296,16 @@ public struct RoomEventSequencer<Item> {
             return .item(seq: seq, item)
         }
         return nil
+    }
+
+    /// Keeps the given-up numbers (the highest `maxGivenUpPerRoom` of them, over all gaps).
+    private static func rememberGivenUp(_ r: inout Room, _ numbers: Range<Int64>) {
+        let cap = Int64(maxGivenUpPerRoom)
+        let kept = max(numbers.lowerBound, numbers.upperBound - cap)..<numbers.upperBound
+        r.givenUp.formUnion(kept)
+        if r.givenUp.count > maxGivenUpPerRoom {
+            r.givenUp = Set(r.givenUp.sorted().suffix(maxGivenUpPerRoom))
+        }
     }
 
     /// The number delivery resumes at when the missing ones are given up: the lowest waiting

@@ -110,22 +110,23 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// arriving after that, joins placed after events that had already left, and the rooms whose
     /// order state is kept: for `/metrics`.
     public var orderCounters: (skipped: Int64, late: Int64, joinsLate: Int64, roomsTracked: Int) {
-        let late = lateEvents.current
-        return queues.withLock { ($0.skipped, late, $0.placedLate, $0.roomCount) }
+        queues.withLock { ($0.skipped, $0.deliveredLate, $0.placedLate, $0.roomCount) }
     }
-    /// Events dropped because their number had been given up before they arrived.
-    private let lateEvents = LockedValue<Int64>(0)
 
     private func enqueue(_ work: Work, room: String, at place: Place) {
-        let (admission, late, drainID): (RoomEventSequencer<Work>.Admission, Bool, UInt64) = queues.withLock { q in
+        let (admission, late, lateEvent, drainID): (RoomEventSequencer<Work>.Admission, Bool, Int64?, UInt64) = queues.withLock { q in
             let lateBefore = q.placedLate
+            let lateEventsBefore = q.deliveredLate
             let admission: RoomEventSequencer<Work>.Admission
             switch place {
             case .numbered(let seq): admission = q.accept(work, seq: seq, room: room)
             case .after(let seq): admission = q.accept(work, after: seq, room: room)
             case .last: admission = q.append(work, room: room).admission
             }
-            return (admission, q.placedLate != lateBefore, q.drainID(room: room))
+            return (admission, q.placedLate != lateBefore, q.deliveredLate != lateEventsBefore ? q.deliveredLate : nil, q.drainID(room: room))
+        }
+        if let n = lateEvent, n == 1 || n % 1000 == 0 {
+            logger.warning("realtime: an event of room \(room) arrived after its number was given up (a delay between nodes longer than realtime.gapWait); delivered now, out of the room's order (\(n) so far)")
         }
         if late {
             logger.warning("realtime: a room:join in room \(room) was placed after events numbered above its read (they arrived from another node before its commit was handed on); its socket may miss them until it joins again")
@@ -143,12 +144,8 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         case .queued:
             break
         case .duplicate:
-            // A number already delivered or given up: the bridge drops Redis's own copies, so this
-            // is an event that came later than realtime.gapWait after its successor.
-            let n = lateEvents.withLock { n -> Int64 in n += 1; return n }
-            if n == 1 || n % 1000 == 0 {
-                logger.warning("realtime: an event of room \(room) arrived after its number was given up (realtime.gapWait is shorter than this node's delay from another node); dropped (\(n) so far)")
-            }
+            // A number already delivered (given-up ones are delivered late above): a copy.
+            logger.debug("realtime: an event of room \(room) numbered below what was already delivered was dropped as a copy")
         case .full:
             logger.error("realtime: room \(room) already has \(configuration.maxQueuedEventsPerRoom) events waiting for delivery; one was dropped (clients resync on their next room:join)")
             if case .join(let j) = work { j.ticket.finish(false) }

@@ -60,9 +60,8 @@ public struct TestResetResult: Codable, Sendable, Hashable {
     public let durationMs: Double
     /// Events after this sequence number happened after the reset.
     public let lastEventSequence: Int64
-    /// Nodes that applied the reset, this one included (more than 1 in a cluster; nil from a server
-    /// that does not report it).
-    public let nodes: Int?
+    /// Nodes that applied the reset, this one included (more than 1 in a cluster).
+    public let nodes: Int
 }
 
 /// A loaded user: id, username and a bearer token (a value of schema `FixtureResult.users`).

@@ -1,8 +1,8 @@
 # TouchSync server image.   Build: docker build -t touchsync .   Run: docker compose up --build
 #
-# Stage 1 compiles one self-contained binary (Swift runtime linked in statically, migrations
-# embedded). The Swift image must be at least the highest swift-tools-version of the package and
-# its resolved dependencies (swift-log 1.16.2 declares 6.2); conformance/test_cli.py
+# Stage 1 compiles one self-contained binary (Swift runtime linked in statically, Migrations/
+# embedded by the build). The Swift image must be at least the highest swift-tools-version of the
+# package and its resolved dependencies (swift-log 1.16.2 declares 6.2); conformance/test_cli.py
 # test_dockerfile_swift_is_new_enough_for_every_manifest checks this.
 FROM swift:6.2-bookworm AS build
 RUN apt-get update \
@@ -12,6 +12,8 @@ WORKDIR /src
 # Every directory Package.swift names must exist, even to build one product.
 COPY Package.swift ./
 COPY Sources ./Sources
+COPY Plugins ./Plugins
+COPY Migrations ./Migrations
 COPY Tests ./Tests
 COPY bench ./bench
 COPY fuzz ./fuzz

@@ -67,7 +67,11 @@ let package = Package(
         // APNs push delivery (token auth, HTTP/2 through libcurl); off unless configured.
         .target(name: "TSAPNs", dependencies: ["CCurl", "CCrypto", "TSCrypto", "TSSync", "TSDomain", "TSStorage", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSRoutes", dependencies: ["TSSync", "TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .target(name: "TSApp", dependencies: ["TSRedis", "TSTLS", "TSSync", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSApp", dependencies: ["TSRedis", "TSTLS", "TSSync", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict,
+                plugins: ["EmbedMigrations"]),
+        // Migrations/ compiled into TSApp at build time (`EmbeddedMigrations`), so touchsync runs from any directory.
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"], path: "Plugins/EmbedMigrations"),
+        .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations", swiftSettings: strict),
         .executableTarget(name: "touchsync", dependencies: ["TSApp", "TSRoutes", "TSTLS", "TSSockets", "TSSync", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync-bench", dependencies: ["TSSockets", "TSJSON", "TSCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "bench/touchsync-bench", swiftSettings: strict),
         // Database throughput on SQLite vs PostgreSQL (bench/RESULTS.md).

@@ -379,7 +379,8 @@ def test_docker_files_build_every_target_and_run_the_server_as_documented():
               for src in line.split()[1:-1] if not src.startswith("--")}
     # Default target locations, and every custom `path:`.
     # Package.resolved is git-ignored (offline mirror pins): a clean clone has none to copy.
-    needed = {"Package.swift", "Sources", "Tests"}
+    # Migrations: the EmbedMigrations build-tool plugin compiles it into the binary.
+    needed = {"Package.swift", "Sources", "Tests", "Migrations"}
     needed |= {p.split("/")[0] for p in re.findall(r'path:\s*"([^"]+)"', package)}
     assert needed <= copied, f"the Dockerfile's build stage does not COPY {sorted(needed - copied)}"
     assert re.search(r"HEALTHCHECK .*?/health", dockerfile)

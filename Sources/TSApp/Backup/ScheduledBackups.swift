@@ -189,9 +189,8 @@ public final class ScheduledBackups: Sendable {
     /// The backup families of `/metrics`.
     func render(into out: inout PrometheusText) {
         let s = state.current
-        out.family("touchsync_backups_total", type: "counter", help: "Scheduled backups taken, by outcome.")
-        out.sample("touchsync_backups_total", ["outcome": "ok"], Double(s.ok))
-        out.sample("touchsync_backups_total", ["outcome": "failed"], Double(s.failed))
+        out.family("touchsync_backups_total", type: "counter", help: "Scheduled backups taken, by outcome.",
+                   by: "outcome", [("ok", Double(s.ok)), ("failed", Double(s.failed))])
         out.single("touchsync_backup_last_ok", type: "gauge", help: "1 when the last scheduled backup succeeded, 0 when it failed or none ran yet.",
                    s.last?.ok == true ? 1 : 0)
         out.single("touchsync_backup_last_timestamp_seconds", type: "gauge", help: "Unix time the last scheduled backup finished (0: none yet).",

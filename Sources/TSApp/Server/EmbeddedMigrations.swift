@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import TSStorage
 
-/// The schema migrations compiled into the executable (`EmbeddedMigrations+Generated.swift`,
-/// generated from `Migrations/*.sql` and `Migrations/postgres/*.sql` by `scripts/gen-migrations.sh`), so `touchsync` runs from
+/// The schema migrations compiled into the executable (`files` and `postgresFiles`, generated from
+/// `Migrations/*.sql` and `Migrations/postgres/*.sql` at build time by the EmbedMigrations plugin), so `touchsync` runs from
 /// any directory and as a single copied file. A directory still takes precedence when one is named:
 /// `database.migrationsDir` (TOUCHSYNC_DATABASE_MIGRATIONS_DIR) or `TOUCHSYNC_MIGRATIONS_DIR`.
 public enum EmbeddedMigrations {

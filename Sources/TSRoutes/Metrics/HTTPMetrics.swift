@@ -131,9 +131,8 @@ public final class HTTPMetrics: HTTPServerObserver, Sendable {
             out.sample("touchsync_http_request_duration_seconds_sum", labels, h.sum)
             out.sample("touchsync_http_request_duration_seconds_count", labels, Double(h.count))
         }
-        out.family("touchsync_http_connections_open", type: "gauge", help: "Open HTTP connections (not counting ones upgraded to WebSocket).")
-        out.sample("touchsync_http_connections_open", [:], Double(s.openConnections))
-        out.family("touchsync_http_connections_total", type: "counter", help: "HTTP connections accepted.")
-        out.sample("touchsync_http_connections_total", [:], Double(s.connectionsTotal))
+        out.single("touchsync_http_connections_open", type: "gauge", help: "Open HTTP connections (not counting ones upgraded to WebSocket).",
+                   Double(s.openConnections))
+        out.single("touchsync_http_connections_total", type: "counter", help: "HTTP connections accepted.", Double(s.connectionsTotal))
     }
 }

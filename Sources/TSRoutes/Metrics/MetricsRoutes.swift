@@ -60,9 +60,8 @@ public struct MetricsRoutes: Sendable {
         out.single("touchsync_tcp_connections_open", type: "gauge", help: "Open TCP connections, WebSocket ones included.", Double(tcpConnections()))
 
         let s = hub.stats
-        out.family("touchsync_sockets_connected", type: "gauge", help: "Connected Socket.IO sockets by transport.")
-        out.sample("touchsync_sockets_connected", ["transport": "websocket"], Double(s.websocketSockets))
-        out.sample("touchsync_sockets_connected", ["transport": "polling"], Double(s.pollingSockets))
+        out.family("touchsync_sockets_connected", type: "gauge", help: "Connected Socket.IO sockets by transport.",
+                   by: "transport", [("websocket", Double(s.websocketSockets)), ("polling", Double(s.pollingSockets))])
         out.single("touchsync_realtime_rooms", type: "gauge",
                    help: "Socket.IO rooms with at least one socket (TouchSync rooms, per-user rooms and per-socket rooms).", Double(s.rooms))
         out.single("touchsync_realtime_events_emitted_total", type: "counter", help: "Event packets handed to a socket's transport (one per recipient).",
@@ -80,9 +79,8 @@ public struct MetricsRoutes: Sendable {
         out.family("touchsync_db_transaction_seconds", type: "summary", help: "Write transactions (group commits) and their total duration.")
         out.sample("touchsync_db_transaction_seconds_sum", [:], Double(d.totalTransactionNanoseconds) / 1e9)
         out.sample("touchsync_db_transaction_seconds_count", [:], Double(d.transactionsCommitted))
-        out.family("touchsync_db_write_jobs_total", type: "counter", help: "Write jobs by outcome.")
-        out.sample("touchsync_db_write_jobs_total", ["outcome": "committed"], Double(d.jobsCommitted))
-        out.sample("touchsync_db_write_jobs_total", ["outcome": "failed"], Double(d.jobsFailed))
+        out.family("touchsync_db_write_jobs_total", type: "counter", help: "Write jobs by outcome.",
+                   by: "outcome", [("committed", Double(d.jobsCommitted)), ("failed", Double(d.jobsFailed))])
         out.single("touchsync_db_commit_failures_total", type: "counter", help: "COMMITs (or BEGINs) that failed, failing a whole batch.", Double(d.commitFailures))
         if db.dialect == .postgres {
             out.single("touchsync_db_postgres_round_trips_total", type: "counter",
@@ -98,10 +96,8 @@ public struct MetricsRoutes: Sendable {
             let w = db.walCheckpoints
             out.single("touchsync_db_wal_frames", type: "gauge", help: "Frames in the SQLite WAL after the last commit.", Double(w.walFrames))
             out.family("touchsync_db_wal_checkpoints_total", type: "counter",
-                       help: "WAL checkpoints: background passes, the writer's restarts at database.walMaxBytes, restarts readers kept from finishing.")
-            out.sample("touchsync_db_wal_checkpoints_total", ["kind": "passive"], Double(w.passes))
-            out.sample("touchsync_db_wal_checkpoints_total", ["kind": "restart"], Double(w.restarts))
-            out.sample("touchsync_db_wal_checkpoints_total", ["kind": "restart_busy"], Double(w.restartsBusy))
+                       help: "WAL checkpoints: background passes, the writer's restarts at database.walMaxBytes, restarts readers kept from finishing.",
+                       by: "kind", [("passive", Double(w.passes)), ("restart", Double(w.restarts)), ("restart_busy", Double(w.restartsBusy))])
             out.single("touchsync_db_wal_restart_seconds_total", type: "counter", help: "Time the writer spent restarting the WAL (writes waited meanwhile).",
                        Double(w.restartNanoseconds) / 1e9)
         }
@@ -110,8 +106,8 @@ public struct MetricsRoutes: Sendable {
                    Double(notifications.delivered))
         if !notifications.apnsOutcomes.isEmpty {
             out.family("touchsync_apns_requests_total", type: "counter",
-                       help: "APNs requests by outcome (delivered, unregistered, bad_device_token, rejected, retried, failed).")
-            for o in notifications.apnsOutcomes { out.sample("touchsync_apns_requests_total", ["outcome": o], Double(notifications.apnsCount(o))) }
+                       help: "APNs requests by outcome (delivered, unregistered, bad_device_token, rejected, retried, failed).",
+                       by: "outcome", notifications.apnsOutcomes.map { ($0, Double(notifications.apnsCount($0))) })
         }
         extra?(&out)  // redis hook
         return out.text

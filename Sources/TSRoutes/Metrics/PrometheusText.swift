@@ -22,6 +22,14 @@ public struct PrometheusText: Sendable {
         text += " " + Self.format(value) + "\n"
     }
 
+    /// A gauge or counter family with one sample per value of one label, in the order given:
+    /// `family("x_total", type: "counter", help: …, by: "outcome", [("ok", 3), ("failed", 1)])`
+    /// writes `x_total{outcome="ok"} 3` and `x_total{outcome="failed"} 1`.
+    public mutating func family(_ name: String, type: String, help: String, by label: String, _ samples: [(String, Double)]) {
+        family(name, type: type, help: help)
+        for (value, v) in samples { sample(name, [label: value], v) }
+    }
+
     /// A gauge or counter family with a single unlabelled sample.
     public mutating func single(_ name: String, type: String, help: String, _ value: Double) {
         family(name, type: type, help: help)

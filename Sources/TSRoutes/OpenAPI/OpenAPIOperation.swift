@@ -28,19 +28,6 @@ public struct OpenAPIOperation: Sendable {
         public let schema: JSONValue
         /// A required parameter missing from the request is a 400 (`RequestValidation`).
         public let required: Bool
-        public init(query name: String, _ description: String, schema: JSONValue, required: Bool = false) {
-            self.init(name, in: "query", description, schema, required)
-        }
-        public init(header name: String, _ description: String, schema: JSONValue, required: Bool = false) {
-            self.init(name, in: "header", description, schema, required)
-        }
-        private init(_ name: String, in location: String, _ description: String, _ schema: JSONValue, _ required: Bool) {
-            self.name = name
-            self.location = location
-            self.description = description
-            self.schema = schema
-            self.required = required
-        }
     }
 
     public let method: HTTPMethod
@@ -87,5 +74,15 @@ public struct OpenAPIOperation: Sendable {
     /// The `:name` parameters of the pattern, in order.
     public var pathParameters: [String] {
         pattern.split(separator: "/").filter { $0.hasPrefix(":") }.map { String($0.dropFirst()) }
+    }
+}
+
+// In an extension, so that the struct keeps its memberwise initializer for these to call.
+extension OpenAPIOperation.Parameter {
+    public init(query name: String, _ description: String, schema: JSONValue, required: Bool = false) {
+        self.init(name: name, location: "query", description: description, schema: schema, required: required)
+    }
+    public init(header name: String, _ description: String, schema: JSONValue, required: Bool = false) {
+        self.init(name: name, location: "header", description: description, schema: schema, required: required)
     }
 }

@@ -17,6 +17,17 @@ extension SocketIOServer {
         let resolved: [[Group]] = hub.withLock { h in
             emissions.map { Self.groups(of: $0.target, in: h.adapters[$0.target.namespace]) }
         }
+        return send(emissions, resolved).recipients
+    }
+
+    /// `emit(_:)`, also returning the counter of the last offset given to these events (nil when
+    /// recovery is off or none got one): where, in this node's offsets, they went out (a node's
+    /// delivery journal for recovery across nodes).
+    @discardableResult
+    public func emitCountingOffsets(_ emissions: [SocketIOEmission]) -> (recipients: Int, lastOffset: UInt64?) {
+        let resolved: [[Group]] = hub.withLock { h in
+            emissions.map { Self.groups(of: $0.target, in: h.adapters[$0.target.namespace]) }
+        }
         return send(emissions, resolved)
     }
 
@@ -66,7 +77,8 @@ extension SocketIOServer {
 
     /// Encodes each emission once, hands the bytes to every recipient through one batch, then
     /// counts and records what went out.
-    private func send(_ emissions: [SocketIOEmission], _ resolved: [[Group]]) -> Int {
+    private func send(_ emissions: [SocketIOEmission], _ resolved: [[Group]]) -> (recipients: Int, lastOffset: UInt64?) {
+        var lastOffset: UInt64?
         var batch = EngineBroadcastBatch()
         var records: [SocketIOEmitRecord] = []
         records.reserveCapacity(resolved.count)
@@ -79,7 +91,9 @@ extension SocketIOServer {
                 var delivered = 0
                 if configuration.recoveryEnabled {
                     if g.logWhenAbsent || !g.targets.isEmpty {
-                        let packets = recoverablePackets(e.event, e.args, attachments: e.attachments, namespace: namespace, recoveryTarget: g.recovery)
+                        let (packets, counter) = recoverablePacketsCounted(e.event, e.args, attachments: e.attachments, namespace: namespace,
+                                                                           recoveryTarget: g.recovery)
+                        lastOffset = max(lastOffset ?? 0, counter)
                         if !g.targets.isEmpty { delivered = batch.add(g.targets.map(\.session), toPart: batch.part(packets), distinct: g.distinct) }
                     }
                 } else if !g.targets.isEmpty {
@@ -95,6 +109,6 @@ extension SocketIOServer {
         batch.send()
         countEmit(delivered: total, dropped: dropped)
         for r in records { observe(r) }
-        return total
+        return (total, lastOffset)
     }
 }

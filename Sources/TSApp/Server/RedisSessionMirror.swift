@@ -94,7 +94,7 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
         let max = Array(String(journalMax).utf8)
         number.withLock { n in
             n += 1
-            let e = RecoveryJournalEntry(number: n, counter: entry.counter, roomId: entry.roomId, seq: entry.seq, kind: entry.kind,
+            let e = RecoveryJournalEntry(number: n, first: entry.first, counter: entry.counter, roomId: entry.roomId, seq: entry.seq, kind: entry.kind,
                                          sid: entry.sid, ms: entry.ms)
             var args: [[UInt8]] = [Array("XADD".utf8), key, Array("MAXLEN".utf8), [UInt8(ascii: "~")], max, [UInt8(ascii: "*")]]
             for (k, v) in e.fields { args.append(Array(k.utf8)); args.append(Array(v.utf8)) }

@@ -28,8 +28,9 @@ public final class ClusterRecovery: Sendable {
         ring.withLock { $0.append(event, ms: now) }
     }
 
-    func journal(_ kind: RecoveryJournalEntry.Kind, roomId: String, seq: Int64, counter: UInt64, sid: String?) {
-        write(RecoveryJournalEntry(number: 0, counter: counter, roomId: roomId, seq: seq, kind: kind, sid: sid, ms: Self.nowMs()))
+    func journal(_ kind: RecoveryJournalEntry.Kind, roomId: String, seq: Int64, offsets: ClosedRange<UInt64>, sid: String?) {
+        write(RecoveryJournalEntry(number: 0, first: offsets.lowerBound, counter: offsets.upperBound, roomId: roomId, seq: seq, kind: kind,
+                                   sid: sid, ms: Self.nowMs()))
     }
 
     var ringSnapshot: (items: [RecoveryRingItem], sinceMs: Int64) { ring.withLock { ($0.snapshot, $0.sinceMs) } }
@@ -121,12 +122,23 @@ final class Emitter {
     let hub: SocketIOServer
     let only: SocketIOSocket?
     private let onlyRooms: Set<String>
-    private(set) var lastOffset: UInt64?
+    /// Journals the broadcast with the offsets its emits got, before they leave (once).
+    private var journal: ((ClosedRange<UInt64>?) -> Void)?
 
-    init(hub: SocketIOServer, only: SocketIOSocket?) {
+    init(hub: SocketIOServer, only: SocketIOSocket?, journal: ((ClosedRange<UInt64>?) -> Void)? = nil) {
         self.hub = hub
         self.only = only
+        self.journal = journal
         onlyRooms = only?.rooms ?? []
+    }
+
+    /// The broadcast is over: journalled even when it emitted nothing.
+    func finish() { journalOnce(nil) }
+
+    private func journalOnce(_ offsets: ClosedRange<UInt64>?) {
+        let j = journal
+        journal = nil
+        j?(offsets)
     }
 
     /// A room event: to the room without the origin, or to the replayed socket when it is in the room.
@@ -149,7 +161,7 @@ final class Emitter {
             list = emissions.filter { if case .sockets(let ids, _) = $0.target.recipients { return !ids.isEmpty } else { return true } }
         }
         guard !list.isEmpty else { return }
-        if let o = hub.emitCountingOffsets(list).lastOffset { lastOffset = max(lastOffset ?? 0, o) }
+        hub.emitCountingOffsets(list, beforeSending: journal == nil ? nil : { [self] in journalOnce($0) })
     }
 }
 

@@ -176,12 +176,16 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                 return
             case .item(_, .event(let event)):
                 recovery?.keep(event)
-                var last: UInt64?
-                do { last = try await broadcast(event) } catch {
-                    logger.error("broadcast of \(event.name) in room \(event.roomId) failed: \(error)")
-                }
+                var journal: ((ClosedRange<UInt64>?) -> Void)?
                 if let recovery, let seq = event.seq {
-                    recovery.journal(.event, roomId: event.roomId, seq: seq, counter: last ?? hub.recoveryCounter(namespace: "/"), sid: nil)
+                    // Written before its packets leave: a client's offset is then almost always journalled.
+                    journal = { [hub] offsets in
+                        let now = hub.recoveryCounter(namespace: "/")
+                        recovery.journal(.event, roomId: event.roomId, seq: seq, offsets: offsets ?? now...now, sid: nil)
+                    }
+                }
+                do { try await broadcast(event, journal: journal) } catch {
+                    logger.error("broadcast of \(event.name) in room \(event.roomId) failed: \(error)")
                 }
             case .item(_, .join(let join)):
                 deliver(join)
@@ -201,29 +205,28 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         // Through the hub (not socket.emit) so the emit is recorded for /api/test/events and the inspector.
         let batch = SocketIOEmission("elements:batch", [.object(["roomId": .string(join.roomId), "elements": .array(jsons)])],
                                      .socket(join.socket.id, namespace: join.socket.namespace))
-        var last = hub.emitCountingOffsets([batch]).lastOffset
+        var emissions = [batch]
         if configuration.legacyJoinEvents {
-            for e in jsons {
-                let created = SocketIOEmission("element:created", [.object(["element": e])], .socket(join.socket.id, namespace: join.socket.namespace))
-                last = hub.emitCountingOffsets([created]).lastOffset ?? last
-            }
+            emissions += jsons.map { SocketIOEmission("element:created", [.object(["element": $0])], .socket(join.socket.id, namespace: join.socket.namespace)) }
         }
-        if let recovery, join.socket.pid != nil {
+        hub.emitCountingOffsets(emissions) { [hub, recovery] offsets in
+            guard let recovery, join.socket.pid != nil else { return }
             // The session's place in the room, for its recovery on another node.
-            recovery.journal(.join, roomId: join.roomId, seq: join.afterSeq ?? 0, counter: last ?? hub.recoveryCounter(namespace: "/"), sid: join.socket.id)
+            let now = hub.recoveryCounter(namespace: "/")
+            recovery.journal(.join, roomId: join.roomId, seq: join.afterSeq ?? 0, offsets: offsets ?? now...now, sid: join.socket.id)
         }
         join.socket.join(RealtimeConfiguration.roomChannel(join.roomId))
         join.ticket.finish(true)
     }
 
     /// Emits `event` to its recipients, or (`only`, a recovered session's replay) to that one
-    /// socket when the event addresses it, personalised the same way. Returns the counter of the
-    /// last recovery offset its emits got (recovery on).
-    @discardableResult
-    func broadcast(_ event: DomainEvent, only: SocketIOSocket? = nil) async throws -> UInt64? {
+    /// socket when the event addresses it, personalised the same way. `journal` gets the first and
+    /// last recovery offsets its emits got, before they leave (recovery across nodes).
+    func broadcast(_ event: DomainEvent, only: SocketIOSocket? = nil, journal: ((ClosedRange<UInt64>?) -> Void)? = nil) async throws {
         let room = RealtimeConfiguration.roomChannel(event.roomId)
         let except = event.originSocketId
-        let out = Emitter(hub: hub, only: only)
+        let out = Emitter(hub: hub, only: only, journal: journal)
+        defer { out.finish() }
         switch event.kind {
         case .elementCreated(let element):
             // Both events leave together: a member's socket gets them in one write.
@@ -252,7 +255,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             out.emit([out.room(event.name, [.object(payload)], room, except: except)] + global)
         case .roomUpdated:
             // Badges are the recipient's own: one payload (encoded once) per user.
-            guard let domain else { return nil }
+            guard let domain else { return }
             var byUser: [String: [String]] = [:]
             for socket in out.members(of: room) where socket.id != except {
                 if let uid = socket.userID { byUser[uid, default: []].append(socket.id) }
@@ -280,7 +283,6 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                           "stats": stats.viewed(hasReacted: reacted).json])]
             }
         }
-        return out.lastOffset
     }
 
     /// Sends a room event whose payload depends on whether each recipient has reacted to the

@@ -2,8 +2,9 @@ import TSDomain
 
 /// One entry of a node's delivery journal (docs/realtime-cluster.md, "Connection state recovery
 /// across nodes"): a room event this node's broadcaster processed, or a `room:join` it delivered,
-/// with `counter`, the node's recovery offset counter once its emits had gone out. A client whose
-/// last offset counter is C had, on that node, everything journalled at or below C.
+/// with `first` and `counter`, the node's recovery offset counters of its first and last emits. A
+/// client whose last offset counter is C had, on that node, everything journalled from `first` at
+/// or below C.
 public struct RecoveryJournalEntry: Sendable, Equatable {
     public enum Kind: String, Sendable {
         case event = "e"
@@ -12,6 +13,9 @@ public struct RecoveryJournalEntry: Sendable, Equatable {
 
     /// The node's own numbering of its entries, 1, 2, 3, …: a hole is an entry whose write was lost.
     public let number: Int64
+    /// The node's offset counter at its first emit: a client whose last offset is at least this
+    /// got the event (its packets to one socket leave in one write).
+    public let first: UInt64
     public let counter: UInt64
     public let roomId: String
     /// The room's event number (`DomainEvent.seq`); for a join, the last number its read holds.
@@ -22,8 +26,9 @@ public struct RecoveryJournalEntry: Sendable, Equatable {
     /// Wall clock, milliseconds since 1970.
     public let ms: Int64
 
-    public init(number: Int64, counter: UInt64, roomId: String, seq: Int64, kind: Kind, sid: String?, ms: Int64) {
+    public init(number: Int64, first: UInt64? = nil, counter: UInt64, roomId: String, seq: Int64, kind: Kind, sid: String?, ms: Int64) {
         self.number = number
+        self.first = first ?? counter
         self.counter = counter
         self.roomId = roomId
         self.seq = seq
@@ -34,7 +39,7 @@ public struct RecoveryJournalEntry: Sendable, Equatable {
 
     /// The stream entry's fields (`XADD … n <number> c <counter> …`).
     public var fields: [(String, String)] {
-        var f = [("n", String(number)), ("c", String(counter)), ("r", roomId), ("s", String(seq)), ("k", kind.rawValue), ("t", String(ms))]
+        var f = [("n", String(number)), ("f", String(first)), ("c", String(counter)), ("r", roomId), ("s", String(seq)), ("k", kind.rawValue), ("t", String(ms))]
         if let sid { f.append(("i", sid)) }
         return f
     }
@@ -44,7 +49,7 @@ public struct RecoveryJournalEntry: Sendable, Equatable {
         guard let n = fields["n"].flatMap({ Int64($0) }), let c = fields["c"].flatMap({ UInt64($0) }), let r = fields["r"],
               let s = fields["s"].flatMap({ Int64($0) }), let k = fields["k"].flatMap(Kind.init(rawValue:)),
               let t = fields["t"].flatMap({ Int64($0) }) else { return nil }
-        self.init(number: n, counter: c, roomId: r, seq: s, kind: k, sid: fields["i"], ms: t)
+        self.init(number: n, first: fields["f"].flatMap { UInt64($0) }, counter: c, roomId: r, seq: s, kind: k, sid: fields["i"], ms: t)
     }
 }
 
@@ -88,8 +93,10 @@ public enum RecoveryPlan {
         var lastSeenMs = oldest.ms
         for e in journal {
             let mine = e.kind == .event || e.sid == sid
-            if e.kind == .join && e.sid == sid && e.counter > counter { return .failure(.joinNotDelivered) }
-            if e.counter <= counter {
+            // Delivered when the client's last packet is one of its own or later: one event's
+            // packets to a socket leave in one write (`SocketIOServer.emit`).
+            if e.kind == .join && e.sid == sid && e.first > counter { return .failure(.joinNotDelivered) }
+            if e.first <= counter {
                 lastSeenMs = max(lastSeenMs, e.ms)
                 if mine { placed[e.roomId] = max(placed[e.roomId] ?? e.seq, e.seq) }
             } else if e.kind == .event {

@@ -123,6 +123,7 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
               taken.first == .integer(1) else {
             return fail(attempt, "the session was restored elsewhere meanwhile")
         }
+        logger.debug("restoring \(record.sid): offset counter \(attempt.offsetCounter), journal \(entries.map { "\($0.kind.rawValue)\($0.first)-\($0.counter) \($0.roomId)#\($0.seq)" })")
         switch await broadcaster.restore(record, journal: entries, counter: attempt.offsetCounter, within: Self.restoreTimeout, install: attempt.install) {
         case .success(let (socket, replayed)):
             count("recovered")

@@ -14,10 +14,15 @@ public final class ClusterRecovery: Sendable {
     let gate = DrainGate()
     private let ring: LockedValue<RecoveryRing>
     private let write: @Sendable (RecoveryJournalEntry) -> Void
+    private let windowMs: Int64
+    /// Per room, the recovered sockets that already have the room's events up to a number this
+    /// node has not processed yet (they came from the other node first), until when.
+    private let delivered = LockedValue<[String: [String: (seq: Int64, untilMs: Int64)]]>([:])
 
     /// - Parameter journal: writes one entry (its `number` is the writer's to give).
     init(maxEvents: Int, window: Duration, journal: @escaping @Sendable (RecoveryJournalEntry) -> Void) {
-        ring = LockedValue(RecoveryRing(maxCount: maxEvents, maxAgeMs: Int64(window.clockNanoseconds / 1_000_000), startMs: Self.nowMs()))
+        windowMs = Int64(window.clockNanoseconds / 1_000_000)
+        ring = LockedValue(RecoveryRing(maxCount: maxEvents, maxAgeMs: windowMs, startMs: Self.nowMs()))
         write = journal
     }
 
@@ -34,6 +39,35 @@ public final class ClusterRecovery: Sendable {
     }
 
     var ringSnapshot: (items: [RecoveryRingItem], sinceMs: Int64) { ring.withLock { ($0.snapshot, $0.sinceMs) } }
+
+    /// `sid` has the events of each room up to its number: when they arrive here, it is left out.
+    /// Forgotten after the recovery window (then this node never got them: nothing to leave out).
+    func hold(sid: String, delivered rooms: [String: Int64]) {
+        let now = Self.nowMs()
+        delivered.withLock { d in
+            for (room, seq) in rooms { d[room, default: [:]][sid] = (seq, now + windowMs) }
+            for room in Array(d.keys) {
+                d[room] = d[room]?.filter { $0.value.untilMs > now }
+                if d[room]?.isEmpty == true { d[room] = nil }
+            }
+        }
+    }
+
+    /// The recovered sockets an event of `roomId` numbered `seq` must not reach again.
+    func alreadyDelivered(roomId: String, seq: Int64?) -> [String] {
+        guard let seq else { return [] }
+        return delivered.withLock { d in
+            guard let held = d[roomId] else { return [] }
+            var out: [String] = []
+            for (sid, h) in held where seq <= h.seq {
+                out.append(sid)
+                if seq == h.seq { d[roomId]?[sid] = nil }
+            }
+            for (sid, h) in held where seq > h.seq { d[roomId]?[sid] = nil }
+            if d[roomId]?.isEmpty == true { d[roomId] = nil }
+            return out
+        }
+    }
 
     /// Events kept for other nodes' sessions (for /metrics).
     public var keptEvents: Int { ring.withLock { $0.count } }
@@ -125,8 +159,12 @@ final class Emitter {
     /// Journals the broadcast with the offsets its emits got, before they leave (once).
     private var journal: ((ClosedRange<UInt64>?) -> Void)?
 
-    init(hub: SocketIOServer, only: SocketIOSocket?, journal: ((ClosedRange<UInt64>?) -> Void)? = nil) {
+    /// Sockets left out of every emission (recovered ones that already have the event).
+    private let leftOut: [String]
+
+    init(hub: SocketIOServer, only: SocketIOSocket?, journal: ((ClosedRange<UInt64>?) -> Void)? = nil, leftOut: [String] = []) {
         self.hub = hub
+        self.leftOut = leftOut
         self.only = only
         self.journal = journal
         onlyRooms = only?.rooms ?? []
@@ -156,6 +194,11 @@ final class Emitter {
 
     func emit(_ emissions: [SocketIOEmission]) {
         var list = emissions
+        if !leftOut.isEmpty {
+            list = list.map { e in
+                SocketIOEmission(e.event, e.args, attachments: e.attachments, leftOut.reduce(e.target) { $0.except(socket: $1) })
+            }
+        }
         if only != nil {
             // A replay sends nothing to nobody (no log entry, no offset).
             list = emissions.filter { if case .sockets(let ids, _) = $0.target.recipients { return !ids.isEmpty } else { return true } }
@@ -203,7 +246,9 @@ extension RealtimeBroadcaster {
         let missed: [DomainEvent]
         switch RecoveryPlan.missed(journal: journal, counter: counter, sid: record.sid, ring: ring, ringSinceMs: since) {
         case .failure(let f): return .failure(.plan(f))
-        case .success(let m): missed = m
+        case .success(let plan):
+            missed = plan.missed
+            recovery.hold(sid: record.sid, delivered: plan.delivered)
         }
         guard let socket = install(record) else { return .failure(.taken) }
         for event in missed {

@@ -184,7 +184,8 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                         recovery.journal(.event, roomId: event.roomId, seq: seq, offsets: offsets ?? now...now, sid: nil)
                     }
                 }
-                do { try await broadcast(event, journal: journal) } catch {
+                let leftOut = recovery?.alreadyDelivered(roomId: event.roomId, seq: event.seq) ?? []
+                do { try await broadcast(event, journal: journal, leftOut: leftOut) } catch {
                     logger.error("broadcast of \(event.name) in room \(event.roomId) failed: \(error)")
                 }
             case .item(_, .join(let join)):
@@ -222,10 +223,12 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// Emits `event` to its recipients, or (`only`, a recovered session's replay) to that one
     /// socket when the event addresses it, personalised the same way. `journal` gets the first and
     /// last recovery offsets its emits got, before they leave (recovery across nodes).
-    func broadcast(_ event: DomainEvent, only: SocketIOSocket? = nil, journal: ((ClosedRange<UInt64>?) -> Void)? = nil) async throws {
+    /// `leftOut`: recovered sockets that already have it.
+    func broadcast(_ event: DomainEvent, only: SocketIOSocket? = nil, journal: ((ClosedRange<UInt64>?) -> Void)? = nil,
+                   leftOut: [String] = []) async throws {
         let room = RealtimeConfiguration.roomChannel(event.roomId)
         let except = event.originSocketId
-        let out = Emitter(hub: hub, only: only, journal: journal)
+        let out = Emitter(hub: hub, only: only, journal: journal, leftOut: leftOut)
         defer { out.finish() }
         switch event.kind {
         case .elementCreated(let element):

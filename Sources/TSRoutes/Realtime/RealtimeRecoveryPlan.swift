@@ -83,8 +83,16 @@ public enum RecoveryPlan {
     ///   - sid: the session's socket id (its own joins count).
     ///   - ring: this node's kept events, in processing order.
     ///   - ringSinceMs: the ring holds every event this node processed since then.
+    /// What a restore does: replay `missed` (in this order), and keep from the session the room
+    /// events numbered up to `delivered[room]` that this node has yet to process (the other node
+    /// had them out before this one).
+    public struct Plan: Sendable, Equatable {
+        public let missed: [DomainEvent]
+        public let delivered: [String: Int64]
+    }
+
     public static func missed(journal: [RecoveryJournalEntry], counter: UInt64, sid: String, ring: [RecoveryRingItem],
-                              ringSinceMs: Int64) -> Result<[DomainEvent], Failure> {
+                              ringSinceMs: Int64) -> Result<Plan, Failure> {
         guard let oldest = journal.first else { return .failure(.journalEmpty) }
         for (a, b) in zip(journal, journal.dropFirst()) where b.number != a.number + 1 { return .failure(.journalHole) }
         guard journal.contains(where: { $0.counter >= counter }) else { return .failure(.journalTailLost) }
@@ -115,7 +123,7 @@ public enum RecoveryPlan {
                 out.append(e)
             }
         }
-        return .success(out)
+        return .success(Plan(missed: out, delivered: placed))
     }
 }
 

@@ -142,8 +142,17 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
 
     private func count(_ outcome: String) { outcomes.withLock { $0[outcome, default: 0] += 1 } }
 
-    /// Restores across nodes by outcome (for /metrics).
-    var restoreOutcomes: [String: UInt64] { outcomes.current }
+    /// `/metrics`: restores by outcome, the ring, the writes lost.
+    func render(into out: inout PrometheusText) {
+        let o = outcomes.current
+        out.family("touchsync_recovery_restores_total", type: "counter",
+                   help: "Sessions of another node taken over here (recovered), or given a fresh session because that could not be exact (fresh).")
+        for outcome in ["recovered", "fresh"] { out.sample("touchsync_recovery_restores_total", ["outcome": outcome], Double(o[outcome] ?? 0)) }
+        out.single("touchsync_recovery_ring_events", type: "gauge", help: "Room events kept for sessions of other nodes to recover from.",
+                   Double(broadcaster.recovery?.keptEvents ?? 0))
+        out.single("touchsync_recovery_writes_dropped_total", type: "counter",
+                   help: "Session and journal writes to Redis dropped (queue full while Redis was down, or lost with the connection).", Double(client.dropped))
+    }
 
     /// An `XRANGE` reply as journal entries; nil when one is malformed.
     static func journal(_ value: RESPValue) -> [RecoveryJournalEntry]? {

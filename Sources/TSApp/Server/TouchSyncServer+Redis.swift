@@ -37,6 +37,7 @@ extension TouchSyncServer {
                        Double(c.joinsLate))
             out.single("touchsync_realtime_rooms_tracked", type: "gauge",
                        help: "Rooms whose next event number this node remembers (realtime order; idle rooms are forgotten after a while).", Double(c.roomsTracked))
+            bridge.sessionMirror?.render(into: &out)
         }
     }
 }

@@ -30,7 +30,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     private let drainExecutors = LockedValue<[any TaskExecutor]>([])
     /// Recovery across nodes (RealtimeBroadcaster+Recovery.swift): set once, like `domain`,
     /// before the server accepts connections; nil on a node alone.
-    nonisolated(unsafe) var recovery: ClusterRecovery?
+    nonisolated(unsafe) public internal(set) var recovery: ClusterRecovery?
 
     /// One item of a room's queue.
     enum Work: Sendable {

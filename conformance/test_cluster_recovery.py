@@ -10,7 +10,6 @@ of no node, another user's session) gives a fresh session.
 
 TOUCHSYNC_RECOVERY_ROUNDS (default 3) sets how many kills one run makes.
 """
-import json
 import os
 import random
 import threading
@@ -22,6 +21,7 @@ import requests
 import websocket
 
 from clusterlib import Cluster
+from recoverylib import RawSocket
 
 ROUNDS = int(os.environ.get("TOUCHSYNC_RECOVERY_ROUNDS", "3"))
 WINDOW_MS = 60000
@@ -71,45 +71,6 @@ def create_element(base, token, room_id, content):
                       timeout=10)
     assert r.status_code == 201, r.text
     return r.json()["data"]["id"]
-
-
-class RawSocket:
-    """Engine.IO v4 / Socket.IO v5 over websocket-client, answering pings; remembers the last
-    offset (the last argument of the last event), as socket.io-client does."""
-
-    def __init__(self, base, auth):
-        self.ws = websocket.create_connection(base.replace("http", "ws") + "/socket.io/?EIO=4&transport=websocket", timeout=10)
-        assert self.ws.recv().startswith("0{")
-        self.ws.send("40" + json.dumps(auth))
-        reply = self.next()
-        assert reply.startswith("40{"), reply
-        self.handshake = json.loads(reply[2:])
-        self.offset = None
-
-    def next(self):
-        while True:
-            m = self.ws.recv()
-            if m == "2":
-                self.ws.send("3")
-                continue
-            return m
-
-    def event(self):
-        m = self.next()
-        assert m.startswith("42"), m
-        e = json.loads(m[2:])
-        if len(e) > 1 and isinstance(e[-1], str):
-            self.offset = e[-1]
-        return e
-
-    def join(self, room_id):
-        self.ws.send('420["room:join",{"roomId":"%s"}]' % room_id)
-        batch = self.event()
-        while batch[0] == "element:created:global":  # of an element created before (the batch has it)
-            batch = self.event()
-        assert batch[0] == "elements:batch", batch
-        assert self.next().startswith("430")
-        return batch
 
 
 class Reader:

@@ -35,6 +35,11 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
     private let number = LockedValue<Int64>(0)
     private let refresher = LockedValue<Task<Void, Never>?>(nil)
     private let outcomes = LockedValue<[String: UInt64]>([:])
+    /// The last journal read of a few nodes: the clients of a node that died all restore within
+    /// moments, and one read serves every client whose offset it holds.
+    private let journals = LockedValue<[String: (at: ContinuousClock.Instant, entries: [RecoveryJournalEntry])]>([:])
+    static let journalReuse: Duration = .seconds(2)
+    static let journalsKept = 8
 
     init(configuration: RedisConfiguration, prefix: String, hub: SocketIOServer, broadcaster: RealtimeBroadcaster, logger: Logger) throws {
         let window = hub.configuration.recoveryMaxDisconnection
@@ -105,9 +110,17 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
     func restore(_ attempt: SocketIORemoteRestore) async -> SocketIOSocket? {
         let key = sessionKey(attempt.pid)
         let journal = Array("\(prefix):sio:journal:\(attempt.offsetNode)".utf8)
-        guard let replies = await client.request([RESPEncoder.command([Array("GET".utf8), key]),
-                                                   RESPEncoder.command([Array("XRANGE".utf8), journal, [UInt8(ascii: "-")], [UInt8(ascii: "+")]])],
-                                                  timeout: Self.restoreTimeout), replies.count == 2 else {
+        // A journal read lately serves when it reaches the client's offset (what follows it is
+        // only needed for rooms journalled after the offset, and then later entries change nothing).
+        let now = ContinuousClock.now
+        let reused = journals.withLock { j -> [RecoveryJournalEntry]? in
+            guard let r = j[attempt.offsetNode], now - r.at < Self.journalReuse,
+                  r.entries.contains(where: { $0.counter >= attempt.offsetCounter }) else { return nil }
+            return r.entries
+        }
+        var commands = [RESPEncoder.command([Array("GET".utf8), key])]
+        if reused == nil { commands.append(RESPEncoder.command([Array("XRANGE".utf8), journal, [UInt8(ascii: "-")], [UInt8(ascii: "+")]])) }
+        guard let replies = await client.request(commands, timeout: Self.restoreTimeout), replies.count == commands.count else {
             return fail(attempt, "Redis did not answer within \(Self.restoreTimeout)")
         }
         guard let bytes = replies[0].bytes, let json = try? JSONValue.parse(bytes), let record = SocketIOSessionRecord(json: json) else {
@@ -117,7 +130,15 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
         guard record.namespace == attempt.namespace, record.node == attempt.offsetNode else {
             return fail(attempt, "its offset is not of the session's node and namespace")
         }
-        guard let entries = Self.journal(replies[1]) else { return fail(attempt, "the journal of node \(attempt.offsetNode) is not readable") }
+        guard let entries = reused ?? replies.dropFirst().first.flatMap(Self.journal) else {
+            return fail(attempt, "the journal of node \(attempt.offsetNode) is not readable")
+        }
+        if reused == nil {
+            journals.withLock { j in
+                j[attempt.offsetNode] = (now, entries)
+                if j.count > Self.journalsKept, let oldest = j.min(by: { $0.value.at < $1.value.at })?.key { j[oldest] = nil }
+            }
+        }
         // Taken: DEL answers 1 to one caller only.
         guard let taken = await client.request([RESPEncoder.command([Array("DEL".utf8), key])], timeout: Self.restoreTimeout),
               taken.first == .integer(1) else {

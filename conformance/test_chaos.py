@@ -27,7 +27,6 @@ import requests
 import chaoslib
 from chaoslib import ADMIN_TOKEN, ChaosCluster
 from conftest import wait_for
-from recoverylib import RecoveringClient
 from test_cluster import Client, auth, make_room, register, wait_health
 
 PARTITION_S = float(os.environ.get("TOUCHSYNC_CHAOS_PARTITION_SECONDS", "10"))
@@ -36,9 +35,8 @@ RATE = float(os.environ.get("TOUCHSYNC_CHAOS_RATE", "20"))
 PER_NODE_CLIENTS = int(os.environ.get("TOUCHSYNC_CHAOS_CLIENTS_PER_NODE", "2"))
 
 
-@pytest.fixture(scope="module")
-def chaos():
-    c = ChaosCluster()
+def started_cluster(extra_env=None):
+    c = ChaosCluster(extra_env=extra_env)
     reason = c.missing()
     if reason:
         pytest.skip("chaos test skipped: " + reason)
@@ -54,6 +52,11 @@ def chaos():
     for cl in c.made:
         cl.close()
     c.stop()
+
+
+@pytest.fixture(scope="module")
+def chaos():
+    yield from started_cluster()
 
 
 # --- clients and writers -------------------------------------------------------------------------------
@@ -123,17 +126,19 @@ def routed_again(c, timeout=30.0):
     return wait_for(all_routed, timeout, interval=0.25)
 
 
-def clients_on_every_node(c, prefix, per_node=PER_NODE_CLIENTS):
-    """A writer, a room, and `per_node` members' clients pinned to each node (checked there)."""
+def clients_on_every_node(c, prefix, per_node=PER_NODE_CLIENTS, make=None):
+    """A writer, a room, and `per_node` members' clients pinned to each node (checked there);
+    `make(user, node_index, room)` gives a connected client (a TimedClient by default)."""
     writer = register(c.base, "writer")
     users = [register(c.base, f"{prefix}{i}") for i in range(per_node * len(c.nodes))]
     room = make_room(c, writer, users)
     clients = []
     for i, u in enumerate(users):
         k = i % len(c.nodes) + 1
-        cl = TimedClient(c, u, k, [room])
+        cl = make(u, k, room) if make else TimedClient(c, u, k, [room])
         c.made.append(cl)
-        cl.connect()
+        if not make:
+            cl.connect()
         assert located(c, cl, k), f"{prefix} client {i} is not on node {k}:\n" + c.logs()
         clients.append(cl)
     return writer, room, clients
@@ -342,61 +347,6 @@ def test_node_killed_with_sigkill_its_clients_reconnect_through_nginx_and_keep_r
     c.start_node(node3)
     assert wait_health(node3, lambda h: h.get("status") == "ok", timeout=30), "node 3 did not come back:\n" + c.logs()
     assert routed_again(c), "nginx does not route to node 3 again:\n" + c.logs()
-
-
-# --- 2b. a node killed behind nginx, with connection state recovery on --------------------------------------------
-@pytest.fixture(scope="module")
-def chaos_recovering():
-    """The same cluster with realtime.connectionStateRecovery on (a cluster of its own: the
-    setting changes what every event carries)."""
-    c = ChaosCluster(extra_env={"TOUCHSYNC_REALTIME_CONNECTION_STATE_RECOVERY_MAX_DISCONNECTION_DURATION": "60000"})
-    reason = c.missing()
-    if reason:
-        pytest.skip("chaos test skipped: " + reason)
-    try:
-        c.start()
-    except BaseException:
-        c.stop()
-        raise
-    c.acked = {}
-    c.made = []
-    yield c
-    for cl in c.made:
-        cl.close()
-    c.stop()
-
-
-def test_node_killed_behind_nginx_with_recovery_on_its_clients_recover_elsewhere_and_miss_nothing(chaos_recovering, capsys):
-    c = chaos_recovering
-    node3 = c.nodes[2]
-    writer = register(c.base, "writer")
-    users = [register(c.base, f"r{i}") for i in range(PER_NODE_CLIENTS * len(c.nodes))]
-    room = make_room(c, writer, users)
-    clients = []
-    for i, u in enumerate(users):
-        k = i % len(c.nodes) + 1
-        cl = RecoveringClient(c.base, u["token"], room, f"node{k}")
-        cl.node_index = k
-        c.made.append(cl)
-        assert located(c, cl, k), f"client {i} is not on node {k}:\n" + c.logs()
-        clients.append(cl)
-    on3 = [cl for cl in clients if cl.node_index == 3]
-    writers = Writers(c, writer, room, nodes=[1, 2, 3])
-    writers.more(5)
-    c.kill_node(node3)
-    assert wait_for(lambda: all(cl.connects >= 2 for cl in on3), 30), "a client of the killed node did not reconnect through nginx:\n" + c.logs()
-    writers.more(10, nodes=[1, 2])
-    # Counted: every create the live nodes acknowledged, from the start (node 3's own may be lost
-    # with it before reaching Redis: docs/realtime-cluster.md, "Connection state recovery across nodes").
-    sent = {k: v for k, v in writers.finish().items() if k != 3}
-    wait_all_delivered(clients, sent)
-    settle()
-    rows = tally(clients, sent)
-    report(capsys, "node 3 killed (SIGKILL) behind nginx, recovery on; counted: every create of nodes 1 and 2", rows,
-           f"recovered {sum(cl.recoveries for cl in on3)} of {len(on3)}, fresh {sum(cl.fresh for cl in on3)}")
-    for cl in on3:
-        assert cl.recoveries == 1 and cl.fresh == 0, f"a client of node 3 was not recovered elsewhere\n" + c.logs()
-    assert_once_in_origin_order(c, clients, sent, rows)
 
 
 # --- 3. PostgreSQL partitioned from one node -------------------------------------------------------------------

@@ -12,9 +12,9 @@ TOUCHSYNC_RECOVERY_ROUNDS (default 3) sets how many kills one run makes.
 """
 import os
 import random
+import re
 import threading
 import time
-import uuid
 
 import pytest
 import requests
@@ -22,6 +22,7 @@ import websocket
 
 from clusterlib import Cluster
 from recoverylib import RawSocket
+from test_recovery import create_element, register
 
 ROUNDS = int(os.environ.get("TOUCHSYNC_RECOVERY_ROUNDS", "3"))
 WINDOW_MS = 60000
@@ -51,30 +52,15 @@ def cluster():
     c.stop()
 
 
-def register(base, prefix):
-    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
-    r = requests.post(base + "/api/auth/register", json={"username": name, "password": "password-123", "firstName": prefix})
-    assert r.status_code == 201, r.text
-    d = r.json()["data"]
-    return d["user"]["id"], d["token"]
-
-
 def create_room(base, token, members):
     r = requests.post(base + "/api/rooms", json={"memberIds": members}, headers={"Authorization": "Bearer " + token})
     assert r.status_code == 201, r.text
     return r.json()["data"]["id"]
 
 
-def create_element(base, token, room_id, content):
-    r = requests.post(base + f"/api/rooms/{room_id}/elements", headers={"Authorization": "Bearer " + token},
-                      json={"type": "note", "positionX": 1, "positionY": 2, "width": 100, "height": 50, "content": content},
-                      timeout=10)
-    assert r.status_code == 201, r.text
-    return r.json()["data"]["id"]
-
-
 class Reader:
-    """Collects element:created ids and element:created:global ids until the socket fails or `stop`."""
+    """Collects (room, element id) of element:created and of element:created:global, in arrival
+    order, until the socket fails or `stop`."""
 
     def __init__(self, sock):
         self.sock = sock
@@ -94,9 +80,9 @@ class Reader:
             except Exception:
                 return
             if e[0] == "element:created":
-                self.created.append(e[1]["element"]["id"])
+                self.created.append((e[1]["element"]["roomId"], e[1]["element"]["id"]))
             elif e[0] == "element:created:global":
-                self.globals.append(e[1]["elementId"])
+                self.globals.append((e[1]["roomId"], e[1]["elementId"]))
 
     def stop(self):
         self.stopped = True
@@ -112,20 +98,36 @@ def wait(condition, timeout):
     return condition()
 
 
+def replayed(node, sid):
+    """What the node's log says it replayed when it recovered `sid` (None when it did not)."""
+    with open(node.log_path, errors="replace") as f:
+        for line in f:
+            m = re.search(r"recovered socket " + re.escape(sid) + r" .*; (\d+) missed events replayed", line)
+            if m:
+                return int(m.group(1))
+    return None
+
+
+def per_room(pairs, room):
+    return [e for r, e in pairs if r == room]
+
+
 def one_round(c, k):
+    """A client in two rooms on node 1; writers alternate rooms and nodes 2 and 3; node 1 is
+    killed after a random number of events; the client reconnects with its pid and offset."""
     node1, node2, node3 = c.nodes
     if node1.proc.poll() is not None:
         c.start_node(node1)
     client_id, client_token = register(node2.base, f"rc{k}")
     _, writer_token = register(node3.base, f"rw{k}")
-    room = create_room(node3.base, writer_token, [client_id])
-    before_join = [create_element(node2.base, writer_token, room, "early")]
+    rooms = [create_room(node3.base, writer_token, [client_id]) for _ in range(2)]
+    before_join = [create_element(node2.base, writer_token, rooms[0], "early")]
 
     sock = RawSocket(node1.base, {"token": client_token})
     sid, pid = sock.handshake["sid"], sock.handshake.get("pid")
     assert pid, sock.handshake
-    batch = sock.join(room)
-    assert [e["id"] for e in batch[1]["elements"]] == before_join
+    assert [e["id"] for e in sock.join(rooms[0])[1]["elements"]] == before_join
+    assert sock.join(rooms[1])[1]["elements"] == []
     reader = Reader(sock)
 
     sent = []
@@ -134,7 +136,8 @@ def one_round(c, k):
 
     def write():
         for i in range(total):
-            sent.append(create_element((node2, node3)[i % 2].base, writer_token, room, f"e{i}"))
+            room = rooms[i % 2]
+            sent.append((room, create_element((node2, node3)[(i // 2) % 2].base, writer_token, room, f"e{i}")))
 
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
@@ -144,33 +147,34 @@ def one_round(c, k):
     reader.thread.join(timeout=10)
     assert not reader.thread.is_alive(), "the client did not see its node go"
     reader.stop()
-    before = list(reader.created)
-    before_globals = list(reader.globals)
-    offset = sock.offset
+    before, before_globals = list(reader.created), list(reader.globals)
 
     # Alternately to node 2 and node 3 (through the relay to Redis, so often behind node 1).
-    back = RawSocket((node2, node3)[k % 2].base, {"token": client_token, "pid": pid, "offset": offset})
+    target = (node2, node3)[k % 2]
+    back = RawSocket(target.base, {"token": client_token, "pid": pid, "offset": sock.offset})
     recovered = back.handshake == {"sid": sid, "pid": pid}
-    after_reader = Reader(back)
+    after = Reader(back)
     writer.join(timeout=60)
     assert len(sent) == total, "the writers did not finish"
-    wait(lambda: len(before) + len(after_reader.created) >= total and len(before_globals) + len(after_reader.globals) >= total, 15)
-    after_reader.stop()
-    got = before + after_reader.created
-    got_globals = before_globals + after_reader.globals
-    dupes = len(got) - len(set(got))
-    lost = len(set(sent) - set(got))
-    print(f"round {k}: sent {total}, before the kill {len(before)}, after {len(after_reader.created)}, "
-          f"duplicated {dupes}, lost {lost}, globals {len(got_globals)}, recovered {recovered}")
-    return recovered, sent, got, got_globals, c
+    wait(lambda: len(before) + len(after.created) >= total and len(before_globals) + len(after.globals) >= total, 15)
+    after.stop()
+    got, got_globals = before + after.created, before_globals + after.globals
+    ids = [e for _, e in got]
+    print(f"round {k}: sent {total}, before the kill {len(before)}, after {len(after.created)} "
+          f"(replayed {replayed(target, sid)}), duplicated {len(ids) - len(set(ids))}, "
+          f"lost {len({e for _, e in sent} - set(ids))}, globals {len(got_globals)}, recovered {recovered}")
+    return recovered, rooms, sent, got, got_globals
 
 
-def test_a_client_of_a_killed_node_recovers_on_another_with_every_missed_event_once_in_order(cluster, capsys):
+def test_a_client_of_a_killed_node_recovers_on_another_with_every_missed_event_once_in_order(cluster):
     for k in range(ROUNDS):
-        recovered, sent, got, got_globals, c = one_round(cluster, k)
-        assert recovered, f"round {k}: the session was not recovered\n" + c.logs()
-        assert got == sent, f"round {k}: the client got {got}\nexpected {sent}\n" + c.logs()
-        assert got_globals == sent, f"round {k}: global events {got_globals}\nexpected {sent}"
+        recovered, rooms, sent, got, got_globals = one_round(cluster, k)
+        assert recovered, f"round {k}: the session was not recovered\n" + cluster.logs()
+        for room in rooms:
+            want = per_room(sent, room)
+            assert per_room(got, room) == want, f"round {k}: in room {room} the client got {per_room(got, room)}\nexpected {want}\n" + cluster.logs()
+            assert per_room(got_globals, room) == want, f"round {k}: global events of room {room}: {per_room(got_globals, room)}\nexpected {want}"
+        assert len(got) == len(sent) and len(got_globals) == len(sent)
 
 
 def test_an_offset_of_no_node_gets_a_fresh_session(cluster):

@@ -148,6 +148,8 @@ def one_round(c, k):
     assert not reader.thread.is_alive(), "the client did not see its node go"
     reader.stop()
     before, before_globals = list(reader.created), list(reader.globals)
+    # Away while the writers go on: about ten events to replay (a bounded wait on their progress).
+    wait(lambda: len(sent) >= len(before) + 10, 10)
 
     # Alternately to node 2 and node 3 (through the relay to Redis, so often behind node 1).
     target = (node2, node3)[k % 2]

@@ -214,3 +214,33 @@ def test_another_users_pid_gets_a_fresh_session_and_the_owner_still_recovers(clu
     replay = [back.event(), back.event()]
     assert missed in [e[1].get("element", {}).get("id") or e[1].get("elementId") for e in replay], f"{replay}\n" + cluster.logs()
     cluster.start_node(node1)
+
+
+def test_replayed_events_are_personalised_for_the_recovered_client(cluster):
+    """A heart another member gave while the client was away comes back with the client's own
+    view (`hasReacted` false), not the reactor's."""
+    node1, node2, node3 = cluster.nodes
+    if node1.proc.poll() is not None:
+        cluster.start_node(node1)
+    client_id, client_token = register(node2.base, "viewer")
+    _, reactor = register(node2.base, "reactor")
+    room = create_room(node2.base, reactor, [client_id])
+    element = create_element(node2.base, reactor, room, "heart me")
+    s = RawSocket(node1.base, {"token": client_token})
+    sid, pid = s.handshake["sid"], s.handshake["pid"]
+    s.join(room)
+    create_element(node2.base, reactor, room, "seen")
+    assert wait(lambda: s.event()[0] == "element:created", 10)
+    s.event()  # its global
+    offset = s.offset
+    cluster.kill_node(node1)
+    r = requests.post(node3.base + f"/api/rooms/{room}/elements/{element}/reactions/toggle",
+                      headers={"Authorization": "Bearer " + reactor}, timeout=10)
+    assert r.status_code == 200, r.text
+    back = RawSocket(node2.base, {"token": client_token, "pid": pid, "offset": offset})
+    assert back.handshake == {"sid": sid, "pid": pid}
+    e = back.event()
+    assert e[0] == "element:reaction:added", e
+    assert e[1]["elementId"] == element and e[1]["stats"]["totalReactions"] == 1
+    assert e[1]["stats"]["hasReacted"] is False, e
+    cluster.start_node(node1)

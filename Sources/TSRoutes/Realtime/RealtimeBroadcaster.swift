@@ -18,8 +18,8 @@ import TSSync
 /// goes out and the socket joins the room's channel between the events committed before the
 /// batch was read and those committed after.
 public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendable {
-    // Invariant: `domain` is set once, before the server starts accepting connections, and only
-    // read afterwards; `queues` is behind its lock; everything else is immutable.
+    // Invariant: `domain` and `recovery` are set once, before the server starts accepting
+    // connections, and only read afterwards; `queues` is behind its lock; everything else is immutable.
     let hub: SocketIOServer
     private let configuration: RealtimeConfiguration
     let logger: Logger

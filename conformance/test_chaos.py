@@ -35,9 +35,8 @@ RATE = float(os.environ.get("TOUCHSYNC_CHAOS_RATE", "20"))
 PER_NODE_CLIENTS = int(os.environ.get("TOUCHSYNC_CHAOS_CLIENTS_PER_NODE", "2"))
 
 
-@pytest.fixture(scope="module")
-def chaos():
-    c = ChaosCluster()
+def started_cluster(extra_env=None):
+    c = ChaosCluster(extra_env=extra_env)
     reason = c.missing()
     if reason:
         pytest.skip("chaos test skipped: " + reason)
@@ -53,6 +52,11 @@ def chaos():
     for cl in c.made:
         cl.close()
     c.stop()
+
+
+@pytest.fixture(scope="module")
+def chaos():
+    yield from started_cluster()
 
 
 # --- clients and writers -------------------------------------------------------------------------------
@@ -122,17 +126,19 @@ def routed_again(c, timeout=30.0):
     return wait_for(all_routed, timeout, interval=0.25)
 
 
-def clients_on_every_node(c, prefix, per_node=PER_NODE_CLIENTS):
-    """A writer, a room, and `per_node` members' clients pinned to each node (checked there)."""
+def clients_on_every_node(c, prefix, per_node=PER_NODE_CLIENTS, make=None):
+    """A writer, a room, and `per_node` members' clients pinned to each node (checked there);
+    `make(user, node_index, room)` gives a connected client (a TimedClient by default)."""
     writer = register(c.base, "writer")
     users = [register(c.base, f"{prefix}{i}") for i in range(per_node * len(c.nodes))]
     room = make_room(c, writer, users)
     clients = []
     for i, u in enumerate(users):
         k = i % len(c.nodes) + 1
-        cl = TimedClient(c, u, k, [room])
+        cl = make(u, k, room) if make else TimedClient(c, u, k, [room])
         c.made.append(cl)
-        cl.connect()
+        if not make:
+            cl.connect()
         assert located(c, cl, k), f"{prefix} client {i} is not on node {k}:\n" + c.logs()
         clients.append(cl)
     return writer, room, clients

@@ -4,7 +4,6 @@ on reconnect, CONNECT with its auth plus the `pid` from the first CONNECT reply 
 `offset` it saw (the last argument of the last event). Room events caused over REST while it
 was away come back in order; after a restart it starts fresh.
 """
-import json
 import os
 import re
 import subprocess
@@ -15,7 +14,8 @@ import uuid
 
 import pytest
 import requests
-import websocket
+
+from recoverylib import RawSocket
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -84,31 +84,6 @@ def create_element(base, token, room_id, content):
                       json={"type": "note", "positionX": 1, "positionY": 2, "width": 100, "height": 50, "content": content})
     assert r.status_code == 201, r.text
     return r.json()["data"]["id"]
-
-
-class RawSocket:
-    """Engine.IO v4 / Socket.IO v5 over websocket-client, answering pings."""
-
-    def __init__(self, base, auth):
-        self.ws = websocket.create_connection(base.replace("http", "ws") + "/socket.io/?EIO=4&transport=websocket", timeout=5)
-        assert self.ws.recv().startswith("0{")
-        self.ws.send("40" + json.dumps(auth))
-        reply = self.next()
-        assert reply.startswith("40{"), reply
-        self.handshake = json.loads(reply[2:])
-
-    def next(self):
-        while True:
-            m = self.ws.recv()
-            if m == "2":
-                self.ws.send("3")
-                continue
-            return m
-
-    def event(self):
-        m = self.next()
-        assert m.startswith("42"), m
-        return json.loads(m[2:])
 
 
 def wait_for_disconnects(server, n, timeout=5):

@@ -45,7 +45,7 @@ struct SocketIORecoveryLog {
     let maxPackets: Int
     let maxBytes: Int
     private let bootID: String
-    private var nextOffset: UInt64 = 0
+    private(set) var nextOffset: UInt64 = 0
     private var entries: [Entry] = []
     private var start = 0
     private var bytes = 0
@@ -60,6 +60,16 @@ struct SocketIORecoveryLog {
     }
 
     var count: Int { entries.count - start }
+
+    /// This process's offset prefix: which node (and namespace log) an offset comes from.
+    var node: String { bootID }
+
+    /// An offset's prefix and counter (`<prefix>-<counter>`), nil when it is not one of ours.
+    static func parse(offset: String) -> (node: String, counter: UInt64)? {
+        guard let dash = offset.lastIndex(of: "-"), dash != offset.startIndex,
+              let counter = UInt64(offset[offset.index(after: dash)...]) else { return nil }
+        return (String(offset[..<dash]), counter)
+    }
 
     /// A new offset, unique within this process.
     mutating func makeOffset() -> String {

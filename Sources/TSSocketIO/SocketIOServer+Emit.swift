@@ -17,7 +17,21 @@ extension SocketIOServer {
         let resolved: [[Group]] = hub.withLock { h in
             emissions.map { Self.groups(of: $0.target, in: h.adapters[$0.target.namespace]) }
         }
-        return send(emissions, resolved)
+        return send(emissions, resolved).recipients
+    }
+
+    /// `emit(_:)`, also returning the counters of the first and last offsets given to these
+    /// events (nil when recovery is off or none got one): where, in this node's offsets, they went
+    /// out (a node's delivery journal for recovery across nodes).
+    /// `beforeSending` gets them once the offsets are given and before any packet leaves (so
+    /// that a journal write is on its way first).
+    @discardableResult
+    public func emitCountingOffsets(_ emissions: [SocketIOEmission],
+                                    beforeSending: ((ClosedRange<UInt64>?) -> Void)? = nil) -> (recipients: Int, offsets: ClosedRange<UInt64>?) {
+        let resolved: [[Group]] = hub.withLock { h in
+            emissions.map { Self.groups(of: $0.target, in: h.adapters[$0.target.namespace]) }
+        }
+        return send(emissions, resolved, beforeSending: beforeSending)
     }
 
     /// One event to one target (`emit(_:)` with a single emission).
@@ -66,7 +80,9 @@ extension SocketIOServer {
 
     /// Encodes each emission once, hands the bytes to every recipient through one batch, then
     /// counts and records what went out.
-    private func send(_ emissions: [SocketIOEmission], _ resolved: [[Group]]) -> Int {
+    private func send(_ emissions: [SocketIOEmission], _ resolved: [[Group]],
+                      beforeSending: ((ClosedRange<UInt64>?) -> Void)? = nil) -> (recipients: Int, offsets: ClosedRange<UInt64>?) {
+        var offsets: ClosedRange<UInt64>?
         var batch = EngineBroadcastBatch()
         var records: [SocketIOEmitRecord] = []
         records.reserveCapacity(resolved.count)
@@ -79,7 +95,9 @@ extension SocketIOServer {
                 var delivered = 0
                 if configuration.recoveryEnabled {
                     if g.logWhenAbsent || !g.targets.isEmpty {
-                        let packets = recoverablePackets(e.event, e.args, attachments: e.attachments, namespace: namespace, recoveryTarget: g.recovery)
+                        let (packets, counter) = recoverablePacketsCounted(e.event, e.args, attachments: e.attachments, namespace: namespace,
+                                                                           recoveryTarget: g.recovery)
+                        offsets = offsets.map { min($0.lowerBound, counter)...max($0.upperBound, counter) } ?? counter...counter
                         if !g.targets.isEmpty { delivered = batch.add(g.targets.map(\.session), toPart: batch.part(packets), distinct: g.distinct) }
                     }
                 } else if !g.targets.isEmpty {
@@ -92,9 +110,10 @@ extension SocketIOServer {
                 records.append(SocketIOEmitRecord(event: e.event, args: e.args, target: g.record, except: g.except, recipients: delivered))
             }
         }
+        beforeSending?(offsets)
         batch.send()
         countEmit(delivered: total, dropped: dropped)
         for r in records { observe(r) }
-        return total
+        return (total, offsets)
     }
 }

@@ -46,6 +46,8 @@ public final class SocketIOServer: @unchecked Sendable {
         var onDisconnect: (@Sendable (SocketIOSocket, String) -> Void)?
         var events: [String: EventDataHandler] = [:]
         var emitObserver: (@Sendable (SocketIOEmitRecord) -> Void)?
+        /// Recovery across nodes (SocketIOServer+ClusterRecovery.swift); nil on a node alone.
+        var mirror: (any SocketIOSessionMirror)?
     }
 
     public let configuration: SocketIOConfiguration
@@ -129,10 +131,12 @@ public final class SocketIOServer: @unchecked Sendable {
 
     func join(socketID: String, namespace: String, room: String) {
         hub.withLock { $0.adapters[namespace]?.join(socketID, room) }
+        mirrorRooms(socketID: socketID, namespace: namespace)
     }
 
     func leave(socketID: String, namespace: String, room: String) {
         hub.withLock { $0.adapters[namespace]?.leave(socketID, room) }
+        mirrorRooms(socketID: socketID, namespace: namespace)
     }
 
     // MARK: emitting
@@ -148,11 +152,20 @@ public final class SocketIOServer: @unchecked Sendable {
     /// encoded, and kept for sockets of `recoveryTarget` that reconnect after missing it.
     func recoverablePackets(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], namespace: String,
                             recoveryTarget: SocketIORecoveryLog.Target) -> [EnginePreEncodedPacket] {
-        let offset = hub.withLock { $0.recovery[namespace, default: makeRecoveryLog()].makeOffset() }
+        recoverablePacketsCounted(event, args, attachments: attachments, namespace: namespace, recoveryTarget: recoveryTarget).packets
+    }
+
+    /// `recoverablePackets`, with the counter of the offset it carries.
+    func recoverablePacketsCounted(_ event: String, _ args: [JSONValue], attachments: [[UInt8]], namespace: String,
+                                   recoveryTarget: SocketIORecoveryLog.Target) -> (packets: [EnginePreEncodedPacket], counter: UInt64) {
+        let (offset, counter) = hub.withLock { h in
+            let offset = h.recovery[namespace, default: makeRecoveryLog()].makeOffset()
+            return (offset, h.recovery[namespace]!.nextOffset)
+        }
         let packets = Self.preEncode(SocketIOPacketCodec.event(event, args + [.string(offset)], namespace: namespace, attachments: attachments))
         let now = engine.clock.now()
         hub.withLock { $0.recovery[namespace, default: makeRecoveryLog()].append(offset: offset, target: recoveryTarget, packets: packets, now: now) }
-        return packets
+        return (packets, counter)
     }
 
     func makeRecoveryLog() -> SocketIORecoveryLog {
@@ -188,17 +201,18 @@ public final class SocketIOServer: @unchecked Sendable {
     func socketDidDisconnect(_ socket: SocketIOSocket, reason: String) {
         let keep = configuration.recoveryEnabled && Self.recoverableReasons.contains(reason) && socket.pid != nil
         let now = keep ? engine.clock.now() : 0
-        let removed: Bool = hub.withLock { h in
-            guard let rooms = h.adapters[socket.namespace]?.remove(socket) else { return false }
+        let removed: Set<String>? = hub.withLock { h in
+            guard let rooms = h.adapters[socket.namespace]?.remove(socket) else { return nil }
             h.namespaceOf[socket.id] = nil
             if h.adapters[socket.namespace]?.isEmpty == true { h.adapters[socket.namespace] = nil }
             if keep, let pid = socket.pid {
                 h.recovery[socket.namespace, default: makeRecoveryLog()].persist(
                     SocketIORecoveryLog.Session(sid: socket.id, pid: pid, rooms: rooms, userID: socket.userID, data: socket.data, disconnectedAt: now))
             }
-            return true
+            return rooms
         }
-        guard removed else { return }
+        guard let rooms = removed else { return }
+        mirrorDisconnect(socket, kept: keep, rooms: rooms)
         if let f = handlers.withLock({ $0.onDisconnect }) { f(socket, reason) }
     }
 
@@ -258,6 +272,12 @@ public final class SocketIOServer: @unchecked Sendable {
                     return r
                 }
             }
+            if restored == nil, configuration.recoveryEnabled, !legacy, let pid = authPayload?["pid"]?.stringValue,
+               let offset = authPayload?["offset"]?.stringValue,
+               let socket = await restoreFromAnotherNode(pid: pid, offset: offset, userID: userID, data: data, handshake: handshake, client: client) {
+                handlers.withLock { $0.onConnect }?(socket)
+                return
+            }
             let pid: String? = configuration.recoveryEnabled && !legacy ? (restored?.0.pid ?? Self.newSocketID()) : nil
             let socket = SocketIOSocket(id: restored?.0.sid ?? Self.newSocketID(), namespace: ns, userID: userID, data: data,
                                         handshake: handshake, session: session, client: client, server: self,
@@ -273,6 +293,7 @@ public final class SocketIOServer: @unchecked Sendable {
                 _ = client.remove(socket)
                 return refuse("session already connected")
             }
+            mirrorRooms(socketID: socket.id, namespace: ns)
             // The CONNECT reply leaves alone; the missed events and whatever the connect handler
             // emits follow once its write has completed (set-up pacing, `withPacedWrites`): a
             // client reading one frame per tick never finds the reply and the next in one read.

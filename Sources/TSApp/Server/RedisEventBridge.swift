@@ -40,6 +40,8 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
     private var lastSeen = PeerNumbers(capacity: 4096)
     /// Test mode across the cluster (RedisEventBridge+Control.swift).
     let testControl = TestModeControl()
+    /// Sessions kept in Redis for recovery on another node (recovery on); set before `start`.
+    nonisolated(unsafe) var sessionMirror: RedisSessionMirror?
 
     /// Which Redis mechanism carries the events.
     public enum Transport: Sendable, Equatable {
@@ -102,11 +104,13 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
             }
         }
         transport.start()
+        sessionMirror?.start()
         startTestModeHeartbeat()
     }
 
     public func stop() async {
         testControl.stopHeartbeat()
+        await sessionMirror?.stop()
         await transport.stop()
         inbound.finish()
         await consumer.current?.value

@@ -7,10 +7,17 @@ import TSSocketIO
 extension TouchSyncServer {
     /// The cross-node bridge when `realtime.redisUrl` is set (docs/realtime-cluster.md); nil otherwise,
     /// and then nothing connects anywhere.
-    static func makeRedisBridge(settings: RedisEventBridge.Settings?, local: any DomainEventPublisher, hub: SocketIOServer) throws -> RedisEventBridge? {
+    /// With connection state recovery on, sessions are also kept in Redis, for another node to
+    /// restore (`RedisSessionMirror`).
+    static func makeRedisBridge(settings: RedisEventBridge.Settings?, local: RealtimeBroadcaster, hub: SocketIOServer) throws -> RedisEventBridge? {
         guard let settings else { return nil }
-        return try RedisEventBridge(configuration: settings.redis, channelPrefix: settings.channelPrefix, transport: settings.transport,
-                                    maxInboundBacklog: settings.maxInboundBacklog, local: local, hub: hub, logger: Logger(label: "touchsync.redis"))
+        let bridge = try RedisEventBridge(configuration: settings.redis, channelPrefix: settings.channelPrefix, transport: settings.transport,
+                                          maxInboundBacklog: settings.maxInboundBacklog, local: local, hub: hub, logger: Logger(label: "touchsync.redis"))
+        if hub.configuration.recoveryMaxDisconnection > .zero {
+            bridge.sessionMirror = try RedisSessionMirror(configuration: settings.redis, prefix: settings.channelPrefix, hub: hub, broadcaster: local,
+                                                          logger: Logger(label: "touchsync.recovery"))
+        }
+        return bridge
     }
 
     /// The bridge's `/metrics` families, and the cross-node order's (nil when off: the page is as before).
@@ -30,6 +37,7 @@ extension TouchSyncServer {
                        Double(c.joinsLate))
             out.single("touchsync_realtime_rooms_tracked", type: "gauge",
                        help: "Rooms whose next event number this node remembers (realtime order; idle rooms are forgotten after a while).", Double(c.roomsTracked))
+            bridge.sessionMirror?.render(into: &out)
         }
     }
 }

@@ -18,16 +18,19 @@ import TSSync
 /// goes out and the socket joins the room's channel between the events committed before the
 /// batch was read and those committed after.
 public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendable {
-    // Invariant: `domain` is set once, before the server starts accepting connections, and only
-    // read afterwards; `queues` is behind its lock; everything else is immutable.
-    private let hub: SocketIOServer
+    // Invariant: `domain` and `recovery` are set once, before the server starts accepting
+    // connections, and only read afterwards; `queues` is behind its lock; everything else is immutable.
+    let hub: SocketIOServer
     private let configuration: RealtimeConfiguration
-    private let logger: Logger
+    let logger: Logger
     nonisolated(unsafe) private var domain: TouchSyncDomain?
     private let queues: LockedValue<RoomEventSequencer<Work>>
     /// Where drains run (`runDrains(on:)`): the event loops' executors, so that a drain's writes
     /// to sockets of its loop happen inline, as they did from a request handler on that loop.
     private let drainExecutors = LockedValue<[any TaskExecutor]>([])
+    /// Recovery across nodes (RealtimeBroadcaster+Recovery.swift): set once, like `domain`,
+    /// before the server accepts connections; nil on a node alone.
+    nonisolated(unsafe) public internal(set) var recovery: ClusterRecovery?
 
     /// One item of a room's queue.
     enum Work: Sendable {
@@ -166,11 +169,23 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             if gaveUp > 0 {
                 logger.error("realtime: room \(room): \(gaveUp) event number(s) did not arrive within realtime.gapWait (lost on the way from the node that committed them); delivery goes on without them, and the room's clients get them back by joining again")
             }
+            if case .item = step, let recovery { await recovery.gate.enter() }
+            defer { if case .item = step, let recovery { recovery.gate.leave() } }
             switch step {
             case .idle:
                 return
             case .item(_, .event(let event)):
-                do { try await broadcast(event) } catch {
+                recovery?.keep(event)
+                var journal: ((ClosedRange<UInt64>?) -> Void)?
+                if let recovery, let seq = event.seq {
+                    // Written before its packets leave: a client's offset is then almost always journalled.
+                    journal = { [hub] offsets in
+                        let now = hub.recoveryCounter(namespace: "/")
+                        recovery.journal(.event, roomId: event.roomId, seq: seq, offsets: offsets ?? now...now, sid: nil)
+                    }
+                }
+                let leftOut = recovery?.alreadyDelivered(roomId: event.roomId, seq: event.seq) ?? []
+                do { try await broadcast(event, journal: journal, leftOut: leftOut) } catch {
                     logger.error("broadcast of \(event.name) in room \(event.roomId) failed: \(error)")
                 }
             case .item(_, .join(let join)):
@@ -189,47 +204,63 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     private func deliver(_ join: JoinDelivery) {
         let jsons = join.elements.map(\.json)
         // Through the hub (not socket.emit) so the emit is recorded for /api/test/events and the inspector.
-        hub.emit("elements:batch", [.object(["roomId": .string(join.roomId), "elements": .array(jsons)])], to: .socket(join.socket.id, namespace: join.socket.namespace))
+        let batch = SocketIOEmission("elements:batch", [.object(["roomId": .string(join.roomId), "elements": .array(jsons)])],
+                                     .socket(join.socket.id, namespace: join.socket.namespace))
+        var emissions = [batch]
         if configuration.legacyJoinEvents {
-            for e in jsons { hub.emit("element:created", [.object(["element": e])], to: .socket(join.socket.id, namespace: join.socket.namespace)) }
+            emissions += jsons.map { SocketIOEmission("element:created", [.object(["element": $0])], .socket(join.socket.id, namespace: join.socket.namespace)) }
+        }
+        hub.emitCountingOffsets(emissions) { [hub, recovery] offsets in
+            guard let recovery, join.socket.pid != nil else { return }
+            // The session's place in the room, for its recovery on another node.
+            let now = hub.recoveryCounter(namespace: "/")
+            recovery.journal(.join, roomId: join.roomId, seq: join.afterSeq ?? 0, offsets: offsets ?? now...now, sid: join.socket.id)
         }
         join.socket.join(RealtimeConfiguration.roomChannel(join.roomId))
         join.ticket.finish(true)
     }
 
-    private func broadcast(_ event: DomainEvent) async throws {
+    /// Emits `event` to its recipients, or (`only`, a recovered session's replay) to that one
+    /// socket when the event addresses it, personalised the same way. `journal` gets the first and
+    /// last recovery offsets its emits got, before they leave (recovery across nodes).
+    /// `leftOut`: recovered sockets that already have it.
+    func broadcast(_ event: DomainEvent, only: SocketIOSocket? = nil, journal: ((ClosedRange<UInt64>?) -> Void)? = nil,
+                   leftOut: [String] = []) async throws {
         let room = RealtimeConfiguration.roomChannel(event.roomId)
         let except = event.originSocketId
+        let out = Emitter(hub: hub, only: only, journal: journal, leftOut: leftOut)
+        defer { out.finish() }
         switch event.kind {
         case .elementCreated(let element):
             // Both events leave together: a member's socket gets them in one write.
             let global = await global("element:created:global", ["roomId": .string(event.roomId), "elementId": .string(element.id),
-                                                               "createdBy": .string(element.createdBy), "type": .string(element.type.rawValue)], roomId: event.roomId)
-            hub.emit([SocketIOEmission(event.name, [.object(["element": element.json])], .room(room, except: except))] + global)
+                                                               "createdBy": .string(element.createdBy), "type": .string(element.type.rawValue)],
+                                      roomId: event.roomId, only: only)
+            out.emit([out.room(event.name, [.object(["element": element.json])], room, except: except)] + global)
         case .elementUpdated(let element):
             if element.reactions == nil {
-                hub.emit(event.name, [.object(["element": element.json])], to: .room(room, except: except))
+                out.emit([out.room(event.name, [.object(["element": element.json])], room, except: except)])
             } else {
                 // `element` is the actor's view: what the log shows when nobody listens.
                 try await emitPerViewer(event.name, room: room, except: except, elementId: element.id,
-                                  actorHasReacted: element.reactions?.hasReacted ?? false) { reacted in
+                                        actorHasReacted: element.reactions?.hasReacted ?? false, out: out) { reacted in
                     [.object(["element": element.viewed(hasReacted: reacted).json])]
                 }
             }
         case .elementDeleted(let elementId):
             let global = await global("element:deleted:global", ["roomId": .string(event.roomId), "elementId": .string(elementId),
-                                                               "deletedBy": .string(event.actorId)], roomId: event.roomId)
-            hub.emit([SocketIOEmission(event.name, [.object(["elementId": .string(elementId), "roomId": .string(event.roomId)])],
-                                       .room(room, except: except))] + global)
+                                                               "deletedBy": .string(event.actorId)], roomId: event.roomId, only: only)
+            out.emit([out.room(event.name, [.object(["elementId": .string(elementId), "roomId": .string(event.roomId)])], room, except: except)]
+                     + global)
         case .roomCleared:
             let payload: JSONObject = ["roomId": .string(event.roomId), "clearedBy": .string(event.actorId)]
-            let global = await global("room:cleared:global", payload, roomId: event.roomId)
-            hub.emit([SocketIOEmission(event.name, [.object(payload)], .room(room, except: except))] + global)
+            let global = await global("room:cleared:global", payload, roomId: event.roomId, only: only)
+            out.emit([out.room(event.name, [.object(payload)], room, except: except)] + global)
         case .roomUpdated:
             // Badges are the recipient's own: one payload (encoded once) per user.
             guard let domain else { return }
             var byUser: [String: [String]] = [:]
-            for socket in hub.sockets(inRoom: room) where socket.id != except {
+            for socket in out.members(of: room) where socket.id != except {
                 if let uid = socket.userID { byUser[uid, default: []].append(socket.id) }
             }
             var emissions: [SocketIOEmission] = []
@@ -237,20 +268,20 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                 guard let r = try await domain.rooms.room(roomId: event.roomId, viewer: uid) else { continue }
                 emissions.append(SocketIOEmission(event.name, [.object(["room": r.json])], .sockets(sockets, room: room, except: except)))
             }
-            if !emissions.isEmpty { hub.emit(emissions) }
-            if byUser.isEmpty, let r = try await domain.rooms.room(roomId: event.roomId, viewer: event.actorId) {
+            if !emissions.isEmpty { out.emit(emissions) }
+            if byUser.isEmpty, only == nil, let r = try await domain.rooms.room(roomId: event.roomId, viewer: event.actorId) {
                 // Nobody listens: still logged (docs/test-mode.md), with the actor's view and 0 recipients.
-                hub.emit(event.name, [.object(["room": r.json])], to: .sockets([], room: room, except: except))
+                out.emit([SocketIOEmission(event.name, [.object(["room": r.json])], .sockets([], room: room, except: except))])
             }
         case .messageCreated(let message):
-            hub.emit(event.name, [.object(["message": message.json])], to: .room(room, except: except))
+            out.emit([out.room(event.name, [.object(["message": message.json])], room, except: except)])
         case .reactionAdded(let elementId, let reaction, let stats):
-            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId, actorHasReacted: true) { reacted in
+            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId, actorHasReacted: true, out: out) { reacted in
                 [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "reaction": reaction.json,
                           "stats": stats.viewed(hasReacted: reacted).json])]
             }
         case .reactionRemoved(let elementId, let userId, let stats):
-            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId, actorHasReacted: false) { reacted in
+            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId, actorHasReacted: false, out: out) { reacted in
                 [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "userId": .string(userId),
                           "stats": stats.viewed(hasReacted: reacted).json])]
             }
@@ -260,12 +291,12 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// Sends a room event whose payload depends on whether each recipient has reacted to the
     /// element: one group per variant, each encoded once. With no recipient the event is still
     /// emitted to nobody, so the event log records it (docs/test-mode.md) with the variant the
-    /// actor would see (`actorHasReacted`) and 0 recipients.
-    private func emitPerViewer(_ name: String, room: String, except: String?, elementId: String, actorHasReacted: Bool,
+    /// actor would see (`actorHasReacted`) and 0 recipients (not when replaying for one socket).
+    private func emitPerViewer(_ name: String, room: String, except: String?, elementId: String, actorHasReacted: Bool, out: Emitter,
                                _ build: (Bool) -> [JSONValue]) async throws {
-        let sockets = hub.sockets(inRoom: room).filter { $0.id != except }
+        let sockets = out.members(of: room).filter { $0.id != except }
         guard !sockets.isEmpty else {
-            hub.emit(name, build(actorHasReacted), to: .sockets([], room: room, except: except))
+            if out.only == nil { out.emit([SocketIOEmission(name, build(actorHasReacted), .sockets([], room: room, except: except))]) }
             return
         }
         guard let domain else { return }
@@ -279,21 +310,26 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         var emissions: [SocketIOEmission] = []
         if !yes.isEmpty { emissions.append(SocketIOEmission(name, build(true), .sockets(yes, room: room, except: except))) }
         if !no.isEmpty { emissions.append(SocketIOEmission(name, build(false), .sockets(no, room: room, except: except))) }
-        hub.emit(emissions)
+        out.emit(emissions)
     }
 
     /// A global event (keeps MyRooms counts live without joining) to every member's sockets, or to every socket: the emission to
     /// send along with the room event (members are read first, so nothing leaves before both
     /// are ready). Each member's channel is recorded as its own emit, as before.
     /// When the members cannot be read, the room event still goes out (and the failure is logged).
-    private func global(_ name: String, _ payload: JSONObject, roomId: String) async -> [SocketIOEmission] {
+    private func global(_ name: String, _ payload: JSONObject, roomId: String, only: SocketIOSocket?) async -> [SocketIOEmission] {
         switch configuration.globalEvents {
         case .all:
-            return [SocketIOEmission(name, [.object(payload)], .sockets(hub.connectedSockets.map(\.id), room: "*", except: nil))]
+            return [SocketIOEmission(name, [.object(payload)], .sockets(only.map { [$0.id] } ?? hub.connectedSockets.map(\.id), room: "*", except: nil))]
         case .members:
             guard let domain else { return [] }
             do {
                 let channels = try await domain.rooms.memberIds(roomId: roomId).map(RealtimeConfiguration.userChannel)
+                if let only {
+                    // Replaying: to that socket when it is in one of the members' channels.
+                    let mine = only.rooms
+                    return channels.contains(where: mine.contains) ? [SocketIOEmission(name, [.object(payload)], .socket(only.id))] : []
+                }
                 return [SocketIOEmission(name, [.object(payload)], .rooms(channels))]
             } catch {
                 logger.error("\(name) in room \(roomId) not sent: reading the members failed: \(error)")

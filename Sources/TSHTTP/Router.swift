@@ -70,7 +70,7 @@ public struct Router: HTTPResponder, Sendable {
         // specificity, so the first match sets the bar.
         var owner: [RouteSegment]?
         for route in routes {
-            guard let params = Router.match(route.segments, parts) else { continue }
+            guard Router.fits(route.segments, parts), let params = Router.match(route.segments, parts) else { continue }
             if let owner {
                 if RouteSegment.compareSpecificity(owner, route.segments) != 0 { break }
             } else {
@@ -140,6 +140,26 @@ public struct Router: HTTPResponder, Sendable {
     /// The reference split, over `Character`s.
     static func characterSegments(_ path: String) -> [Substring] {
         path.split(separator: "/", omittingEmptySubsequences: false)
+    }
+
+    /// Whether `match` would match: the same comparisons without building the parameters (no
+    /// allocation, no percent-decoding). Most routes of the scan fail at a literal segment or by
+    /// their length, after `match` had decoded the parameters before it (`/api/rooms/:roomId/…`
+    /// for every route under a room); now only the routes that fit pay for their parameters.
+    static func fits(_ segments: [RouteSegment], _ parts: [Substring]) -> Bool {
+        var i = 0
+        for segment in segments {
+            switch segment {
+            case .wildcard:
+                return true
+            case .literal(let lit):
+                guard i < parts.count, parts[i] == lit else { return false }
+            case .parameter:
+                guard i < parts.count, !parts[i].isEmpty else { return false }
+            }
+            i += 1
+        }
+        return i == parts.count
     }
 
     static func match(_ segments: [RouteSegment], _ parts: [Substring]) -> RouteParameters? {

@@ -14,6 +14,7 @@
 #   BIN_TOUCHSYNC=path/to/touchsync   default: $SCRATCH/release/touchsync
 #   TOGGLES=400 CLIENTS=1             toggles measured, curl processes sending them
 #   OUT=bench/.data/pages             where the seed, the WAL and the trace go
+#   SEED_SQL='…'                      SQL run on the seeded database before the server starts
 # Prints a RESULT line: {"toggles", "clients", "commits", "frames", "frames_per_toggle",
 # "wal_syncs_per_toggle", "db_syncs", "by_btree": {name: frames per toggle}}.
 source "$(dirname "$0")/lib.sh"
@@ -29,6 +30,11 @@ export TOUCHSYNC_LIMITS_ENABLED=false
 export TOUCHSYNC_DATABASE_WAL_AUTOCHECKPOINT_PAGES=0
 export TOUCHSYNC_DATABASE_CHECKPOINT_INTERVAL=0s
 "$BIN_TOUCHSYNC" bench-seed --database "$OUT/bench.sqlite" --out "$OUT" --log-level warning 2>"$OUT/seed.log"
+# A what-if on the seeded schema before the server starts (e.g. SEED_SQL='DROP INDEX reactions_by_user'):
+# what a schema change would save, measured before writing its migration.
+if [[ -n "${SEED_SQL:-}" ]]; then
+  python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.close()' "$OUT/bench.sqlite" "$SEED_SQL"
+fi
 "$BIN_TOUCHSYNC" serve --port "$PORT" --database "$OUT/bench.sqlite" --log-level warning >"$OUT/server.log" 2>&1 &
 spid=$!
 trap 'kill -KILL $spid 2>/dev/null || true' EXIT

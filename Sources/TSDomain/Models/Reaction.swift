@@ -8,12 +8,8 @@ public struct Reaction: Sendable, Equatable {
     public let createdAt: Int64
     public let user: PublicUser
 
-    public var json: JSONValue {
-        .object([
-            "id": .string(id), "elementId": .string(elementId), "userId": .string(userId), "type": "heart",
-            "createdAt": .string(Timestamp.iso8601(createdAt)), "user": user.json,
-        ])
-    }
+    /// The shape is written once, in `writeJSON(into:)` (Reaction+JSONShape.swift).
+    public var json: JSONValue { JSONTreeWriter.build { writeJSON(into: &$0) } }
 }
 
 /// Reaction totals of one element for one viewer (docs/api.md, "ElementStats"): `count` and
@@ -23,12 +19,8 @@ public struct ElementStats: Sendable, Equatable {
     public var hasReacted: Bool
     public var topReactors: [PublicUser]
 
-    public var json: JSONValue {
-        .object([
-            "totalReactions": .int(totalReactions), "count": .int(totalReactions), "hasReacted": .bool(hasReacted),
-            "userReaction": hasReacted ? "heart" : .null, "topReactors": .array(topReactors.map(\.json)),
-        ])
-    }
+    /// The shape is written once, in `writeJSON(into:)` (Reaction+JSONShape.swift).
+    public var json: JSONValue { JSONTreeWriter.build { writeJSON(into: &$0) } }
 
     public func viewed(hasReacted: Bool) -> ElementStats {
         var copy = self
@@ -47,7 +39,6 @@ public struct ToggleResult: Sendable, Equatable {
     /// The element's author, who is notified of an added reaction.
     public let elementOwner: String
 
-    public var json: JSONValue {
-        .object(["action": .string(action.rawValue), "reaction": reaction.json, "elementStats": stats.json])
-    }
+    /// The shape is written once, in `writeJSON(into:)` (Reaction+JSONShape.swift).
+    public var json: JSONValue { JSONTreeWriter.build { writeJSON(into: &$0) } }
 }

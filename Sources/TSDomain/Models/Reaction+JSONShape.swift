@@ -33,4 +33,8 @@ extension ToggleResult {
         s.object("reaction") { reaction.writeJSON(into: &$0) }
         s.object("elementStats") { stats.writeJSON(into: &$0) }
     }
+
+    /// `writeJSON` into response bytes, specialised here: called from another module, the generic
+    /// form runs unspecialised (a witness call and a metadata lookup per member).
+    public func writeJSON(bytes w: inout JSONBytesWriter) { writeJSON(into: &w) }
 }

@@ -1,10 +1,11 @@
 import TSJSON
 
-// The one description of the toggle's answer (docs/api.md: "Reaction", "ElementStats",
-// "ToggleResult"): member names, order and formats are written here only. `JSONBytesWriter` turns
-// them into the REST toggle's response bytes (no `JSONValue` tree per toggle); `JSONTreeWriter`
-// into the `.json` trees the realtime payloads and the other paths compose.
-// Tests/TSAppTests/ToggleBytesTests compares the bytes with the tree the routes built before.
+// The toggle's answer (docs/api.md: "Reaction", "ElementStats", "ToggleResult") as a shape that
+// `JSONBytesWriter` turns into the REST toggle's response bytes (no `JSONValue` tree serialized per
+// toggle). The realtime payloads keep the literal trees of `.json` (Reaction.swift), cheaper to
+// build than `JSONTreeWriter`'s; Tests/TSDomainTests/ReactionShapeTests checks that both write the
+// same members in the same order, and Tests/TSAppTests/ToggleBytesTests the answer's bytes over a
+// socket.
 
 extension Reaction {
     public func writeJSON<S: JSONObjectSink>(into s: inout S) {

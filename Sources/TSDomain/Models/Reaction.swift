@@ -8,8 +8,16 @@ public struct Reaction: Sendable, Equatable {
     public let createdAt: Int64
     public let user: PublicUser
 
-    /// The shape is written once, in `writeJSON(into:)` (Reaction+JSONShape.swift).
-    public var json: JSONValue { JSONTreeWriter.build { writeJSON(into: &$0) } }
+    /// The tree of the realtime payloads; the REST toggle writes the same shape as bytes
+    /// (`writeJSON(into:)`, Reaction+JSONShape.swift). A literal tree, not
+    /// `JSONTreeWriter.build { writeJSON }`: it costs less per event (no `String` made from
+    /// each `StaticString` key). ReactionShapeTests checks that the two are the same.
+    public var json: JSONValue {
+        .object([
+            "id": .string(id), "elementId": .string(elementId), "userId": .string(userId), "type": "heart",
+            "createdAt": .string(Timestamp.iso8601(createdAt)), "user": user.json,
+        ])
+    }
 }
 
 /// Reaction totals of one element for one viewer (docs/api.md, "ElementStats"): `count` and
@@ -19,8 +27,13 @@ public struct ElementStats: Sendable, Equatable {
     public var hasReacted: Bool
     public var topReactors: [PublicUser]
 
-    /// The shape is written once, in `writeJSON(into:)` (Reaction+JSONShape.swift).
-    public var json: JSONValue { JSONTreeWriter.build { writeJSON(into: &$0) } }
+    /// As `Reaction.json`: a literal tree, the same shape as `writeJSON(into:)` (ReactionShapeTests).
+    public var json: JSONValue {
+        .object([
+            "totalReactions": .int(totalReactions), "count": .int(totalReactions), "hasReacted": .bool(hasReacted),
+            "userReaction": hasReacted ? "heart" : .null, "topReactors": .array(topReactors.map(\.json)),
+        ])
+    }
 
     public func viewed(hasReacted: Bool) -> ElementStats {
         var copy = self
@@ -39,6 +52,8 @@ public struct ToggleResult: Sendable, Equatable {
     /// The element's author, who is notified of an added reaction.
     public let elementOwner: String
 
-    /// The shape is written once, in `writeJSON(into:)` (Reaction+JSONShape.swift).
-    public var json: JSONValue { JSONTreeWriter.build { writeJSON(into: &$0) } }
+    /// As `Reaction.json`: a literal tree, the same shape as `writeJSON(into:)` (ReactionShapeTests).
+    public var json: JSONValue {
+        .object(["action": .string(action.rawValue), "reaction": reaction.json, "elementStats": stats.json])
+    }
 }

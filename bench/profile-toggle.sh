@@ -27,33 +27,13 @@ CLIENTS="${CLIENTS:-1}"
 OUT="${OUT:-$BENCH_DATA/profile}"
 PORT="${PROFILE_PORT:-3911}"
 callgrind_serve "$BIN_TOUCHSYNC" "$OUT" "$PORT"
-# $CLIENTS curl processes, each one keep-alive connection, $TOGGLES requests in all (curl config
-# files, dealt round-robin: the same toggles whatever CLIENTS is).
-python3 - "$OUT" "$TOGGLES" "$PORT" "$CLIENTS" <<'PY'
-import random, sys
-out, n, port, clients = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-tokens = open(f"{out}/tokens.txt").read().split()
-elements = open(f"{out}/toggle-elements.txt").read().split()
-room = open(f"{out}/toggle-room.txt").read().split()[0]
-random.seed(14)
-files = [open(f"{out}/curl.{k}.cfg", "w") for k in range(clients)]
-for i in range(n):
-    f = files[i % clients]
-    if f.tell(): print("next", file=f)
-    print('request = "POST"', file=f)
-    print(f'header = "Authorization: Bearer {random.choice(tokens)}"', file=f)
-    print('output = "/dev/null"', file=f)
-    print('write-out = "%{http_code}\\n"', file=f)
-    print(f'url = "http://127.0.0.1:{port}/api/rooms/{room}/elements/{random.choice(elements)}/reactions/toggle"', file=f)
-PY
+toggle_curl_configs "$OUT" "$TOGGLES" "$PORT" "$CLIENTS"
 # Warm-up (statement caches, first allocations), not counted.
 curl -s -X POST -o /dev/null -H "Authorization: Bearer $(head -1 "$OUT/tokens.txt")" \
   "http://127.0.0.1:$PORT/api/rooms/$(head -1 "$OUT/toggle-room.txt")/elements/$(head -1 "$OUT/toggle-elements.txt")/reactions/toggle"
 callgrind_control -i on "$vpid" >/dev/null
 start=$(date +%s.%N)
-senders=()
-for k in $(seq 0 $((CLIENTS - 1))); do curl -s -K "$OUT/curl.$k.cfg" >"$OUT/codes.$k.txt" & senders+=($!); done
-wait "${senders[@]}"
+send_curl_configs "$OUT" "$CLIENTS"
 end=$(date +%s.%N)
 ok=$(cat "$OUT"/codes.*.txt | grep -c '^200$' || true)
 callgrind_finish "$OUT"

@@ -39,23 +39,7 @@ fi
 spid=$!
 trap 'kill -KILL $spid 2>/dev/null || true' EXIT
 for _ in $(seq 300); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.1; done
-python3 - "$OUT" "$TOGGLES" "$PORT" "$CLIENTS" <<'PY'
-import random, sys
-out, n, port, clients = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-tokens = open(f"{out}/tokens.txt").read().split()
-elements = open(f"{out}/toggle-elements.txt").read().split()
-room = open(f"{out}/toggle-room.txt").read().split()[0]
-random.seed(14)
-files = [open(f"{out}/curl.{k}.cfg", "w") for k in range(clients)]
-for i in range(n):
-    f = files[i % clients]
-    if f.tell(): print("next", file=f)
-    print('request = "POST"', file=f)
-    print(f'header = "Authorization: Bearer {random.choice(tokens)}"', file=f)
-    print('output = "/dev/null"', file=f)
-    print('write-out = "%{http_code}\\n"', file=f)
-    print(f'url = "http://127.0.0.1:{port}/api/rooms/{room}/elements/{random.choice(elements)}/reactions/toggle"', file=f)
-PY
+toggle_curl_configs "$OUT" "$TOGGLES" "$PORT" "$CLIENTS"
 # Warm-up (first statements, first pages of each table in the WAL), not counted.
 for i in 1 2 3 4 5 6 7 8; do
   curl -s -X POST -o /dev/null -H "Authorization: Bearer $(sed -n "${i}p" "$OUT/tokens.txt")" \
@@ -66,9 +50,7 @@ wal0=$(stat -c %s "$wal")
 strace -f -p "$spid" -y -e trace=fsync,fdatasync -o "$OUT/strace.txt" 2>/dev/null &
 tpid=$!
 sleep 1   # strace attaches to every thread of the server before the first toggle
-senders=()
-for k in $(seq 0 $((CLIENTS - 1))); do curl -s -K "$OUT/curl.$k.cfg" >"$OUT/codes.$k.txt" & senders+=($!); done
-wait "${senders[@]}"
+send_curl_configs "$OUT" "$CLIENTS"
 kill -INT "$tpid"; wait "$tpid" 2>/dev/null || true
 kill -KILL "$spid"; wait "$spid" 2>/dev/null || true
 trap - EXIT

@@ -121,3 +121,35 @@ print("RESULT " + json.dumps({"scenario": s, "requests": n, "ok": ok, "instructi
                               "instructions_per_request": round(total / max(n, 1))}))
 PY
 }
+
+# toggle_curl_configs OUT TOGGLES PORT CLIENTS: the toggle scenario (random user of 1000 × element
+# of 100, from the id files `touchsync bench-seed` wrote into OUT; random seed 14) as TOGGLES curl
+# requests to 127.0.0.1:PORT, dealt round-robin into CLIENTS config files OUT/curl.K.cfg: the same
+# toggles whatever CLIENTS is. For bench/profile-toggle.sh and bench/toggle-pages.sh.
+toggle_curl_configs() {
+  python3 - "$@" <<'PY'
+import random, sys
+out, n, port, clients = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+tokens = open(f"{out}/tokens.txt").read().split()
+elements = open(f"{out}/toggle-elements.txt").read().split()
+room = open(f"{out}/toggle-room.txt").read().split()[0]
+random.seed(14)
+files = [open(f"{out}/curl.{k}.cfg", "w") for k in range(clients)]
+for i in range(n):
+    f = files[i % clients]
+    if f.tell(): print("next", file=f)
+    print('request = "POST"', file=f)
+    print(f'header = "Authorization: Bearer {random.choice(tokens)}"', file=f)
+    print('output = "/dev/null"', file=f)
+    print('write-out = "%{http_code}\\n"', file=f)
+    print(f'url = "http://127.0.0.1:{port}/api/rooms/{room}/elements/{random.choice(elements)}/reactions/toggle"', file=f)
+PY
+}
+
+# send_curl_configs OUT CLIENTS: one curl process per config file of `toggle_curl_configs`, all at
+# once (each one keep-alive connection); each writes its status codes to OUT/codes.K.txt.
+send_curl_configs() {
+  local out=$1 clients=$2 k senders=()
+  for k in $(seq 0 $((clients - 1))); do curl -s -K "$out/curl.$k.cfg" >"$out/codes.$k.txt" & senders+=($!); done
+  wait "${senders[@]}"
+}

@@ -3,8 +3,10 @@
 #
 # Seeds a fresh database (`touchsync bench-seed`, natively), then runs `touchsync serve` under
 # valgrind's callgrind with instrumentation OFF; turns it on (`callgrind_control -i on`), sends
-# $TOGGLES toggles (random user of 1000 × element of 100, one keep-alive connection, curl), turns
-# it off and dumps. Every thread of the server is counted (event loop, reader and writer
+# $TOGGLES toggles (random user of 1000 × element of 100, curl), turns it off and dumps. With
+# CLIENTS=1 (the default) they go one after the other on one keep-alive connection, so every
+# toggle is a group commit of its own; with more, CLIENTS curl processes send them at once and the
+# writer batches them, as under wrk's 64 connections. Every thread of the server is counted (event loop, reader and writer
 # threads), so the number is the whole cost of a toggle in the server: parse, auth, SQL, fsync
 # calls, response, the realtime publish. Instructions are repeatable on a noisy shared machine;
 # wall time is not (use bench/run-http.sh toggle for req/s).
@@ -14,43 +16,30 @@
 #                                     (Debian 12) dies in the shared libdispatch's dispatch_main, which
 #                                     an async main reaches; the static one runs.
 #   TOGGLES=400                       toggles measured
+#   CLIENTS=1                         curl processes sending them at once
 #   OUT=bench/.data/profile           where the callgrind file and the seed go
 # Prints a RESULT line: {"toggles":…, "instructions":…, "instructions_per_toggle":…}
 # and the top functions (callgrind_annotate, inclusive) into $OUT/annotate.txt.
 source "$(dirname "$0")/lib.sh"
 BIN_TOUCHSYNC="${BIN_TOUCHSYNC:-$BIN/touchsync}"
 TOGGLES="${TOGGLES:-400}"
+CLIENTS="${CLIENTS:-1}"
 OUT="${OUT:-$BENCH_DATA/profile}"
 PORT="${PROFILE_PORT:-3911}"
 callgrind_serve "$BIN_TOUCHSYNC" "$OUT" "$PORT"
-# One curl process, one keep-alive connection, $TOGGLES requests (a curl config file).
-python3 - "$OUT" "$TOGGLES" "$PORT" >"$OUT/curl.cfg" <<'PY'
-import random, sys
-out, n, port = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-tokens = open(f"{out}/tokens.txt").read().split()
-elements = open(f"{out}/toggle-elements.txt").read().split()
-room = open(f"{out}/toggle-room.txt").read().split()[0]
-random.seed(14)
-for i in range(n):
-    if i: print("next")
-    print('request = "POST"')
-    print(f'header = "Authorization: Bearer {random.choice(tokens)}"')
-    print('output = "/dev/null"')
-    print('write-out = "%{http_code}\\n"')
-    print(f'url = "http://127.0.0.1:{port}/api/rooms/{room}/elements/{random.choice(elements)}/reactions/toggle"')
-PY
+toggle_curl_configs "$OUT" "$TOGGLES" "$PORT" "$CLIENTS"
 # Warm-up (statement caches, first allocations), not counted.
 curl -s -X POST -o /dev/null -H "Authorization: Bearer $(head -1 "$OUT/tokens.txt")" \
   "http://127.0.0.1:$PORT/api/rooms/$(head -1 "$OUT/toggle-room.txt")/elements/$(head -1 "$OUT/toggle-elements.txt")/reactions/toggle"
 callgrind_control -i on "$vpid" >/dev/null
 start=$(date +%s.%N)
-curl -s -K "$OUT/curl.cfg" >"$OUT/codes.txt"
+send_curl_configs "$OUT" "$CLIENTS"
 end=$(date +%s.%N)
-ok=$(grep -c '^200$' "$OUT/codes.txt" || true)
+ok=$(cat "$OUT"/codes.*.txt | grep -c '^200$' || true)
 callgrind_finish "$OUT"
-python3 - "$TOGGLES" "$ok" "$cg_total" "$start" "$end" <<'PY'
+python3 - "$TOGGLES" "$ok" "$cg_total" "$start" "$end" "$CLIENTS" <<'PY'
 import json, sys
 n, ok, total, start, end = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-print("RESULT " + json.dumps({"toggles": n, "ok": ok, "instructions": total, "instructions_per_toggle": round(total / max(n, 1)),
+print("RESULT " + json.dumps({"toggles": n, "clients": int(sys.argv[6]), "ok": ok, "instructions": total, "instructions_per_toggle": round(total / max(n, 1)),
                               "seconds_under_valgrind": round(end - start, 2)}))
 PY

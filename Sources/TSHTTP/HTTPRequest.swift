@@ -156,8 +156,9 @@ public struct HTTPRequest: Sendable {
 
 /// Percent-decodes (RFC 3986 §2.1). Invalid escapes are kept literally; invalid UTF-8 is repaired.
 func percentDecode<S: StringProtocol>(_ s: S, plusAsSpace: Bool) -> String {
+    // Most values (route parameters: ids) have nothing to decode: checked on the view, no copy.
+    if !s.utf8.contains(0x25) && !(plusAsSpace && s.utf8.contains(0x2B)) { return String(s) }
     let utf8 = Array(s.utf8)
-    if !utf8.contains(0x25) && !(plusAsSpace && utf8.contains(0x2B)) { return String(s) }
     var out: [UInt8] = []
     out.reserveCapacity(utf8.count)
     var i = 0

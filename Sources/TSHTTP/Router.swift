@@ -70,7 +70,7 @@ public struct Router: HTTPResponder, Sendable {
         // specificity, so the first match sets the bar.
         var owner: [RouteSegment]?
         for route in routes {
-            guard let params = Router.match(route.segments, parts) else { continue }
+            guard Router.fits(route.segments, parts), let params = Router.match(route.segments, parts) else { continue }
             if let owner {
                 if RouteSegment.compareSpecificity(owner, route.segments) != 0 { break }
             } else {
@@ -101,13 +101,20 @@ public struct Router: HTTPResponder, Sendable {
     /// `path` without one leading and one trailing `/` (the segments `resolve` compares, joined),
     /// or nil when it is not all ASCII or has an empty segment (`//`: `a//b` and `a/b` must not
     /// meet, nor `//` and `/`).
+    /// The bytes are read in place (`withContiguousStorageIfAvailable`: a native string's UTF-8),
+    /// a plain loop over a buffer rather than the `UTF8View`'s indices (≈ 40 instructions a byte,
+    /// two scans per request); a string without contiguous bytes resolves by the scan.
     static func literalKey(_ path: String) -> Substring? {
         let utf8 = path.utf8
-        var previous: UInt8 = 0
-        for b in utf8 {
-            if b >= 0x80 || (b == UInt8(ascii: "/") && previous == b) { return nil }
-            previous = b
+        let plain = utf8.withContiguousStorageIfAvailable { b -> Bool in
+            var previous: UInt8 = 0
+            for c in b {
+                if c >= 0x80 || (c == UInt8(ascii: "/") && previous == c) { return false }
+                previous = c
+            }
+            return true
         }
+        guard plain == true else { return nil }
         var start = utf8.startIndex, end = utf8.endIndex
         if start != end && utf8[start] == UInt8(ascii: "/") { start = utf8.index(after: start) }
         if start != end && utf8[utf8.index(before: end)] == UInt8(ascii: "/") { end = utf8.index(before: end) }
@@ -115,31 +122,54 @@ public struct Router: HTTPResponder, Sendable {
     }
 
     /// The path split at every `/` (empty segments kept). One scan over the UTF-8 bytes for an
-    /// ASCII path (`split` over `Character`s cost ~47k instructions per request,
-    /// bench/RESULTS.md "Toggle under load, round 3"); a non-ASCII path goes through
-    /// `characterSegments`, since a `/` followed by a combining mark is not a `Character` of its own.
+    /// ASCII path, read in place as `literalKey` does (`split` over `Character`s cost ~47k
+    /// instructions per request, bench/RESULTS.md "Toggle under load, round 3"); a non-ASCII path
+    /// (or one without contiguous bytes) goes through `characterSegments`, since a `/` followed by
+    /// a combining mark is not a `Character` of its own.
     static func segments(_ path: String) -> [Substring] {
-        var parts: [Substring] = []
-        parts.reserveCapacity(8)
         let utf8 = path.utf8
-        var start = utf8.startIndex
-        var i = start
-        while i != utf8.endIndex {
-            let b = utf8[i]
-            if b >= 0x80 { return characterSegments(path) }
-            if b == UInt8(ascii: "/") {
-                parts.append(path[start..<i])
-                start = utf8.index(after: i)
+        let split = utf8.withContiguousStorageIfAvailable { b -> [Substring]? in
+            var parts: [Substring] = []
+            parts.reserveCapacity(8)
+            var start = utf8.startIndex
+            for i in 0..<b.count {
+                let c = b[i]
+                if c >= 0x80 { return nil }
+                if c == UInt8(ascii: "/") {
+                    let slash = utf8.index(utf8.startIndex, offsetBy: i)
+                    parts.append(path[start..<slash])
+                    start = utf8.index(after: slash)
+                }
             }
-            i = utf8.index(after: i)
+            parts.append(path[start..<utf8.endIndex])
+            return parts
         }
-        parts.append(path[start..<utf8.endIndex])
-        return parts
+        return (split ?? nil) ?? characterSegments(path)
     }
 
     /// The reference split, over `Character`s.
     static func characterSegments(_ path: String) -> [Substring] {
         path.split(separator: "/", omittingEmptySubsequences: false)
+    }
+
+    /// Whether `match` would match: the same comparisons without building the parameters (no
+    /// allocation, no percent-decoding). Most routes of the scan fail at a literal segment or by
+    /// their length, after `match` had decoded the parameters before it (`/api/rooms/:roomId/…`
+    /// for every route under a room); now only the routes that fit pay for their parameters.
+    static func fits(_ segments: [RouteSegment], _ parts: [Substring]) -> Bool {
+        var i = 0
+        for segment in segments {
+            switch segment {
+            case .wildcard:
+                return true
+            case .literal(let lit):
+                guard i < parts.count, parts[i] == lit else { return false }
+            case .parameter:
+                guard i < parts.count, !parts[i].isEmpty else { return false }
+            }
+            i += 1
+        }
+        return i == parts.count
     }
 
     static func match(_ segments: [RouteSegment], _ parts: [Substring]) -> RouteParameters? {

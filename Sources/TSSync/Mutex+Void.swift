@@ -23,10 +23,16 @@ extension Mutex where Value == Void {
 public final class LockedValue<Value>: Sendable {
     // Sendable without `@unchecked`: a Mutex is Sendable whatever it holds (it hands the value
     // out only inside `withLock`).
-    private let mutex: Mutex<UnsafeTransfer<Value>>
+    @usableFromInline let mutex: Mutex<UnsafeTransfer<Value>>
 
     public init(_ value: Value) { mutex = Mutex(UnsafeTransfer(value)) }
 
+    /// Inlinable, so a caller in another module gets it specialised for its `Value` and `T`:
+    /// called through the generic entry point, every call looked up the metadata of
+    /// `UnsafeTransfer<Value>`, `UnsafeTransfer<T>` and the `Mutex` at run time (≈ 30,000
+    /// instructions per REST toggle, bench/RESULTS.md "Toggle: statements, generic locks and
+    /// pages per toggle").
+    @inlinable
     public func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
         try mutex.withLock { (box: inout UnsafeTransfer<Value>) throws(E) -> sending T in
             let result = try body(&box.value)
@@ -35,6 +41,7 @@ public final class LockedValue<Value>: Sendable {
     }
 
     /// A copy of the current value.
+    @inlinable
     public var current: Value { withLock { $0 } }
 }
 

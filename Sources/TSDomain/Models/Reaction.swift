@@ -8,6 +8,10 @@ public struct Reaction: Sendable, Equatable {
     public let createdAt: Int64
     public let user: PublicUser
 
+    /// The tree of the realtime payloads; the REST toggle writes the same shape as bytes
+    /// (`writeJSON(into:)`, Reaction+JSONShape.swift). A literal tree, not
+    /// `JSONTreeWriter.build { writeJSON }`: it costs less per event (no `String` made from
+    /// each `StaticString` key). ReactionShapeTests checks that the two are the same.
     public var json: JSONValue {
         .object([
             "id": .string(id), "elementId": .string(elementId), "userId": .string(userId), "type": "heart",
@@ -23,6 +27,7 @@ public struct ElementStats: Sendable, Equatable {
     public var hasReacted: Bool
     public var topReactors: [PublicUser]
 
+    /// As `Reaction.json`: a literal tree, the same shape as `writeJSON(into:)` (ReactionShapeTests).
     public var json: JSONValue {
         .object([
             "totalReactions": .int(totalReactions), "count": .int(totalReactions), "hasReacted": .bool(hasReacted),
@@ -47,6 +52,7 @@ public struct ToggleResult: Sendable, Equatable {
     /// The element's author, who is notified of an added reaction.
     public let elementOwner: String
 
+    /// As `Reaction.json`: a literal tree, the same shape as `writeJSON(into:)` (ReactionShapeTests).
     public var json: JSONValue {
         .object(["action": .string(action.rawValue), "reaction": reaction.json, "elementStats": stats.json])
     }

@@ -17,16 +17,17 @@ public struct ReactionService: Sendable {
     let events: any DomainEventPublisher
     let notifier: NotificationWorker
 
-    /// The element's author when `actor` is a member of its room; locks the element's row on
-    /// PostgreSQL (until the transaction ends). Nil: no such element, or not a member.
+    /// The element's author and its heart count when `actor` is a member of its room; locks the
+    /// element's row on PostgreSQL (until the transaction ends). Nil: no such element, or not a
+    /// member.
     static let lockElement = LockingSelect("""
-        SELECT e.created_by FROM elements e WHERE e.id = ? AND e.room_id = ?
+        SELECT e.created_by, e.reaction_count FROM elements e WHERE e.id = ? AND e.room_id = ?
           AND EXISTS(SELECT 1 FROM room_members m WHERE m.room_id = e.room_id AND m.user_id = ?)
         """, lockingRowsOf: "e")
 
     /// Adds the caller's heart, or removes it. Per toggle: one statement finds
-    /// the element (and checks membership), the heart is deleted if there is one, else inserted;
-    /// the count moves by ± 1 in one statement; `hasReacted` is known; the top reactors are one
+    /// the element and its count (and checks membership), the heart is deleted if there is one,
+    /// else inserted; the count moves by ± 1 in one statement; `hasReacted` is known; the top reactors are one
     /// indexed query. `actorUser` is the caller's row when the request already loaded it
     /// (the REST route's authentication does), so it is not read again.
     public func toggle(roomId: String, elementId: String, actor: String, actorUser: PublicUser? = nil,
@@ -59,7 +60,9 @@ public struct ReactionService: Sendable {
             return DomainEvent(kind: kind, roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c -> ToggleResult in
             let sessionUser = try session.map { try AuthService.sessionUser(c, $0) }
-            guard let owner = try c.first(Self.lockElement, [.text(elementId), .text(roomId), .text(actor)], { $0.string(0) }) else {
+            guard let (owner, countBefore) = try c.first(Self.lockElement, [.text(elementId), .text(roomId), .text(actor)], {
+                ($0.string(0), $0.int(1))
+            }) else {
                 try Readers.requireMember(c, roomId: roomId, userId: actor)  // 404 room / 403 not a member
                 throw DomainError.notFound("Element")
             }
@@ -76,7 +79,7 @@ public struct ReactionService: Sendable {
             let reaction: Reaction
             let count: Int64
             if let (id, createdAt) = try Self.deleteHeart(c, elementId: elementId, userId: actor) {
-                count = try Self.moveCount(c, elementId: elementId, by: -1)
+                count = try Self.moveCount(c, elementId: elementId, by: -1, from: countBefore)
                 action = .removed
                 reaction = Reaction(id: id, elementId: elementId, userId: actor, createdAt: createdAt, user: user)
             } else {
@@ -88,7 +91,7 @@ public struct ReactionService: Sendable {
                     """, [.text(elementId), .text(actor), .text(newId), .int(seq), .int(now)]) == 1 else {
                     throw DomainError.conflict("The reaction changed meanwhile; try again")
                 }
-                count = try Self.moveCount(c, elementId: elementId, by: 1)
+                count = try Self.moveCount(c, elementId: elementId, by: 1, from: countBefore)
                 if owner != actor {
                     try NotificationWorker.insertPersonal(c, userId: owner, roomId: roomId, elementId: elementId, actor: actor, now: now)
                 }
@@ -118,6 +121,18 @@ public struct ReactionService: Sendable {
 
     static let moveCountStatement = ChangeReturning.update("elements", set: "reaction_count = reaction_count + ?", where: "id = ?",
                                                            returning: "reaction_count")
+
+    /// `reaction_count ± 1` when the count before is already known: the toggle read it with the
+    /// element's row (`lockElement`), and nothing else can move it before this transaction ends
+    /// (the row lock on PostgreSQL, the single writer on SQLite), so the new count is
+    /// `before + delta` without reading the row again (on SQLite, one statement fewer per toggle).
+    /// The `UPDATE` stays relative, as `moveCount(_:elementId:by:)`'s.
+    static func moveCount(_ c: SQLConnection, elementId: String, by delta: Int64, from before: Int64) throws -> Int64 {
+        try c.run(moveCountChange, [.int(delta), .text(elementId)])
+        return before + delta
+    }
+
+    static let moveCountChange = "UPDATE elements SET reaction_count = reaction_count + ? WHERE id = ?"
 
     public struct Page: Sendable {
         public let reactions: [Reaction]

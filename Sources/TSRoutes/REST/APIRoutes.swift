@@ -117,7 +117,7 @@ public struct APIRoutes: Sendable {
             try limits.take(.reactionToggle, user: token.userId)  // the token's subject: checked before the write
             let result = try await d.reactions.toggle(roomId: request.parameters["roomId"] ?? "", elementId: request.parameters["elementId"] ?? "",
                                                       token: token, originSocketId: RouteContext.originSocketId(of: request))
-            return (result.reaction.user, Reply.data(result.json))
+            return (result.reaction.user, ReadPaths.data { result.writeJSON(bytes: &$0) })  // bytes, no tree (Reaction+JSONShape.swift)
         })
         router.get("/api/rooms/:roomId/elements/:elementId/reactions", a.wrap { ctx in
             Reply.data(try await d.reactions.list(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"), viewer: ctx.user.id,

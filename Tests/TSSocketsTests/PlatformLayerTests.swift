@@ -58,6 +58,8 @@ final class PlatformLayerTests: XCTestCase {
         for top in ["Sources", "Tests", "bench"] {
             guard let walker = fm.enumerator(at: Self.root.appendingPathComponent(top), includingPropertiesForKeys: nil) else { continue }
             for case let url as URL in walker {
+                // Build output and fetched packages (a bench peer's `.build/checkouts`) are not ours.
+                if url.lastPathComponent.hasPrefix(".build") { walker.skipDescendants(); continue }
                 guard ["swift", "c", "h"].contains(url.pathExtension) else { continue }
                 let rel = String(url.path.dropFirst(Self.root.path.count + 1))
                 if Self.platformLayer.contains(where: { rel.hasPrefix($0) }) { continue }

@@ -12,10 +12,19 @@ public enum JSONPlainStringArray {
     /// The strings of `bytes` when they are `{"<member>":[<plain strings>]}` with a count in
     /// `count` (`member`: the member name's UTF-8 bytes, plain as well); nil otherwise.
     public static func read(_ bytes: [UInt8], member: [UInt8], count: ClosedRange<Int>) -> [String]? {
-        bytes.withUnsafeBufferPointer { b in member.withUnsafeBufferPointer { read(b, member: $0, count: count) } }
+        bytes.withUnsafeBufferPointer { b in
+            ranges(b, member: member, count: count)?.map { String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self) }
+        }
     }
 
-    static func read(_ b: UnsafeBufferPointer<UInt8>, member: UnsafeBufferPointer<UInt8>, count: ClosedRange<Int>) -> [String]? {
+    /// Where the strings `read` would return are in `bytes` (each string's bytes between its
+    /// quotes, which are its value), or nil where `read` answers nil: the same strings without a
+    /// `String` each, for a reader that copies or compares them as bytes.
+    public static func ranges(_ bytes: [UInt8], member: [UInt8], count: ClosedRange<Int>) -> [Range<Int>]? {
+        bytes.withUnsafeBufferPointer { ranges($0, member: member, count: count) }
+    }
+
+    static func ranges(_ b: UnsafeBufferPointer<UInt8>, member: [UInt8], count: ClosedRange<Int>) -> [Range<Int>]? {
         let n = b.count
         var i = 0
         @inline(__always) func skipSpace() {
@@ -39,7 +48,7 @@ public enum JSONPlainStringArray {
         }
         guard take(0x7B), take(0x22), let key = plainString(), key.count == member.count,
               zip(b[key], member).allSatisfy({ $0 == $1 }), take(0x3A), take(0x5B) else { return nil }
-        var out: [String] = []
+        var out: [Range<Int>] = []
         out.reserveCapacity(min(count.upperBound, 64))
         skipSpace()
         if i < n, b[i] == 0x5D {
@@ -47,7 +56,7 @@ public enum JSONPlainStringArray {
         } else {
             while true {
                 guard take(0x22), let s = plainString(), out.count < count.upperBound else { return nil }
-                out.append(String(decoding: UnsafeBufferPointer(rebasing: b[s]), as: UTF8.self))
+                out.append(s)
                 if take(0x2C) { continue }
                 guard take(0x5D) else { return nil }
                 break

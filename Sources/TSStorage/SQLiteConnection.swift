@@ -225,6 +225,23 @@ public final class SQLiteConnection {
         }
     }
 
+    /// `forEachRow` with the slices of `args.bytes` bound where they are (`SQLITE_STATIC`,
+    /// https://sqlite.org/c3ref/bind_blob.html): no `String`, no copy. The buffer outlives the
+    /// run, and the reset at its end clears the bindings before the caller can let it go.
+    public func forEachRow(_ sql: String, _ args: SQLTextSlices, _ body: (Row) throws -> Void) throws {
+        statementsExecuted &+= 1
+        let statement = try cachedStatement(sql)
+        statement.inUse = true
+        defer {
+            statement.reset()
+            statement.inUse = false
+        }
+        try args.bytes.withUnsafeBufferPointer { buffer in
+            try statement.bind(args, in: buffer)
+            while try statement.step() { try body(statement.row) }
+        }
+    }
+
     /// The first row mapped by `map`, or nil when the query returns no rows.
     public func first<T>(_ sql: String, _ args: [SQLValue] = [], _ map: (Row) throws -> T) throws -> T? {
         try withStatement(sql, args) { statement in

@@ -50,7 +50,8 @@ extension JSONValue {
     static func writeInt(_ value: Int64, into out: inout [UInt8]) { writeInt(value, to: &out) }
 
     static func writeInt<O: JSONByteOutput>(_ value: Int64, to out: inout O) {
-        if value == 0 { out.appendByte(UInt8(ascii: "0")); return }
+        // One digit (most counts a response carries): no digit loop.
+        if value >= 0 && value < 10 { out.appendByte(UInt8(truncatingIfNeeded: value) &+ 0x30); return }
         var v = value.magnitude
         var buf: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                   UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =

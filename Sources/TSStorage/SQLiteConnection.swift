@@ -185,6 +185,15 @@ public final class SQLiteConnection {
     /// Runs `body` with `sql` prepared and bound; resets the statement afterwards so it holds
     /// no read snapshot or lock.
     private func withStatement<T>(_ sql: String, _ args: [SQLValue], _ body: (Statement) throws -> T) throws -> T {
+        try withStatement(sql) { statement in
+            try statement.bind(args)
+            return try body(statement)
+        }
+    }
+
+    /// Runs `body` with `sql` prepared (it binds the arguments itself); resets the statement
+    /// afterwards, as above.
+    private func withStatement<T>(_ sql: String, _ body: (Statement) throws -> T) throws -> T {
         statementsExecuted &+= 1
         let statement = try cachedStatement(sql)
         statement.inUse = true
@@ -192,7 +201,6 @@ public final class SQLiteConnection {
             statement.reset()
             statement.inUse = false
         }
-        try statement.bind(args)
         return try body(statement)
     }
 
@@ -229,16 +237,11 @@ public final class SQLiteConnection {
     /// https://sqlite.org/c3ref/bind_blob.html): no `String`, no copy. The buffer outlives the
     /// run, and the reset at its end clears the bindings before the caller can let it go.
     public func forEachRow(_ sql: String, _ args: SQLTextSlices, _ body: (Row) throws -> Void) throws {
-        statementsExecuted &+= 1
-        let statement = try cachedStatement(sql)
-        statement.inUse = true
-        defer {
-            statement.reset()
-            statement.inUse = false
-        }
-        try args.bytes.withUnsafeBufferPointer { buffer in
-            try statement.bind(args, in: buffer)
-            while try statement.step() { try body(statement.row) }
+        try withStatement(sql) { statement in
+            try args.bytes.withUnsafeBufferPointer { buffer in
+                try statement.bind(args, in: buffer)
+                while try statement.step() { try body(statement.row) }
+            }
         }
     }
 

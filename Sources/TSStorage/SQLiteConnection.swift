@@ -19,12 +19,23 @@ public final class SQLiteConnection {
     private var savepointDepth = 0
     private var isClosed = false
 
+    /// SQLite's process-wide settings, made once, before the first connection opens
+    /// (https://sqlite.org/c3ref/config.html: they are refused once `sqlite3_initialize` has run,
+    /// which the first open does). Memory statistics off (`SQLITE_CONFIG_MEMSTATUS`): with them
+    /// on, SQLite counts every allocation under one process-wide mutex, and the system library
+    /// is built without its lookaside allocator, so a statement run allocates often, from every
+    /// reader thread at once. Nothing here reads them (`sqlite3_memory_used`, soft heap limits).
+    static let processSettings: Void = {
+        _ = ts_sqlite3_config_int(SQLITE_CONFIG_MEMSTATUS, 0)
+    }()
+
     /// Opens (creating if needed, unless `readOnly`) the database at `path` and applies
     /// `configuration`: extended result codes, busy timeout, and for writable connections
     /// `journal_mode`, `synchronous` (with the platform's `durabilityPragmas`), `foreign_keys`
     /// and the defensive flag.
     /// `path` may be a filename, `":memory:"` or a `file:` URI.
     public init(path: String, readOnly: Bool = false, configuration: DatabaseConfiguration) throws {
+        _ = Self.processSettings
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)

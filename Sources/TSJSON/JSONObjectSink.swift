@@ -153,7 +153,7 @@ public struct JSONBytesWriter: JSONObjectSink {
     @inlinable
     public mutating func raw(_ b: [UInt8]) { b.withUnsafeBufferPointer { append($0) } }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func raw(_ s: StaticString) {
         // A literal of more than one scalar is stored as bytes: read them in place (the closure
         // of `withUTF8Buffer` is not inlined, and cost more than the copy).
@@ -190,8 +190,9 @@ public struct JSONBytesWriter: JSONObjectSink {
         if !first { append(0x2C) }
     }
 
-    /// `,"key":` (no comma before an object's first member), written in place.
-    @inlinable
+    /// `,"key":` (no comma before an object's first member), written in place (inlined: a key is
+    /// a few stores, less than a call).
+    @inlinable @inline(__always)
     mutating func key(_ key: StaticString) {
         let n = key.utf8CodeUnitCount
         if capacity &- length < n &+ 4 { grow(n &+ 4) }

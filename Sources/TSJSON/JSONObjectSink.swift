@@ -153,9 +153,15 @@ public struct JSONBytesWriter: JSONObjectSink {
     @inlinable
     public mutating func raw(_ b: [UInt8]) { b.withUnsafeBufferPointer { append($0) } }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func raw(_ s: StaticString) {
-        s.withUTF8Buffer { append($0) }
+        // A literal of more than one scalar is stored as bytes: read them in place (the closure
+        // of `withUTF8Buffer` is not inlined, and cost more than the copy).
+        if s.hasPointerRepresentation {
+            append(UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+        } else {
+            s.withUTF8Buffer { append($0) }
+        }
     }
 
     /// A JSON string literal of `s` (RFC 8259 §7), as `JSONValue.writeString` writes it.
@@ -184,8 +190,9 @@ public struct JSONBytesWriter: JSONObjectSink {
         if !first { append(0x2C) }
     }
 
-    /// `,"key":` (no comma before an object's first member), written in place.
-    @inlinable
+    /// `,"key":` (no comma before an object's first member), written in place (inlined: a key is
+    /// a few stores, less than a call).
+    @inlinable @inline(__always)
     mutating func key(_ key: StaticString) {
         let n = key.utf8CodeUnitCount
         if capacity &- length < n &+ 4 { grow(n &+ 4) }
@@ -193,7 +200,11 @@ public struct JSONBytesWriter: JSONObjectSink {
         if needsComma { at.pointee = 0x2C; at += 1 }
         needsComma = true
         at.pointee = 0x22
-        key.withUTF8Buffer { Self.copy($0.baseAddress!, to: at + 1, count: n) }
+        if key.hasPointerRepresentation {
+            Self.copy(key.utf8Start, to: at + 1, count: n)  // in place, as `raw(_: StaticString)`
+        } else {
+            key.withUTF8Buffer { Self.copy($0.baseAddress!, to: at + 1, count: n) }
+        }
         at += n &+ 1
         at[0] = 0x22
         at[1] = 0x3A

@@ -50,7 +50,8 @@ extension JSONValue {
     static func writeInt(_ value: Int64, into out: inout [UInt8]) { writeInt(value, to: &out) }
 
     static func writeInt<O: JSONByteOutput>(_ value: Int64, to out: inout O) {
-        if value == 0 { out.appendByte(UInt8(ascii: "0")); return }
+        // One digit (most counts a response carries): no digit loop.
+        if value >= 0 && value < 10 { out.appendByte(UInt8(truncatingIfNeeded: value) &+ 0x30); return }
         var v = value.magnitude
         var buf: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                   UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
@@ -111,23 +112,35 @@ extension JSONValue {
     /// a control character below 0x20), or of the first byte ≥ 0x80 with `stopAtNonASCII`; `count`
     /// when there is none. Eight bytes per step (SWAR): a byte below 0x20 sets the top bit of
     /// `(w - 0x20…) & ~w`, a byte equal to `c` that of `((w ^ c…) - 0x01…) & ~(w ^ c…)`; a borrow
-    /// can only flag a byte above a true hit, and the byte loop then finds the exact one.
+    /// can only flag a byte above a true hit, so the lowest flagged byte is the first hit (its
+    /// place: the trailing zero bits of the little-endian word, over 8). The last bytes of a text
+    /// of 8 or more are one more word, the 8 ending at `count`: the bytes it shares with the words
+    /// before are clean, and flag nothing.
     @inline(__always)
     static func scan(_ p: UnsafePointer<UInt8>, from: Int, count n: Int, stopAtNonASCII: Bool) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let high: UInt64 = 0x8080_8080_8080_8080
         let nonASCII: UInt64 = stopAtNonASCII ? high : 0
         let raw = UnsafeRawPointer(p)
-        var i = from
-        while i &+ 8 <= n {
-            let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        @inline(__always) func hits(at i: Int) -> UInt64 {
+            let w = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
             let control = (w &- ones &* 0x20) & ~w
             let q = w ^ (ones &* 0x22)
             let quote = (q &- ones) & ~q
             let s = w ^ (ones &* 0x5C)
             let backslash = (s &- ones) & ~s
-            if ((control | quote | backslash) & high) | (w & nonASCII) != 0 { break }
+            return ((control | quote | backslash) & high) | (w & nonASCII)
+        }
+        var i = from
+        while i &+ 8 <= n {
+            let h = hits(at: i)
+            if h != 0 { return i &+ (h.trailingZeroBitCount &>> 3) }
             i &+= 8
+        }
+        if i == n { return n }
+        if n &- from >= 8 {
+            let h = hits(at: n &- 8)
+            return h == 0 ? n : n &- 8 &+ (h.trailingZeroBitCount &>> 3)
         }
         while i < n {
             let c = p[i]

@@ -14,6 +14,8 @@ protocol SQLBackend: AnyObject {
     func run(_ sql: String, _ args: [SQLValue]) throws -> Int
     func rows<T>(_ sql: String, _ args: [SQLValue], _ map: (Row) throws -> T) throws -> [T]
     func forEachRow(_ sql: String, _ args: [SQLValue], _ body: (Row) throws -> Void) throws
+    /// `forEachRow` with arguments that are slices of one buffer (`SQLTextSlices`).
+    func forEachRow(_ sql: String, _ args: SQLTextSlices, _ body: (Row) throws -> Void) throws
     func first<T>(_ sql: String, _ args: [SQLValue], _ map: (Row) throws -> T) throws -> T?
     var changes: Int { get }
     var isInTransaction: Bool { get }
@@ -22,9 +24,17 @@ protocol SQLBackend: AnyObject {
     func savepoint<T>(_ body: () throws -> T) throws -> T
     /// A statement the caller will run next with these arguments (`SQLConnection.prefetch`).
     func prefetch(_ sql: String, _ args: [SQLValue])
+    func prefetch(_ sql: String, _ args: SQLTextSlices)
 }
 
 extension SQLBackend {
     /// In process (SQLite) there is no round trip to save: nothing to do.
     func prefetch(_ sql: String, _ args: [SQLValue]) {}
+
+    /// A backend without a path of its own for slices runs them as one `SQLValue` each.
+    func forEachRow(_ sql: String, _ args: SQLTextSlices, _ body: (Row) throws -> Void) throws {
+        try forEachRow(sql, args.values, body)
+    }
+
+    func prefetch(_ sql: String, _ args: SQLTextSlices) { prefetch(sql, args.values) }
 }

@@ -66,6 +66,13 @@ public final class SQLConnection {
         try backend.forEachRow(sql, args, body)
     }
 
+    /// `forEachRow` with texts given as slices of one buffer (`SQLTextSlices`): on SQLite bound
+    /// where they are, without a `String` each.
+    public func forEachRow(_ sql: String, _ args: SQLTextSlices, _ body: (Row) throws -> Void) throws {
+        statementsExecuted &+= 1
+        try backend.forEachRow(sql, args, body)
+    }
+
     /// The first row mapped by `map`, or nil when the query returns no rows.
     public func first<T>(_ sql: String, _ args: [SQLValue] = [], _ map: (Row) throws -> T) throws -> T? {
         statementsExecuted &+= 1
@@ -78,6 +85,9 @@ public final class SQLConnection {
     /// and arguments (PostgresConnection+Pipeline.swift). Nothing on SQLite, and nothing outside
     /// a read (`Database.read`); not counted in `statementsExecuted` (the call that reads it is).
     public func prefetch(_ sql: String, _ args: [SQLValue] = []) { backend.prefetch(sql, args) }
+
+    /// `prefetch` of a statement that `forEachRow(_:_:_:)` runs with the same slices.
+    public func prefetch(_ sql: String, _ args: SQLTextSlices) { backend.prefetch(sql, args) }
 
     /// Column 0 of the first row as an integer; nil when there is no row or the value is NULL.
     public func scalarInt(_ sql: String, _ args: [SQLValue] = []) throws -> Int64? {

@@ -119,6 +119,7 @@ public enum SQLiteBackup {
     // MARK: - Helpers
 
     private static func openDatabase(_ path: String, flags: Int32) throws -> OpaquePointer {
+        _ = SQLiteConnection.processSettings  // before SQLite initialises, whichever opens first
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, nil)
         guard rc == SQLITE_OK, let db else {

@@ -19,12 +19,23 @@ public final class SQLiteConnection {
     private var savepointDepth = 0
     private var isClosed = false
 
+    /// SQLite's process-wide settings, made once, before the first connection opens
+    /// (https://sqlite.org/c3ref/config.html: they are refused once `sqlite3_initialize` has run,
+    /// which the first open does). Memory statistics off (`SQLITE_CONFIG_MEMSTATUS`): with them
+    /// on, SQLite counts every allocation under one process-wide mutex, and the system library
+    /// is built without its lookaside allocator, so a statement run allocates often, from every
+    /// reader thread at once. Nothing here reads them (`sqlite3_memory_used`, soft heap limits).
+    static let processSettings: Void = {
+        _ = ts_sqlite3_config_int(SQLITE_CONFIG_MEMSTATUS, 0)
+    }()
+
     /// Opens (creating if needed, unless `readOnly`) the database at `path` and applies
     /// `configuration`: extended result codes, busy timeout, and for writable connections
     /// `journal_mode`, `synchronous` (with the platform's `durabilityPragmas`), `foreign_keys`
     /// and the defensive flag.
     /// `path` may be a filename, `":memory:"` or a `file:` URI.
     public init(path: String, readOnly: Bool = false, configuration: DatabaseConfiguration) throws {
+        _ = Self.processSettings
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
@@ -185,6 +196,15 @@ public final class SQLiteConnection {
     /// Runs `body` with `sql` prepared and bound; resets the statement afterwards so it holds
     /// no read snapshot or lock.
     private func withStatement<T>(_ sql: String, _ args: [SQLValue], _ body: (Statement) throws -> T) throws -> T {
+        try withStatement(sql) { statement in
+            try statement.bind(args)
+            return try body(statement)
+        }
+    }
+
+    /// Runs `body` with `sql` prepared (it binds the arguments itself); resets the statement
+    /// afterwards, as above.
+    private func withStatement<T>(_ sql: String, _ body: (Statement) throws -> T) throws -> T {
         statementsExecuted &+= 1
         let statement = try cachedStatement(sql)
         statement.inUse = true
@@ -192,7 +212,6 @@ public final class SQLiteConnection {
             statement.reset()
             statement.inUse = false
         }
-        try statement.bind(args)
         return try body(statement)
     }
 
@@ -222,6 +241,18 @@ public final class SQLiteConnection {
     public func forEachRow(_ sql: String, _ args: [SQLValue] = [], _ body: (Row) throws -> Void) throws {
         try withStatement(sql, args) { statement in
             while try statement.step() { try body(statement.row) }
+        }
+    }
+
+    /// `forEachRow` with the slices of `args.bytes` bound where they are (`SQLITE_STATIC`,
+    /// https://sqlite.org/c3ref/bind_blob.html): no `String`, no copy. The buffer outlives the
+    /// run, and the reset at its end clears the bindings before the caller can let it go.
+    public func forEachRow(_ sql: String, _ args: SQLTextSlices, _ body: (Row) throws -> Void) throws {
+        try withStatement(sql) { statement in
+            try args.bytes.withUnsafeBufferPointer { buffer in
+                try statement.bind(args, in: buffer)
+                while try statement.step() { try body(statement.row) }
+            }
         }
     }
 

@@ -70,6 +70,29 @@ public final class Statement {
         }
     }
 
+    /// Binds `args` to parameters 1…n, its slices as texts pointing into `buffer` (its bytes),
+    /// which must stay as they are until the next reset.
+    func bind(_ args: SQLTextSlices, in buffer: UnsafeBufferPointer<UInt8>) throws {
+        guard args.count == Int(parameterCount) else {
+            throw StorageError(code: SQLITE_RANGE, message: "statement expects \(parameterCount) arguments, got \(args.count)", sql: sql)
+        }
+        var index: Int32 = 1
+        if let base = buffer.baseAddress {
+            for r in args.ranges {
+                let rc = (base + r.lowerBound).withMemoryRebound(to: CChar.self, capacity: max(r.count, 1)) {
+                    ts_sqlite3_bind_text_static(handle, index, $0, Int32(r.count))
+                }
+                guard rc == SQLITE_OK else { throw StorageError.from(sqlite3_db_handle(handle), rc, sql: sql) }
+                index += 1
+            }
+        } else {
+            // An empty buffer: every slice is the empty text.
+            for _ in args.ranges { try bind(.text(""), at: index); index += 1 }
+        }
+        for _ in 0..<args.nulls { try bind(.null, at: index); index += 1 }
+        for value in args.rest { try bind(value, at: index); index += 1 }
+    }
+
     /// Binds one value at a 1-based parameter index.
     public func bind(_ value: SQLValue, at index: Int32) throws {
         let rc: Int32

@@ -46,6 +46,16 @@ final class JSONBytesWriterTests: XCTestCase {
         }
     }
 
+    /// Integers are their decimal text (RFC 8259 §6), single digits (written without the digit
+    /// loop) and their neighbours included.
+    func testIntegersAreTheirDecimalText() {
+        for v in Array(Int64(-1000)...1000) + [Int64.max, Int64.min, Int64.max - 1, Int64.min + 1, 1_000_000_007] {
+            var w = JSONBytesWriter(capacity: 1)
+            w.appendInteger(v)
+            XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), String(v))
+        }
+    }
+
     /// The writer's buffer starts small and doubles: every kind of write (a key, an escaped
     /// string, a number, an in-place ASCII value, raw bytes) lands across a growth somewhere in
     /// this run, and the bytes still equal the serializer's, whatever the starting capacity.

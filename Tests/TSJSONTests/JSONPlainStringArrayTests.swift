@@ -46,4 +46,25 @@ final class JSONPlainStringArrayTests: XCTestCase {
         ]
         for text in left { XCTAssertNil(read(text), text) }
     }
+
+    /// `ranges` points at the strings `read` returns, and a byte that ends a plain string (a
+    /// quote, a backslash, a control, a byte beyond ASCII) is found at every offset of ids up to
+    /// five words long, wherever the eight-byte scan's words fall.
+    func testRangesAreWhereTheStringsAreAndEveryStopByteIsFound() throws {
+        for length in 0...40 {
+            let id = String((0..<length).map { Character(UnicodeScalar(UInt8(0x41 + $0 % 26))) })
+            let text = "{\"postIds\":[\"x\", \"\(id)\",\"\(id)\"]}"
+            let bytes = Array(text.utf8)
+            let ranges = try XCTUnwrap(JSONPlainStringArray.ranges(bytes, member: member, count: 1...50), text)
+            XCTAssertEqual(ranges.map { String(decoding: bytes[$0], as: UTF8.self) }, read(text), text)
+            XCTAssertEqual(read(text), ["x", id, id], text)
+            for k in 0..<length {
+                for stop: UInt8 in [0x22, 0x5C, 0x00, 0x1F, 0x80, 0xFF] {
+                    var changed = bytes
+                    changed[ranges[1].lowerBound + k] = stop
+                    XCTAssertNil(JSONPlainStringArray.ranges(changed, member: member, count: 1...50), "\(length) \(k) \(stop)")
+                }
+            }
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import CSQLite
 import XCTest
 @testable import TSStorage
 
@@ -168,6 +169,17 @@ final class SQLiteConnectionTests: XCTestCase {
             try c.run("INSERT INTO t VALUES (5)")
         }
         XCTAssertEqual(try c.rows("SELECT v FROM t ORDER BY v") { $0.int(0) }, [2, 3, 5])
+    }
+
+    /// SQLite's memory statistics are off in this process (`SQLiteConnection.processSettings`,
+    /// made before SQLite initialises, whichever open comes first): a connection's allocations,
+    /// a table and a 100 KB blob among them, are not counted (nor serialised on the statistics'
+    /// mutex).
+    func testMemoryStatisticsAreOff() throws {
+        let c = try open()
+        try c.executeScript("CREATE TABLE blobs (b); INSERT INTO blobs VALUES (randomblob(100000))")
+        XCTAssertEqual(try c.scalarInt("SELECT length(b) FROM blobs"), 100_000)
+        XCTAssertEqual(sqlite3_memory_used(), 0, "SQLite counted its allocations: SQLITE_CONFIG_MEMSTATUS was not applied before sqlite3_initialize")
     }
 
     func testPragmasApplied() throws {

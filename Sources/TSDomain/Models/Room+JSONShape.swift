@@ -82,9 +82,23 @@ extension RoomFields {
     }
 }
 
-extension PostInteractionState {
+/// The fields of one post's interaction state that its shape writes: a `PostInteractionState`, or
+/// interaction-state's bytes path's view, whose id is the request's own bytes
+/// (`PostService.StateView`, no `String`).
+public protocol PostInteractionStateFields {
+    associatedtype Text: JSONText
+    var postId: Text { get }
+    var isLiked: Bool { get }
+    var isSaved: Bool { get }
+    var likeCount: Int64 { get }
+    var saveCount: Int64 { get }
+}
+
+extension PostInteractionState: PostInteractionStateFields {}
+
+extension PostInteractionStateFields {
     public func writeJSON<S: JSONObjectSink>(into s: inout S) {
-        s.string("postId", postId)
+        s.text("postId", postId)
         s.bool("isLiked", isLiked)
         s.bool("isSaved", isSaved)
         s.int("likeCount", likeCount)
@@ -94,10 +108,13 @@ extension PostInteractionState {
 
 extension PostService.InteractionStates {
     /// `InteractionStateData`: the states in request order and their totals.
-    public func writeJSON<S: JSONObjectSink>(into s: inout S) {
-        s.objects("interactions", interactions) { $1.writeJSON(into: &$0) }
-        s.int("totalPosts", Int64(interactions.count))
-        s.int("totalLiked", Int64(interactions.lazy.filter(\.isLiked).count))
-        s.int("totalSaved", Int64(interactions.lazy.filter(\.isSaved).count))
+    public func writeJSON<S: JSONObjectSink>(into s: inout S) { Self.writeJSON(interactions, into: &s) }
+
+    /// `InteractionStateData` of any states' fields, in their order.
+    static func writeJSON<C: Collection, S: JSONObjectSink>(_ states: C, into s: inout S) where C.Element: PostInteractionStateFields {
+        s.objects("interactions", states) { $1.writeJSON(into: &$0) }
+        s.int("totalPosts", Int64(states.count))
+        s.int("totalLiked", Int64(states.lazy.filter(\.isLiked).count))
+        s.int("totalSaved", Int64(states.lazy.filter(\.isSaved).count))
     }
 }

@@ -15,7 +15,15 @@ public enum Timestamp {
     /// The 20 bytes of `YYYY-MM-DDTHH:MM:SSZ` for a year in 0...9999, written into `b` (≥ 20 bytes).
     static func write20(_ t: (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int),
                         into b: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        func two(_ v: Int, _ at: Int) { b[at] = UInt8(48 + v / 10); b[at + 1] = UInt8(48 + v % 10) }
+        precondition(b.count >= 20, "20 bytes for a timestamp")
+        let p = b.baseAddress!
+        // Unchecked digit arithmetic on the base pointer (every field is 0...99 here): checked
+        // conversions through the buffer cost about a hundred instructions per pair.
+        @inline(__always) func two(_ v: Int, _ at: Int) {
+            let tens = v / 10
+            p[at] = UInt8(truncatingIfNeeded: 48 &+ tens)
+            p[at &+ 1] = UInt8(truncatingIfNeeded: 48 &+ v &- tens &* 10)
+        }
         two(t.year / 100, 0); two(t.year % 100, 2); b[4] = 0x2D
         two(t.month, 5); b[7] = 0x2D; two(t.day, 8); b[10] = 0x54
         two(t.hour, 11); b[13] = 0x3A; two(t.minute, 14); b[16] = 0x3A; two(t.second, 17); b[19] = 0x5A

@@ -39,16 +39,23 @@ struct FastArrayBody: Sendable {
         count = Int(min)...Int(max)
     }
 
-    /// The body as the tree the full parse would give, or nil to take the full way. Only for a
+    /// Where the member's strings are in the body, or nil to take the full way. Only for a
     /// Content-Type the full way accepts as it is (none, or plain `application/json`), and a depth
     /// limit that allows an array inside an object.
-    func read(_ request: HTTPRequest) -> JSONValue? {
+    func ranges(_ request: HTTPRequest) -> [Range<Int>]? {
         if let type = request.header("Content-Type"), type != "application/json", type != "application/json; charset=utf-8" { return nil }
-        guard request.maxJSONDepth >= 2, let strings = JSONPlainStringArray.read(request.body, member: Array(member.utf8), count: count) else {
-            return nil
+        guard request.maxJSONDepth >= 2 else { return nil }
+        return JSONPlainStringArray.ranges(request.body, member: Array(member.utf8), count: count)
+    }
+
+    /// The body as the tree the full parse would give, or nil to take the full way.
+    func read(_ request: HTTPRequest) -> JSONValue? {
+        guard let ranges = ranges(request) else { return nil }
+        let strings = request.body.withUnsafeBufferPointer { b in
+            ranges.map { JSONValue.string(String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self)) }
         }
         var o = JSONObject()
-        o.appendUnchecked(member, .array(strings.map { .string($0) }))
+        o.appendUnchecked(member, .array(strings))
         return .object(o)
     }
 }
@@ -65,9 +72,16 @@ extension RequestValidation {
         return map
     }()
 
+    /// Routes whose handler reads a body the fast reader took as byte ranges
+    /// (`validatedPlainStrings`), with no tree and no `String` per item: interaction-state's 50
+    /// ids go from the body to SQLite's bindings and the response as bytes
+    /// (`ReadPaths.interactionState`). Any other handler gets the tree.
+    static let plainStringReaders: Set<String> = ["/api/mobile/posts/interaction-state"]
+
     /// The body as the full parse would give it, when a fast reader takes it (nil: parse in full).
-    static func fastBody(_ request: HTTPRequest, _ op: OpenAPIOperation) -> JSONValue? {
+    static func fastBody(_ request: HTTPRequest, _ op: OpenAPIOperation) -> ValidatedBody? {
         guard let fast = fastBodies[op.pattern], fast.method == op.method else { return nil }
-        return fast.read(request)
+        if plainStringReaders.contains(op.pattern) { return fast.ranges(request).map { .plainStrings($0) } }
+        return fast.read(request).map { .tree($0) }
     }
 }

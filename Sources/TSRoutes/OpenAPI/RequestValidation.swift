@@ -15,6 +15,17 @@ public enum RequestValidation {
     /// The body the validation parsed, for the handler (`RouteContext.input()`), so a body is
     /// parsed once per request. Set only while a validated handler runs.
     @TaskLocal public static var validatedBody: JSONValue?
+    /// Instead of `validatedBody`, for a route in `plainStringReaders` whose body the fast reader
+    /// took: where the body's plain strings are in `request.body` (each string's bytes are its
+    /// value). Set only while such a handler runs.
+    @TaskLocal public static var validatedPlainStrings: [Range<Int>]?
+
+    /// What the validation hands the handler: the parsed body (nil: none), or where a fast
+    /// reader found its strings (`RequestValidation+FastBody.swift`).
+    public enum ValidatedBody {
+        case tree(JSONValue?)
+        case plainStrings([Range<Int>])
+    }
 
     static let components = OpenAPIComponents.schemas
     static let checker = JSONSchemaCheck(components: components)
@@ -36,7 +47,7 @@ public enum RequestValidation {
                 return handler
             }
             return { request in
-                let body: JSONValue?
+                let body: ValidatedBody
                 do {
                     body = try validate(request, against: op)
                 } catch {
@@ -44,14 +55,17 @@ public enum RequestValidation {
                     if op.security == .bearer, (try? await authenticator.user(for: request)) == nil { return try await handler(request) }
                     throw error
                 }
-                return try await $validatedBody.withValue(body) { try await handler(request) }
+                switch body {
+                case .tree(let tree): return try await $validatedBody.withValue(tree) { try await handler(request) }
+                case .plainStrings(let ranges): return try await $validatedPlainStrings.withValue(ranges) { try await handler(request) }
+                }
             }
         }
     }
 
     /// Checks `request` against `op`; returns the parsed body when `op` documents one and the
-    /// request has one. Throws an `APIError` (400/415) in the operation's envelope.
-    public static func validate(_ request: HTTPRequest, against op: OpenAPIOperation) throws -> JSONValue? {
+    /// request has one (or, for a route in `plainStringReaders`, where its strings are). Throws an `APIError` (400/415) in the operation's envelope.
+    public static func validate(_ request: HTTPRequest, against op: OpenAPIOperation) throws -> ValidatedBody {
         let envelope: Envelope = op.envelope == .mobile ? .mobile : .standard
         func fail(_ v: JSONSchemaCheck.Violation) -> APIError {
             APIError(DomainError.validation(field: v.field, message: v.message), envelope: envelope)
@@ -64,13 +78,13 @@ public enum RequestValidation {
             }
             if let v = parameterViolation(raw, name: p.name, schema: p.schema) { throw fail(v) }
         }
-        guard let schema = op.requestSchema else { return nil }
-        if request.body.isEmpty && !op.requestRequired { return nil }
+        guard let schema = op.requestSchema else { return .tree(nil) }
+        if request.body.isEmpty && !op.requestRequired { return .tree(nil) }
         if let fast = fastBody(request, op) { return fast }  // RequestValidation+FastBody.swift
         let body: JSONValue
         do { body = try request.jsonBody() } catch { throw APIError.wrap(error, envelope: envelope) }
         if let v = checker.violation(body, against: schema, at: "body") { throw fail(v) }
-        return body
+        return .tree(body)
     }
 
     /// A query or header value is text: an `integer` parameter must be a base-10 integer (no

@@ -42,7 +42,13 @@ enum ReadPaths {
 
     static func interactionState(_ domain: TouchSyncDomain, _ token: VerifiedToken, _ request: HTTPRequest) async throws
         -> (PublicUser, HTTPResponse) {
-        let ids = try Input(value: RequestValidation.body(of: request)).stringArray("postIds")
+        // The ids where they stand in the body when the validation's fast reader took it (plain
+        // strings: their bytes are their values); otherwise from the parsed body.
+        let ids = if let ranges = RequestValidation.validatedPlainStrings {
+            PostIdSlices(bytes: request.body, ranges: ranges)
+        } else {
+            PostIdSlices(try Input(value: RequestValidation.body(of: request)).stringArray("postIds"))
+        }
         let (user, body) = try await domain.posts.interactionStatesJSON(postIds: ids, token: token, envelope: interactionState)
         return (user, json(body))
     }

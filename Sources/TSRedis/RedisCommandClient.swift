@@ -49,7 +49,7 @@ public final class RedisCommandClient: @unchecked Sendable {
         c.streamReadCount = max(c.streamReadCount, maxReplyEntries)
         self.configuration = c
         self.logger = logger
-        loop = try EventLoop(clock: clock)
+        loop = try EventLoop(clock: clock, threadName: "ts-redis-cmd")
         link = RedisLink(name: "commands", loop: loop, configuration: c, stats: stats, logger: logger,
                          handshake: [RESPEncoder.command("PING")],
                          onReady: { [unowned self] in ready() }, onReply: { [unowned self] in reply($0) },

@@ -31,7 +31,7 @@ public final class RedisStream: RedisEventTransport, @unchecked Sendable {
         self.key = key
         self.maxLength = max(1, maxLength)
         keyBytes = Array(key.utf8)
-        loop = try EventLoop(clock: clock)
+        loop = try EventLoop(clock: clock, threadName: "ts-redis")
         publisher = RedisPublisher(loop: loop, configuration: configuration, stats: stats, logger: logger, resendUnanswered: true)
         reader = RedisStreamReader(loop: loop, configuration: configuration, key: key, readCount: readCount, block: block,
                                    stats: stats, logger: logger, onEntry: onEntry)

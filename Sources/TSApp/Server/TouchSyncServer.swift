@@ -123,7 +123,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         events.add(broadcaster)
         domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(reader: configuration, jwtSecret: secret), events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
-        RealtimeHandlers(domain: domain, hub: hub, broadcaster: broadcaster, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
+        RealtimeHandlers(domain: domain, broadcaster: broadcaster).install()
         maintenance = StorageMaintenance(db: db, notifications: domain.notifications, configuration: .init(reader: configuration),
                                          logger: Logger(label: "touchsync.storage"))
         domain.notifications.onDelivered = { n in notificationsDelivered.add(n) }

@@ -155,9 +155,8 @@ public final class TouchSyncServer: @unchecked Sendable {
                                                 demo: configuration[.demo], testMode: testMode, host: http.host, trustedProxies: trustedProxies, domain: domain,
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
-            let testRoutes = TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
-                                        faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes],
-                                        flushEvents: { await broadcaster.flush() }, cluster: redisBridge)
+            let testRoutes = TestRoutes(domain: domain, broadcaster: broadcaster, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
+                                        faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes], cluster: redisBridge)
             testRoutes.register(into: &router)
             // redis hook: a reset or fixtures load on any node reaches every test-mode node.
             redisBridge?.enableTestMode(testRoutes.localNode,

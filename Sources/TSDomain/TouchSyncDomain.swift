@@ -74,8 +74,9 @@ public final class TouchSyncDomain: Sendable {
                                                                windowSeconds: configuration.failedLoginWindow.wholeSeconds,
                                                                maxKeys: configuration.maxFailedLoginEntries)))
         rooms = RoomService(db: db, clock: clock, sequence: sequence, events: events)
-        elements = ElementService(db: db, clock: clock, sequence: sequence, events: events, notifier: notifications)
-        reactions = ReactionService(db: db, clock: clock, sequence: sequence, events: events, notifier: notifications)
+        let elementDependencies = ServiceDependencies(db: db, clock: clock, sequence: sequence, events: events, notifier: notifications)
+        elements = ElementService(deps: elementDependencies)
+        reactions = ReactionService(deps: elementDependencies)
         messages = MessageService(db: db, clock: clock, sequence: sequence, events: events)
         posts = PostService(db: db, clock: clock, sequence: sequence)
         devices = DeviceService(db: db, clock: clock, sequence: sequence)

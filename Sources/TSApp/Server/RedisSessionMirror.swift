@@ -167,8 +167,8 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
     func render(into out: inout PrometheusText) {
         let o = outcomes.current
         out.family("touchsync_recovery_restores_total", type: "counter",
-                   help: "Sessions of another node taken over here (recovered), or given a fresh session because that could not be exact (fresh).")
-        for outcome in ["recovered", "fresh"] { out.sample("touchsync_recovery_restores_total", ["outcome": outcome], Double(o[outcome] ?? 0)) }
+                   help: "Sessions of another node taken over here (recovered), or given a fresh session because that could not be exact (fresh).",
+                   by: "outcome", ["recovered", "fresh"].map { ($0, Double(o[$0] ?? 0)) })
         out.single("touchsync_recovery_ring_events", type: "gauge", help: "Room events kept for sessions of other nodes to recover from.",
                    Double(broadcaster.recovery?.keptEvents ?? 0))
         out.single("touchsync_recovery_writes_dropped_total", type: "counter",

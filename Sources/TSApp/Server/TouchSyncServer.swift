@@ -123,7 +123,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         events.add(broadcaster)
         domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(reader: configuration, jwtSecret: secret), events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
-        RealtimeHandlers(domain: domain, hub: hub, broadcaster: broadcaster, configuration: realtime, logger: Logger(label: "touchsync.realtime")).install()
+        RealtimeHandlers(domain: domain, broadcaster: broadcaster).install()
         maintenance = StorageMaintenance(db: db, notifications: domain.notifications, configuration: .init(reader: configuration),
                                          logger: Logger(label: "touchsync.storage"))
         domain.notifications.onDelivered = { n in notificationsDelivered.add(n) }
@@ -155,9 +155,8 @@ public final class TouchSyncServer: @unchecked Sendable {
                                                 demo: configuration[.demo], testMode: testMode, host: http.host, trustedProxies: trustedProxies, domain: domain,
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
-            let testRoutes = TestRoutes(domain: domain, hub: hub, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
-                                        faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes],
-                                        flushEvents: { await broadcaster.flush() }, cluster: redisBridge)
+            let testRoutes = TestRoutes(domain: domain, broadcaster: broadcaster, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
+                                        faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes], cluster: redisBridge)
             testRoutes.register(into: &router)
             // redis hook: a reset or fixtures load on any node reaches every test-mode node.
             redisBridge?.enableTestMode(testRoutes.localNode,

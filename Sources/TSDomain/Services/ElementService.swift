@@ -5,11 +5,7 @@ import TSJSON
 /// Canvas elements (docs/api.md, "Elements"). Every write is one transaction that also keeps
 /// the room's element count, the other members' unseen badges and the notifications.
 public struct ElementService: Sendable {
-    let db: Database
-    let clock: any WallClock
-    let sequence: SequenceSource
-    let events: any DomainEventPublisher
-    let notifier: NotificationWorker
+    let deps: ServiceDependencies
 
     /// Bounds for positions and sizes, so that a client bug cannot store absurd geometry.
     public static let coordinateRange: ClosedRange<Double> = -1_000_000...1_000_000
@@ -19,7 +15,7 @@ public struct ElementService: Sendable {
     public static let contentMax = 100_000
 
     public func list(roomId: String, viewer: String) async throws -> [Element] {
-        try await db.read { c in
+        try await deps.db.read { c in
             try Readers.requireMember(c, roomId: roomId, userId: viewer)
             return try Readers.elements(c, roomId: roomId, viewer: viewer)
         }
@@ -34,8 +30,8 @@ public struct ElementService: Sendable {
     /// own: the other nodes never see it, so a number of its own would be a gap they wait for.
     /// 404/403 for non-members.
     public func join(roomId: String, viewer: String, committed: @escaping @Sendable (JoinRead) -> Void) async throws -> [Element] {
-        let now = clock.nowSeconds()
-        return try await db.write({ c in
+        let now = deps.clock.nowSeconds()
+        return try await deps.db.write({ c in
             try Readers.requireMember(c, roomId: roomId, userId: viewer)
             let after = try c.first(RoomEventNumbers.current, [.text(roomId)]) { $0.int(0) }
             let elements = try Readers.elements(c, roomId: roomId, viewer: viewer)
@@ -67,13 +63,13 @@ public struct ElementService: Sendable {
         let thumbnailUrl = try input.optionalString("thumbnailUrl", maxLength: Self.urlMax)
         let duration = try input.optionalNumber("duration", in: Self.durationRange)
         let id = UUIDGenerator.lowercaseV4()
-        let now = clock.nowSeconds()
-        let seq = clock.nowMicroseconds()
-        let order = sequence.next()
+        let now = deps.clock.nowSeconds()
+        let seq = deps.clock.nowMicroseconds()
+        let order = deps.sequence.next()
         let element = Element(id: id, roomId: roomId, type: type, positionX: x, positionY: y, width: w, height: h, createdBy: actor,
                               content: content, imageUrl: imageUrl, audioUrl: audioUrl, videoUrl: videoUrl, thumbnailUrl: thumbnailUrl,
                               duration: duration, createdAt: now, updatedAt: now, reactionCount: 0, reactions: nil)
-        try await db.write(publishing: events, room: roomId, { (_: Void) in
+        try await deps.db.write(publishing: deps.events, room: roomId, { (_: Void) in
             DomainEvent(kind: .elementCreated(element), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
@@ -90,7 +86,7 @@ public struct ElementService: Sendable {
                       [.text(roomId), .text(actor)])
             try NotificationWorker.insertForRoom(c, roomId: roomId, elementId: id, actor: actor, now: now)
         }
-        notifier.wake()
+        deps.notifier.wake()
         return element
     }
 
@@ -116,11 +112,11 @@ public struct ElementService: Sendable {
         if input.has("duration") {
             sets.append("duration = ?"); args.append(.of(try input.optionalNumber("duration", in: Self.durationRange)))
         }
-        let now = clock.nowSeconds()
+        let now = deps.clock.nowSeconds()
         sets.append("updated_at = ?"); args.append(.int(now))
         let sql = "UPDATE elements SET \(sets.joined(separator: ", ")) WHERE id = ? AND room_id = ?"
         let finalArgs = args + [.text(elementId), .text(roomId)]
-        let element = try await db.write(publishing: events, room: roomId, {
+        let element = try await deps.db.write(publishing: deps.events, room: roomId, {
             DomainEvent(kind: .elementUpdated($0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
@@ -132,9 +128,9 @@ public struct ElementService: Sendable {
     }
 
     public func delete(roomId: String, elementId: String, actor: String, originSocketId: String?) async throws {
-        let now = clock.nowSeconds()
-        let seq = clock.nowMicroseconds()
-        try await db.write(publishing: events, room: roomId, { (_: Void) in
+        let now = deps.clock.nowSeconds()
+        let seq = deps.clock.nowMicroseconds()
+        try await deps.db.write(publishing: deps.events, room: roomId, { (_: Void) in
             DomainEvent(kind: .elementDeleted(elementId: elementId), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
@@ -148,9 +144,9 @@ public struct ElementService: Sendable {
 
     /// Deletes every element of the room; returns how many.
     public func clear(roomId: String, actor: String, originSocketId: String?) async throws -> Int {
-        let now = clock.nowSeconds()
-        let seq = clock.nowMicroseconds()
-        let deleted = try await db.write(publishing: events, room: roomId, {
+        let now = deps.clock.nowSeconds()
+        let seq = deps.clock.nowMicroseconds()
+        let deleted = try await deps.db.write(publishing: deps.events, room: roomId, {
             DomainEvent(kind: .roomCleared(deleted: $0), roomId: roomId, actorId: actor, originSocketId: originSocketId)
         }) { c in
             try Readers.requireMember(c, roomId: roomId, userId: actor)
@@ -168,13 +164,13 @@ public struct ElementService: Sendable {
 
     /// One element as `viewer` sees it.
     public func element(roomId: String, elementId: String, viewer: String) async throws -> Element? {
-        try await db.read { c in try Readers.element(c, id: elementId, roomId: roomId, viewer: viewer) }
+        try await deps.db.read { c in try Readers.element(c, id: elementId, roomId: roomId, viewer: viewer) }
     }
 
     /// Which of `userIds` have reacted to the element (for per-recipient payloads).
     public func reactedUsers(elementId: String, among userIds: [String]) async throws -> Set<String> {
         guard !userIds.isEmpty else { return [] }
-        return try await db.read { c in
+        return try await deps.db.read { c in
             var reacted = Set<String>()
             // Primary-key probes (element, user IN …), in chunks of a bounded parameter list.
             for chunk in SQLList.chunks(userIds) {

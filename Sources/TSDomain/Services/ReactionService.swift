@@ -11,11 +11,7 @@ import TSJSON
 /// commit and then sees its row. The primary key (element, user, type) is the backstop, and
 /// `reaction_count` only ever moves by `± 1` in the statement that also removes or adds the row.
 public struct ReactionService: Sendable {
-    let db: Database
-    let clock: any WallClock
-    let sequence: SequenceSource
-    let events: any DomainEventPublisher
-    let notifier: NotificationWorker
+    let deps: ServiceDependencies
 
     /// The element's author and its heart count when `actor` is a member of its room; locks the
     /// element's row on PostgreSQL (until the transaction ends). Nil: no such element, or not a
@@ -49,11 +45,11 @@ public struct ReactionService: Sendable {
     private func toggle(roomId: String, elementId: String, actor: String, actorUser: PublicUser?, session: VerifiedToken?,
                         originSocketId: String?) async throws -> ToggleResult {
         let newId = UUIDGenerator.lowercaseV4()
-        let now = clock.nowSeconds()
-        let seq = sequence.next()
+        let now = deps.clock.nowSeconds()
+        let seq = deps.sequence.next()
         // The event (with the count this transaction wrote) is published in commit order by the
         // writer thread: two toggles' events can never reach a client in the other order.
-        let result = try await db.write(publishing: events, room: roomId, { (r: ToggleResult) in
+        let result = try await deps.db.write(publishing: deps.events, room: roomId, { (r: ToggleResult) in
             let kind: DomainEventKind = r.action == .added
                 ? .reactionAdded(elementId: elementId, reaction: r.reaction, stats: r.stats)
                 : .reactionRemoved(elementId: elementId, userId: actor, stats: r.stats)
@@ -102,7 +98,7 @@ public struct ReactionService: Sendable {
                                      topReactors: count > 0 ? try Readers.topReactors(c, elementId: elementId) : [])
             return ToggleResult(action: action, roomId: roomId, reaction: reaction, stats: stats, elementOwner: owner)
         }
-        if result.action == .added { notifier.wake() }
+        if result.action == .added { deps.notifier.wake() }
         return result
     }
 
@@ -145,7 +141,7 @@ public struct ReactionService: Sendable {
 
     /// Newest first; `before` is the id of the last reaction of the previous page.
     public func list(roomId: String, elementId: String, viewer: String, limit: Int, before: String?) async throws -> Page {
-        try await db.read { c in
+        try await deps.db.read { c in
             try Readers.requireMember(c, roomId: roomId, userId: viewer)
             guard let total = try c.scalarInt("SELECT reaction_count FROM elements WHERE id = ? AND room_id = ?",
                                               [.text(elementId), .text(roomId)]) else { throw DomainError.notFound("Element") }

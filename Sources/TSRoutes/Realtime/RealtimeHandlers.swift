@@ -9,18 +9,15 @@ import TSStorage
 /// never kills the socket.
 public struct RealtimeHandlers: Sendable {
     let domain: TouchSyncDomain
-    let hub: SocketIOServer
     let broadcaster: RealtimeBroadcaster
-    let configuration: RealtimeConfiguration
-    let logger: Logger
+    /// The broadcaster's server and log: the handlers answer on the sockets it emits to, so the
+    /// two cannot be wired to different ones.
+    var hub: SocketIOServer { broadcaster.hub }
+    var logger: Logger { broadcaster.logger }
 
-    public init(domain: TouchSyncDomain, hub: SocketIOServer, broadcaster: RealtimeBroadcaster, configuration: RealtimeConfiguration,
-                logger: Logger) {
+    public init(domain: TouchSyncDomain, broadcaster: RealtimeBroadcaster) {
         self.domain = domain
-        self.hub = hub
         self.broadcaster = broadcaster
-        self.configuration = configuration
-        self.logger = logger
     }
 
     /// The token of a Socket.IO handshake: CONNECT auth `{"token"}`, `?token=`, or `Authorization: Bearer`.

@@ -39,14 +39,13 @@ public struct TestModeClusterOutcome: Sendable, Equatable {
 /// is in the database, which every node shares. The fixture loader's password hashes are kept:
 /// a cached hash is a valid salted hash of its password whatever the database holds.
 public struct TestModeLocalNode: Sendable {
-    let hub: SocketIOServer
+    let broadcaster: RealtimeBroadcaster
+    var hub: SocketIOServer { broadcaster.hub }
     let eventLog: RealtimeEventLog
-    let flushEvents: @Sendable () async -> Void
 
-    public init(hub: SocketIOServer, eventLog: RealtimeEventLog, flushEvents: @escaping @Sendable () async -> Void) {
-        self.hub = hub
+    public init(broadcaster: RealtimeBroadcaster, eventLog: RealtimeEventLog) {
+        self.broadcaster = broadcaster
         self.eventLog = eventLog
-        self.flushEvents = flushEvents
     }
 
     /// Disconnects every socket (reason `test reset`) and forgets the events emitted until now;
@@ -61,12 +60,12 @@ public struct TestModeLocalNode: Sendable {
 
     /// Forgets the logged events, once the events still on their way have been logged.
     public func clearEvents() async {
-        await flushEvents()
+        await broadcaster.flush()
         eventLog.clear()
     }
 
     /// Waits until the events handed to the broadcaster so far are emitted and logged.
-    public func flush() async { await flushEvents() }
+    public func flush() async { await broadcaster.flush() }
 
     public var lastSequence: Int64 { eventLog.lastSequence }
 

@@ -11,29 +11,27 @@ import TSSocketIO
 /// for local test targets, never a shared or production server (which refuses the mode).
 public struct TestRoutes: Sendable {
     let domain: TouchSyncDomain
-    let hub: SocketIOServer
+    /// Emits the events test mode logs; its server is the one resets and faults act on.
+    let broadcaster: RealtimeBroadcaster
+    var hub: SocketIOServer { broadcaster.hub }
     let eventLog: RealtimeEventLog
     let fixtures: FixtureLoader
     let logger: Logger
     /// Bytes a delayed or held session may queue (setting `realtime.faultMaxBufferedBytes`).
     let faultMaxBufferedBytes: Int
-    /// Waits until the events queued so far have been emitted (`RealtimeBroadcaster.flush`).
-    let flushEvents: @Sendable () async -> Void
     /// The other test-mode nodes sharing the database, nil for a single node (docs/test-mode.md "Against a cluster").
     let cluster: (any TestModeCluster)?
 
     /// Most events one `GET /api/test/events` returns.
     public static let maxEventsPerPage = 10_000
 
-    /// `flushEvents`: waits for the events queued so far to be emitted; events leave after the
-    /// write's answer (docs/realtime.md "Order"), so `lastEventSequence` is read after it.
-    public init(domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, logger: Logger,
-                faultMaxBufferedBytes: Int = 1 << 20, flushEvents: @escaping @Sendable () async -> Void = {},
-                cluster: (any TestModeCluster)? = nil) {
-        self.flushEvents = flushEvents
+    /// Events leave after the write's answer (docs/realtime.md "Order"): a fixtures load waits for
+    /// `broadcaster` to emit them (`RealtimeBroadcaster.flush`) before it reads `lastEventSequence`.
+    public init(domain: TouchSyncDomain, broadcaster: RealtimeBroadcaster, eventLog: RealtimeEventLog, logger: Logger,
+                faultMaxBufferedBytes: Int = 1 << 20, cluster: (any TestModeCluster)? = nil) {
         self.cluster = cluster
         self.domain = domain
-        self.hub = hub
+        self.broadcaster = broadcaster
         self.eventLog = eventLog
         fixtures = FixtureLoader(domain: domain, hashes: PasswordHashCache())
         self.logger = logger
@@ -41,7 +39,7 @@ public struct TestRoutes: Sendable {
     }
 
     /// This node's test-mode memory: what a reset clears here, and on the other nodes of a cluster.
-    public var localNode: TestModeLocalNode { TestModeLocalNode(hub: hub, eventLog: eventLog, flushEvents: flushEvents) }
+    public var localNode: TestModeLocalNode { TestModeLocalNode(broadcaster: broadcaster, eventLog: eventLog) }
 
     public func register(into router: inout RouterBuilder) {
         let domain = self.domain
@@ -49,7 +47,7 @@ public struct TestRoutes: Sendable {
         let log = self.eventLog
         let fixtures = self.fixtures
         let logger = self.logger
-        let flush = self.flushEvents
+        let broadcaster = self.broadcaster
         let node = self.localNode
         let cluster = self.cluster
 
@@ -72,7 +70,7 @@ public struct TestRoutes: Sendable {
 
         router.post("/api/test/fixtures", Authenticator.open { request in
             let r = try await fixtures.load(try request.jsonBody())
-            await flush()  // the fixtures' events are logged before `lastEventSequence`
+            await broadcaster.flush()  // the fixtures' events are logged before `lastEventSequence`
             _ = try await Self.synchronize(cluster, .flush, node: node, logger: logger)  // … on every node
             return Reply.data(.object([
                 "users": .object(r.users), "rooms": .object(r.rooms), "elements": .object(r.elements), "messages": .object(r.messages),

@@ -28,6 +28,12 @@ def module_commands(root, build_dir):
         elif stripped.startswith("args:"):
             args = json.loads(stripped[len("args:"):])
             sources = [f for f in inputs if f.endswith(".swift")]
+            # The file list the compiler read (`@…/sources`) is the whole truth: a later
+            # `swift build --product X` rewrites this manifest without the files a build-tool
+            # plugin generated for modules X does not need, but leaves their lists as compiled.
+            listed = [a[1:] for a in args if a.startswith("@") and a.endswith("/sources")]
+            if listed and os.path.exists(listed[0]):
+                sources = [l.strip().strip("\"") for l in open(listed[0], encoding="utf-8").read().splitlines() if l.strip().strip("\"").endswith(".swift")]
             # A module of the repository: its sources are in it, outside the build directory, but
             # for what a build-tool plugin of the package generated (TSApp's embedded migrations).
             generated = os.path.join(build_dir, "plugins", "outputs") + os.sep

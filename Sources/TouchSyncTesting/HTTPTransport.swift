@@ -10,6 +10,10 @@ struct HTTPTransport: Sendable {
 
     let base: URL
     let session: URLSession
+    /// Sent as `X-TouchSync-Test` on the test-mode routes (`/api/test/*`): the server's
+    /// `testModeToken` when it has one, else any value (the server then wants the header on changes,
+    /// which a web page cannot send cross-site).
+    var testModeToken: String? = nil
 
     struct Response: Sendable {
         let status: Int
@@ -34,6 +38,7 @@ struct HTTPTransport: Sendable {
             request.httpBody = body
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
+        if path.hasPrefix("/api/test/") { request.setValue(testModeToken ?? "1", forHTTPHeaderField: "X-TouchSync-Test") }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let session = self.session
         return try await withCheckedThrowingContinuation { continuation in

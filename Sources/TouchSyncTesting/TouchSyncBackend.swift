@@ -28,11 +28,16 @@ public struct TouchSyncBackend: Sendable {
     /// process as `TOUCHSYNC_URL` (some runners pass the prefixed name through as it is).
     public static let environmentVariables = ["TOUCHSYNC_URL", "TEST_RUNNER_TOUCHSYNC_URL"]
 
+    /// The variables holding the server's test-mode token (`testModeToken`), in order; needed when
+    /// the server is not on this machine (a container, a CI service container).
+    public static let tokenEnvironmentVariables = ["TOUCHSYNC_TEST_MODE_TOKEN", "TEST_RUNNER_TOUCHSYNC_TEST_MODE_TOKEN"]
+
     /// A backend at `url`. Nothing is sent until the first call; `fromEnvironment()` also checks
-    /// that the server is in test mode.
-    public init(url: URL, session: URLSession = .shared) {
+    /// that the server is in test mode. `testModeToken`: the server's `testModeToken`, sent as
+    /// `X-TouchSync-Test` on the test-mode routes (nil: the server is on this machine and has none).
+    public init(url: URL, testModeToken: String? = nil, session: URLSession = .shared) {
         self.url = url
-        transport = HTTPTransport(base: url, session: session)
+        transport = HTTPTransport(base: url, session: session, testModeToken: testModeToken.flatMap { $0.isEmpty ? nil : $0 })
     }
 
     /// The backend named by `TOUCHSYNC_URL` (or `TEST_RUNNER_TOUCHSYNC_URL`), after checking that
@@ -52,7 +57,8 @@ public struct TouchSyncBackend: Sendable {
         guard let url = URL(string: raw), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
             throw TouchSyncError.notConfigured("\(name) is \"\(raw)\", not an http:// or https:// URL")
         }
-        let backend = TouchSyncBackend(url: url, session: session)
+        let token = tokenEnvironmentVariables.lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+        let backend = TouchSyncBackend(url: url, testModeToken: token, session: session)
         try await backend.checkTestMode()
         return backend
     }

@@ -96,7 +96,7 @@ struct Exec: AsyncParsableCommand {
                 }
                 data = try JSONValue.parse([UInt8](r.body))["data"]
             } else if demo {
-                try await DemoSeeder.seedIfEmpty(server.domain)
+                try await DemoSeeder.seedIfEmpty(server.domain, users: server.demoUsers)
                 data = try await Self.demoUsers(server)
             }
             if let data {
@@ -132,7 +132,7 @@ struct Exec: AsyncParsableCommand {
     /// The demo users as the fixtures answer shows users: `{"users": {"alice": {id, username, token}}}`.
     static func demoUsers(_ server: TouchSyncServer) async throws -> JSONValue {
         var users: JSONObject = [:]
-        for u in DemoSeeder.users {
+        for u in server.demoUsers {
             guard let id = try await server.domain.auth.userId(forUsername: u.username) else { continue }
             users[u.username] = .object(["id": .string(id), "username": .string(u.username),
                                          "token": .string(await server.domain.auth.issueToken(userId: id))])

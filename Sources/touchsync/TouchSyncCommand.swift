@@ -104,7 +104,7 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode.failure
         }
         let demoMode = config[.demo]
-        if demoMode { try await DemoSeeder.seedIfEmpty(server.domain) }
+        if demoMode { try await DemoSeeder.seedIfEmpty(server.domain, users: server.demoUsers) }
         let host = config[.serverHost]
         let port: Int
         do { port = try server.start(handleSIGHUP: true) } catch let error as SocketError {

@@ -91,7 +91,51 @@ final class ProtectedModeTests: XCTestCase {
         XCTAssertEqual(decide(.local, "127.0.0.1:1", token: "nope", configured: "t0k"), .wrongToken)
         XCTAssertEqual(decide(.remotePeer("198.51.100.1"), "198.51.100.1:1", token: "t0k"), .wrongToken, "no token configured")
         XCTAssertEqual(decide(.local, "127.0.0.1:1", token: "an-app-token"), .allowed, "no token configured: this machine still may")
-        XCTAssertTrue(MetricsAccess.refusedMessage(.remotePeer("198.51.100.1")).contains("metrics.allowFrom"))
+        XCTAssertTrue(MetricsAccess.refusedMessage(.refused(.remotePeer("198.51.100.1"))).contains("metrics.allowFrom"))
+    }
+
+    /// With TOUCHSYNC_ENV=production loopback is no credential (a proxy on the same host connects
+    /// from it); outside production a local request must name localhost or an IP (DNS rebinding).
+    func testMetricsRuleInProductionAndTheHostCheck() throws {
+        let allow = try AddressRanges(["127.0.0.1"])
+        func decide(_ local: LocalOnly.Decision, _ client: String, token presented: String? = nil, configured: String? = nil,
+                    allowFrom: AddressRanges = .none, production: Bool, host: String? = "127.0.0.1:3000") -> MetricsAccess.Decision {
+            MetricsAccess.decide(local: local, client: client, presentedToken: presented, allowFrom: allowFrom, token: configured,
+                                 production: production, host: host)
+        }
+        XCTAssertEqual(decide(.local, "127.0.0.1:9", production: true), .needsCredential)
+        XCTAssertEqual(decide(.local, "127.0.0.1:9", token: "t0k", configured: "t0k", production: true), .allowed)
+        XCTAssertEqual(decide(.local, "127.0.0.1:9", token: "x", production: true), .wrongToken)
+        XCTAssertEqual(decide(.local, "127.0.0.1:9", allowFrom: allow, production: true), .allowed, "allowFrom names loopback explicitly")
+        XCTAssertEqual(decide(.local, "127.0.0.1:9", production: false, host: "rebind.example:3000"), .foreignHost("rebind.example:3000"))
+        XCTAssertEqual(decide(.local, "127.0.0.1:9", production: false, host: "localhost:3000"), .allowed)
+        XCTAssertEqual(decide(.local, "127.0.0.1:9", token: "t0k", configured: "t0k", production: false, host: "metrics.example"), .allowed)
+        XCTAssertTrue(MetricsAccess.refusedMessage(.needsCredential).contains("metrics.token"))
+    }
+
+    /// Test mode: protected mode without a token, the token from anywhere with one, the header on
+    /// every change, and no other site's Origin in either case.
+    func testTestModeRule() {
+        func decide(token: String? = nil, presented: String? = nil, changes: Bool = true, local: LocalOnly.Decision = .local,
+                    host: String? = "127.0.0.1:3000", origin: String? = nil) -> TestModeAccess.Decision {
+            TestModeAccess.decide(token: token, presented: presented, changes: changes, local: local, host: host, origin: origin)
+        }
+        XCTAssertEqual(decide(presented: "1"), .allowed)
+        XCTAssertEqual(decide(), .missingHeader, "a change without X-TouchSync-Test (what a cross-site form or text/plain POST is)")
+        XCTAssertEqual(decide(changes: false), .allowed, "a read from this machine needs no header")
+        XCTAssertEqual(decide(presented: "1", local: .remotePeer("10.200.0.2")), .notLocal(.remotePeer("10.200.0.2")))
+        XCTAssertEqual(decide(presented: "1", local: .forwarded("203.0.113.9")), .notLocal(.forwarded("203.0.113.9")))
+        XCTAssertEqual(decide(presented: "1", host: "rebind.example:3000"), .foreignHost("rebind.example:3000"))
+        XCTAssertEqual(decide(presented: "1", origin: "https://evil.example"), .crossSite("https://evil.example"))
+        XCTAssertEqual(decide(presented: "1", origin: "null"), .crossSite("null"))
+        XCTAssertEqual(decide(presented: "1", origin: "http://localhost:5173"), .allowed)
+        XCTAssertEqual(decide(presented: "1", origin: "http://127.0.0.1:3000"), .allowed)
+        XCTAssertEqual(decide(presented: "1", origin: "http://[::1]:3000"), .allowed)
+        XCTAssertEqual(decide(token: "s3cret", presented: "s3cret", local: .remotePeer("10.200.0.2"), host: "touchsync:3000"), .allowed)
+        XCTAssertEqual(decide(token: "s3cret", presented: "1", local: .remotePeer("10.200.0.2")), .wrongToken)
+        XCTAssertEqual(decide(token: "s3cret", changes: false, local: .local), .wrongToken, "with a token, reads need it too")
+        XCTAssertEqual(decide(token: "s3cret", presented: "s3cret", host: "ci.example", origin: "https://evil.example"), .crossSite("https://evil.example"))
+        XCTAssertEqual(decide(token: "s3cret", presented: "s3cret", host: "ci.example:3000", origin: "http://ci.example:3000"), .allowed)
     }
 
     func testAddressRangesParseIPv4AndIPv6() throws {

@@ -32,7 +32,7 @@ final class TouchSyncServerProcess: @unchecked Sendable {
 
     /// Starts `touchsync serve --port 0 --database :memory:` plus `arguments`, and waits (at most
     /// 60 s) for its `TouchSync … listening on http://127.0.0.1:PORT` line.
-    init(arguments: [String] = ["--test-mode"]) throws {
+    init(arguments: [String] = ["--test-mode"], environment extra: [String: String] = [:]) throws {
         guard let path = Self.executablePath else {
             throw XCTSkip("touchsync executable not found next to the test bundle: run `swift build` first, or set TOUCHSYNC_BIN")
         }
@@ -43,7 +43,8 @@ final class TouchSyncServerProcess: @unchecked Sendable {
         env["TOUCHSYNC_AUTH_PASSWORD_ITERATIONS"] = "1000"  // fixtures hash passwords: keep loads fast
         env["TOUCHSYNC_LOG_LEVEL"] = "warning"
         env["TOUCHSYNC_JWT_SECRET"] = "touchsync-testing-secret-0123456789"
-        for key in ["TOUCHSYNC_TEST_MODE", "TOUCHSYNC_URL", "TOUCHSYNC_PORT", "TOUCHSYNC_DATABASE_URL"] { env.removeValue(forKey: key) }
+        for key in ["TOUCHSYNC_TEST_MODE", "TOUCHSYNC_URL", "TOUCHSYNC_PORT", "TOUCHSYNC_DATABASE_URL", "TOUCHSYNC_TEST_MODE_TOKEN"] { env.removeValue(forKey: key) }
+        env.merge(extra) { _, new in new }
         p.environment = env
         let out = Pipe()
         p.standardOutput = out

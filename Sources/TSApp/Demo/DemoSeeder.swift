@@ -1,5 +1,7 @@
+import TSCrypto
 import TSDomain
 import TSJSON
+import TSRoutes
 
 /// Demo data for `serve --demo`: enough for every screen of the iOS app to show something.
 /// Seeded through the domain services, so counters, badges and notifications are consistent.
@@ -16,11 +18,36 @@ public enum DemoSeeder {
         DemoUser(username: "carol", password: "carol-password", firstName: "Carol"),
     ]
 
-    /// Seeds when the database has no users; returns false when it already had data.
+    /// The demo users of a server listening on `host`. On loopback, the published passwords
+    /// above (the README's and the inspector's). On any other address (`--host 0.0.0.0`, a LAN
+    /// address, a container) a published password would let anyone on that network log in as
+    /// alice, so each start draws random ones, shown only on the console (and so in
+    /// `docker compose logs`).
+    public static func users(listeningOn host: String) -> (users: [DemoUser], published: Bool) {
+        if listensOnlyOnLoopback(host) { return (users, true) }
+        return (users.map { DemoUser(username: $0.username, password: SecureRandom.hexString(bytes: 12), firstName: $0.firstName) }, false)
+    }
+
+    /// `127.x.y.z`, `::1` or `localhost`: no other machine can connect.
+    public static func listensOnlyOnLoopback(_ host: String) -> Bool {
+        host == "localhost" || LocalOnly.isLoopback(host)
+    }
+
+    /// Seeds `users` when the database has no users; returns false when it already had data. A
+    /// database seeded earlier gets `users`' passwords when they are not the published ones, so a
+    /// restart on another address does not leave the published passwords working.
     @discardableResult
-    public static func seedIfEmpty(_ domain: TouchSyncDomain) async throws -> Bool {
+    public static func seedIfEmpty(_ domain: TouchSyncDomain, users: [DemoUser] = users) async throws -> Bool {
         let count = try await domain.db.read { c in try c.scalarInt("SELECT COUNT(*) FROM users") } ?? 0
-        guard count == 0 else { return false }
+        guard count == 0 else {
+            for u in users where u.password != Self.users.first(where: { $0.username == u.username })?.password {
+                let hash = await domain.auth.hashPassword(u.password)
+                _ = try await domain.db.write { c in
+                    try c.run("UPDATE users SET password_hash = ? WHERE username = ?", [.text(hash), .text(u.username)])
+                }
+            }
+            return false
+        }
 
         var ids: [String] = []
         for u in users {

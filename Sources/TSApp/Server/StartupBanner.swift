@@ -18,9 +18,14 @@ public enum StartupBanner {
             lines.append("Test mode: POST \(base)/api/test/reset, POST \(base)/api/test/fixtures, GET \(base)/api/test/events?since=0 (docs/test-mode.md)")
         }
         if demo {
-            lines.append("Demo users (password in parentheses):")
+            if server.demoPasswordsPublished {
+                lines.append("Demo users (password in parentheses):")
+            } else {
+                lines.append("Demo users (password in parentheses): the server listens beyond this machine, so the published demo "
+                             + "passwords are off and these are random for this start, shown only here.")
+            }
             var tokens: [String: (id: String, token: String)] = [:]
-            for u in DemoSeeder.users {
+            for u in server.demoUsers {
                 guard let id = try? await server.domain.auth.userId(forUsername: u.username) else { continue }
                 let token = await server.domain.auth.issueToken(userId: id)
                 tokens[u.username] = (id, token)

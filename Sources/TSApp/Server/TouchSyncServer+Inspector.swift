@@ -13,9 +13,9 @@ extension TouchSyncServer {
     ///
     /// Returns the request list to record into (`inspector.requestLogCapacity` > 0, never in
     /// production), or nil.
-    /// `demo` and `testMode` (the process's settings) offer the demo users and editing; `host`
+    /// `demo` (the demo users when `--demo`) and `testMode` offer the demo users and editing; `host`
     /// (`server.host`) decides whether protected mode is worth a log line.
-    static func registerInspector(into router: inout RouterBuilder, settings: InspectorRoutes.Settings, production: Bool, demo: Bool, testMode: Bool,
+    static func registerInspector(into router: inout RouterBuilder, settings: InspectorRoutes.Settings, production: Bool, demo: [DemoSeeder.DemoUser]?, testMode: Bool,
                                   host: String, trustedProxies: TrustedProxies, domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog,
                                   httpMetrics: HTTPMetrics, logger: Logger) -> InspectorRequestLog? {
         guard settings.enabled else { return nil }
@@ -24,13 +24,12 @@ extension TouchSyncServer {
             logger.notice("inspector off: with TOUCHSYNC_ENV=production it needs inspector.adminToken (TOUCHSYNC_INSPECTOR_ADMIN_TOKEN)")
             return nil
         }
-        let demoUsers = demo
-            ? DemoSeeder.users.map { InspectorRoutes.DemoUser(username: $0.username, password: $0.password) } : []
+        let demoUsers = (demo ?? []).map { InspectorRoutes.DemoUser(username: $0.username, password: $0.password) }
         let capacity = settings.requestLogCapacity
         let requestLog = production || capacity <= 0 ? nil
             : InspectorRequestLog(capacity: capacity, maxBodyBytes: settings.requestLogMaxBodyBytes)
         // Test or demo mode (never production: both are refused or local-only there) may change data from the page.
-        let editable = !production && (testMode || demo)
+        let editable = !production && (testMode || demo != nil)
         InspectorRoutes(domain: domain, hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, access: access, demoUsers: demoUsers,
                         version: BuildInfo.version, editable: editable, requestLog: requestLog,
                         maxPageSize: settings.maxPageSize).register(into: &router)

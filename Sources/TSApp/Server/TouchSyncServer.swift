@@ -31,6 +31,10 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let maintenance: StorageMaintenance
     /// Whether the test-target routes are registered (`testMode`).
     public let testMode: Bool
+    /// The demo users `--demo` seeds and shows: published passwords on loopback, random ones
+    /// elsewhere (`DemoSeeder.users(listeningOn:)`); `demoPasswordsPublished` says which.
+    public let demoUsers: [DemoSeeder.DemoUser]
+    public let demoPasswordsPublished: Bool
     /// Every (method, pattern) the router serves, in match order (what `/openapi.json` documents).
     public let registeredRoutes: [(method: HTTPMethod, pattern: String)]
     /// HTTPS (tls.*), nil for plain HTTP (TouchSyncServer+TLS.swift).
@@ -77,6 +81,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         // The listener's settings, checked before anything is opened (an unavailable poller would fail later).
         var http = try HTTPServerConfiguration(reader: configuration)
         http.clock = clock
+        (demoUsers, demoPasswordsPublished) = DemoSeeder.users(listeningOn: http.host)
 
         // Storage: open, migrate. database.url (postgres://…) selects PostgreSQL; else the SQLite file.
         let path = configuration[.databasePath]
@@ -142,17 +147,18 @@ public final class TouchSyncServer: @unchecked Sendable {
         }).register(into: &router)
         backups = try ScheduledBackups.make(configuration: .init(reader: configuration), databasePath: path, postgres: databaseURL != nil,
                                             logger: Logger(label: "touchsync.backup"))  // backup hook
+        let metricsAccess = try MetricsAccess(reader: configuration, trustedProxies: trustedProxies, production: production)
         OperationsRoutes(domain: domain, version: BuildInfo.version,
                          components: (bridge.map { b in [HealthComponent(name: "redis") { b.health }] } ?? [])
-                             + (backups.map { [$0.health] } ?? [])).register(into: &router)
+                             + (backups.map { [$0.health] } ?? []), detailAccess: metricsAccess).register(into: &router)
         let httpBox = LateBound<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
                       tcpConnections: { httpBox.value?.openConnections ?? 0 },
-                      extra: Self.extraMetrics(redis: bridge, broadcaster: broadcaster, backups: backups), access: try MetricsAccess(reader: configuration, trustedProxies: trustedProxies)).register(into: &router)
+                      extra: Self.extraMetrics(redis: bridge, broadcaster: broadcaster, backups: backups), access: metricsAccess).register(into: &router)
         let openAPI = OpenAPIRoutes(version: BuildInfo.version)
         openAPI.register(into: &router)
         let requestLog = Self.registerInspector(into: &router, settings: InspectorRoutes.Settings(reader: configuration), production: production,
-                                                demo: configuration[.demo], testMode: testMode, host: http.host, trustedProxies: trustedProxies, domain: domain,
+                                                demo: configuration[.demo] ? demoUsers : nil, testMode: testMode, host: http.host, trustedProxies: trustedProxies, domain: domain,
                                                 hub: hub, eventLog: eventLog, httpMetrics: httpMetrics, logger: logger)
         if testMode {
             let testRoutes = TestRoutes(domain: domain, broadcaster: broadcaster, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
@@ -161,7 +167,11 @@ public final class TouchSyncServer: @unchecked Sendable {
             // redis hook: a reset or fixtures load on any node reaches every test-mode node.
             redisBridge?.enableTestMode(testRoutes.localNode,
                                         label: "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)")
-            logger.warning("test mode is on: /api/test/reset, /api/test/fixtures, /api/test/events and /api/test/faults need no token")
+            if (configuration[.testModeToken] ?? "").isEmpty {
+                logger.warning("test mode is on: /api/test/* answer this machine only (loopback, not forwarded by a proxy); set testModeToken (TOUCHSYNC_TEST_MODE_TOKEN) to reach them from a container's host or a CI runner")
+            } else {
+                logger.warning("test mode is on: /api/test/* answer any address that sends X-TouchSync-Test: <testModeToken>")
+            }
             // Events leave after the answer, in commit order (docs/realtime.md "Order"); in test mode a
             // write's answer waits for them, so the test that made it finds them in /api/test/events.
             router.wrapHandlers { method, pattern, handler in
@@ -173,6 +183,8 @@ public final class TouchSyncServer: @unchecked Sendable {
                 }
             }
         }
+        // Every /api/test/* route, whoever registered it, behind one check (TestModeAccess).
+        if testMode { TestModeAccess(token: configuration[.testModeToken], trustedProxies: trustedProxies).install(into: &router) }
         let hub = self.hub
         hub.mount(on: &router)
 

@@ -18,7 +18,8 @@ import TSJSON
 ///
 /// The changing routes are registered only in test or demo mode, and they require the header
 /// `X-Inspector-Action: 1`: a page on another origin cannot send it without a CORS preflight,
-/// which the server never grants, so a web page cannot drive them from a developer's browser.
+/// which the server never grants, so a web page cannot drive them from a developer's browser; and
+/// a request whose `Origin` is another site is refused outright (`CrossSiteCheck`).
 extension InspectorRoutes {
     static let actionHeader = "X-Inspector-Action"
 
@@ -59,6 +60,9 @@ extension InspectorRoutes {
         func action(_ method: HTTPMethod, _ path: String, _ answer: @escaping @Sendable (HTTPRequest) async throws -> JSONValue) {
             router.add(method, "/inspector/api/" + path, Authenticator.open { request in
                 try await routes.guarded(request) {
+                    if let origin = request.header("Origin"), !CrossSiteCheck.isSameSiteOrLocal(origin: origin, host: request.header("Host")) {
+                        throw DomainError.forbidden("the inspector refuses changes from another site (Origin \(origin))")
+                    }
                     guard request.header(Self.actionHeader) == "1" else {
                         throw DomainError.forbidden("inspector changes need the header \(Self.actionHeader): 1 (sent by the inspector page)")
                     }

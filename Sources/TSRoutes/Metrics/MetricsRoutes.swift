@@ -42,8 +42,8 @@ public struct MetricsRoutes: Sendable {
             case .wrongToken:
                 return .json(Envelope.standard.errorBody(code: "UNAUTHORIZED", message: "Wrong bearer token for /metrics (metrics.token)"),
                              status: 401, headers: ["Cache-Control": "no-store", "WWW-Authenticate": "Bearer realm=\"touchsync-metrics\""])
-            case .refused(let why):
-                return .json(Envelope.standard.errorBody(code: "FORBIDDEN", message: MetricsAccess.refusedMessage(why)),
+            case let refused:
+                return .json(Envelope.standard.errorBody(code: "FORBIDDEN", message: MetricsAccess.refusedMessage(refused)),
                              status: 403, headers: ["Cache-Control": "no-store"])
             }
         }

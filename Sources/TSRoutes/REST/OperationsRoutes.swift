@@ -3,7 +3,9 @@ import TSDomain
 import TSHTTP
 import TSJSON
 
-/// `GET /health` (docs/api.md, "Operations"); no auth.
+/// `GET /health` (docs/api.md, "Operations"); no auth. Anyone gets the status words; the reasons
+/// (error text) and components' details (a backup's absolute paths) only a caller that may read
+/// `/metrics` (`MetricsAccess`: this machine outside production, `metrics.allowFrom`, `metrics.token`).
 public struct OperationsRoutes: Sendable {
     let domain: TouchSyncDomain
     let version: String
@@ -12,9 +14,12 @@ public struct OperationsRoutes: Sendable {
     /// not ok makes `status` "degraded" with `degradedReason`, and the answer stays 200 (the node
     /// still serves REST and its own sockets).
     let components: [HealthComponent]
+    /// Whether a request may see reasons and details.
+    let detailAccess: MetricsAccess
 
-    public init(domain: TouchSyncDomain, version: String, components: [HealthComponent] = []) {
+    public init(domain: TouchSyncDomain, version: String, components: [HealthComponent] = [], detailAccess: MetricsAccess = MetricsAccess()) {
         self.components = components
+        self.detailAccess = detailAccess
         self.domain = domain
         self.version = version
         startedAt = DispatchTime.now().uptimeNanoseconds
@@ -25,7 +30,8 @@ public struct OperationsRoutes: Sendable {
         let version = self.version
         let startedAt = self.startedAt
         let components = self.components
-        router.get("/health") { _ in
+        let detailAccess = self.detailAccess
+        router.get("/health") { request in
             // Never queues behind busy readers: a busy pool is a working database (Database.health).
             let known = domain.db.knownHealth()
             let dbOK = known != nil ? known != .failed : await domain.db.ping()
@@ -42,27 +48,26 @@ public struct OperationsRoutes: Sendable {
                 }
                 return .bytes(w.bytes, contentType: "application/json; charset=utf-8")
             }
+            let details = detailAccess.check(request) == .allowed
             var body: JSONObject = ["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime),
                                     "database": dbOK ? "ok" : "error"]
-            // PostgreSQL unreachable — answered at once, with the reason.
-            if !dbOK, let reason = domain.db.unavailableReason {
-                body["database"] = "unavailable"
-                body["reason"] = .string(reason)
-            }
             var reasons: [String] = []
             // PostgreSQL unreachable — answered at once, with the reason.
             if !dbOK, let reason = domain.db.unavailableReason {
                 body["database"] = "unavailable"
+                if details { body["reason"] = .string(reason) }
                 reasons.append("database: \(reason)")
             }
+            var degraded = !reasons.isEmpty
             for c in components {  // redis hook
                 let state = c.check()
-                body[c.name] = c.detail?() ?? .string(state.status)
-                if let reason = state.degradedReason { reasons.append("\(c.name): \(reason)") }
+                body[c.name] = details ? (c.detail?() ?? .string(state.status)) : .string(state.status)
+                if let reason = state.degradedReason { reasons.append("\(c.name): \(reason)"); degraded = true }
             }
-            if !reasons.isEmpty {
+            if degraded {
                 body["status"] = "degraded"
-                body["degradedReason"] = .string(reasons.joined(separator: "; "))
+                body["degradedReason"] = details ? .string(reasons.joined(separator: "; "))
+                    : .string("details for this machine or a metrics.allowFrom / metrics.token caller only")
             }
             return .json(.object(body), status: dbOK ? 200 : 503)
         }

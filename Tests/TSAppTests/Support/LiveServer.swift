@@ -140,6 +140,8 @@ struct APIClient: Sendable {
         } else if let rawBody {
             request.httpBody = rawBody
         }
+        // As TouchSyncTesting does: test-mode routes get the anti-CSRF header (TestModeAccess).
+        if path.hasPrefix("/api/test/") { request.setValue("1", forHTTPHeaderField: "X-TouchSync-Test") }
         for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
         let (data, response) = try await URLSession.shared.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }

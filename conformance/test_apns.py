@@ -203,7 +203,7 @@ def test_apns_delivery_headers_jwt_retries_and_device_removal(transport):
             "devices": [{"user": "alice", "token": t, "platform": "ios"} for t in
                         ("good-1", "gone-1", "bad-1", "busy-1", "down-1", "topic-1", "expired-1")]
                        + [{"user": "alice", "token": "android-1", "platform": "android"}],
-        }).json()["data"]
+        }, headers={"X-TouchSync-Test": "1"}).json()["data"]
         bob = {"Authorization": "Bearer " + fx["users"]["bob"]["token"]}
         started = int(time.time())
         r = requests.post(base + f"/api/rooms/{fx['rooms']['design']}/elements/{fx['elements']['kickoff']}/reactions/toggle", headers=bob)

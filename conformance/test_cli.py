@@ -808,7 +808,7 @@ def test_export_import_round_trip_keeps_every_row_and_the_logins():
     proc, base, _ = start_collecting(["--test-mode", "--database", a])
     try:
         fx = requests.post(base + "/api/test/fixtures", data=open(os.path.join(ROOT, "config", "fixtures", "example.json"), "rb"),
-                           headers={"Content-Type": "application/json"}).json()["data"]
+                           headers={"Content-Type": "application/json", "X-TouchSync-Test": "1"}).json()["data"]
         alice = {"Authorization": "Bearer " + fx["users"]["alice"]["token"]}
         assert requests.post(base + "/api/devices", json={"token": "apns-device-1", "platform": "ios"}, headers=alice).status_code == 201
         assert requests.patch(base + f"/api/rooms/{fx['rooms']['weekend']}", json={"name": "Weekend plans"}, headers=alice).status_code == 200

@@ -54,7 +54,7 @@ def reset(c, node, expect_nodes=3, timeout=10.0):
     answers = []
 
     def all_nodes():
-        r = requests.post(node.base + "/api/test/reset", timeout=15)
+        r = requests.post(node.base + "/api/test/reset", timeout=15, headers={"X-TouchSync-Test": "1"})
         assert r.status_code == 200, r.text
         answers.append(r.json()["data"])
         return answers[-1]["nodes"] == expect_nodes
@@ -63,7 +63,7 @@ def reset(c, node, expect_nodes=3, timeout=10.0):
 
 
 def load(node, doc=FIXTURES):
-    r = requests.post(node.base + "/api/test/fixtures", json=doc, timeout=15)
+    r = requests.post(node.base + "/api/test/fixtures", json=doc, timeout=15, headers={"X-TouchSync-Test": "1"})
     assert r.status_code == 201, r.text
     return r.json()["data"]
 
@@ -103,7 +103,7 @@ def test_a_reset_sent_to_one_node_disconnects_the_sockets_of_every_test_mode_nod
     assert on2.connected and on3.connected and on_production.connected
     ignored = ignored_resets(cluster.production)
 
-    answer = requests.post(n1.base + "/api/test/reset", timeout=15)
+    answer = requests.post(n1.base + "/api/test/reset", timeout=15, headers={"X-TouchSync-Test": "1"})
     assert answer.status_code == 200, answer.text
     assert answer.json()["data"]["nodes"] == 3
     assert wait_for(lambda: not on2.connected and not on3.connected, timeout=10), "a socket on node 2 or 3 survived the reset"
@@ -123,7 +123,7 @@ def test_after_a_reset_every_node_s_event_log_is_empty_and_continues_after_the_s
     for node in (n1, n2, n3):
         assert events(node, since=0, event="element:created", wait="5s")["events"], f"{node.name} logged no element:created"
 
-    answer = requests.post(n3.base + "/api/test/reset", timeout=15)
+    answer = requests.post(n3.base + "/api/test/reset", timeout=15, headers={"X-TouchSync-Test": "1"})
     assert answer.status_code == 200, answer.text
     data = answer.json()["data"]
     assert data["nodes"] == 3
@@ -171,7 +171,7 @@ def test_an_event_caused_on_node_2_is_found_by_a_long_poll_on_node_1_and_node_3(
 
 def test_the_node_without_test_mode_has_no_test_routes_and_is_not_waited_for(cluster):
     n1 = test_mode_nodes(cluster)[0]
-    assert requests.post(cluster.production.base + "/api/test/reset", timeout=10).status_code == 404
+    assert requests.post(cluster.production.base + "/api/test/reset", timeout=10, headers={"X-TouchSync-Test": "1"}).status_code == 404
     # It sends no heartbeats, so a reset counts and waits for the three test-mode nodes only.
     assert reset(cluster, n1)["nodes"] == 3
 
@@ -184,7 +184,7 @@ def test_a_live_node_that_does_not_confirm_is_named_in_a_504_after_a_bounded_wai
     cluster.proxy.cut()
     try:
         started = time.monotonic()
-        r = requests.post(n1.base + "/api/test/reset", timeout=30)
+        r = requests.post(n1.base + "/api/test/reset", timeout=30, headers={"X-TouchSync-Test": "1"})
         waited = time.monotonic() - started
         assert r.status_code == 504, r.text
         error = r.json()["error"]

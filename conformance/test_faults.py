@@ -125,7 +125,7 @@ def made():
 
 
 def fault(server, body, status=200):
-    r = requests.post(server.url("/api/test/faults"), json=body)
+    r = requests.post(server.url("/api/test/faults"), json=body, headers={"X-TouchSync-Test": "1"})
     assert r.status_code == status, r.text
     return r.json()
 
@@ -202,7 +202,7 @@ def test_server_disconnect_is_a_socketio_disconnect_and_the_client_stays_away(se
     # python-socketio would reconnect after 0.1 s: give it ten times that.
     assert not c.wait(lambda: len(c.connects) > 1, timeout=1.0), "python-socketio must not reconnect after a server disconnect"
     assert not c.sio.connected
-    r = requests.post(server.url("/api/test/faults"), json={"userId": user["id"], "action": "hold"})
+    r = requests.post(server.url("/api/test/faults"), json={"userId": user["id"], "action": "hold"}, headers={"X-TouchSync-Test": "1"})
     assert r.status_code == 404, r.text
 
 

@@ -226,8 +226,8 @@ def test_server():
 
 @pytest.fixture
 def fixtures(test_server):
-    assert requests.post(test_server + "/api/test/reset").status_code == 200
-    r = requests.post(test_server + "/api/test/fixtures", data=open(FIXTURES, "rb"), headers={"Content-Type": "application/json"})
+    assert requests.post(test_server + "/api/test/reset", headers={"X-TouchSync-Test": "1"}).status_code == 200
+    r = requests.post(test_server + "/api/test/fixtures", data=open(FIXTURES, "rb"), headers={"X-TouchSync-Test": "1", "Content-Type": "application/json"})
     assert r.status_code == 201, r.text
     return r.json()["data"]
 

@@ -57,9 +57,15 @@ class Namespace:
 
     def get(self, url, headers=None):
         """GET from inside the namespace: (status, parsed JSON body or text)."""
-        cmd = [IP, "netns", "exec", self.name, CURL, "-s", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}"]
+        return self.request("GET", url, headers)
+
+    def request(self, method, url, headers=None, data=None):
+        """`method` from inside the namespace, with `data` as the body: (status, parsed JSON body or text)."""
+        cmd = [IP, "netns", "exec", self.name, CURL, "-s", "--max-time", "10", "-X", method, "-o", "-", "-w", "\n%{http_code}"]
         for k, v in (headers or {}).items():
             cmd += ["-H", f"{k}: {v}"]
+        if data is not None:
+            cmd += ["--data-binary", data]
         r = subprocess.run(cmd + [url], capture_output=True, text=True, timeout=30)
         assert r.returncode == 0, f"curl in the namespace failed ({r.returncode}): {r.stderr}"
         body, _, status = r.stdout.rpartition("\n")

@@ -5,6 +5,10 @@ import TSJSON
 /// the router but missing here, or documented here but registered nowhere, fails
 /// `OpenAPITests` — add the entry next to the route.
 public enum OpenAPICatalog {
+    /// Who may call the test routes (`TestModeAccess`), said once for each of them.
+    static let testModeAccess = " Only this machine (loopback TCP peer, not forwarded by a proxy, Host localhost or an IP) unless "
+        + "testModeToken is set; changes need the header X-TouchSync-Test (1, or the token when set), every request the token when set; "
+        + "another site's Origin is refused (docs/test-mode.md)."
     typealias S = OpenAPISchema
     typealias Op = OpenAPIOperation
     typealias Body = OpenAPIOperation.Body
@@ -158,14 +162,15 @@ public enum OpenAPICatalog {
     } + [
         // Test-target mode (docs/test-mode.md); registered only with serve --test-mode.
         Op(.POST, "/api/test/reset", tag: "Test mode", summary: "Empty all data and disconnect every socket",
-           description: "Only with --test-mode (404 otherwise). No auth: for local test targets only. In a cluster every test-mode node "
+           description: "Only with --test-mode (404 otherwise)." + testModeAccess + " In a cluster every test-mode node "
                + "drops its sockets and events before the answer; 504 names the live nodes that did not confirm.", security: .none,
-           responses: [data(200, "Reset", S.ref("TestResetResult"))], errors: [504]),
+           responses: [data(200, "Reset", S.ref("TestResetResult"))], errors: [401, 403, 504]),
         Op(.POST, "/api/test/fixtures", tag: "Test mode", summary: "Load users, rooms, elements, reactions, messages, posts, likes and saves",
-           description: "Only with --test-mode. The document is checked before the first write (400 changes nothing).", security: .none,
-           request: S.ref("FixtureDocument"), responses: [data(201, "Loaded", S.ref("FixtureResult"))], errors: [400, 409, 415, 504]),
+           description: "Only with --test-mode." + testModeAccess + " The document is checked before the first write (400 changes nothing).",
+           security: .none, request: S.ref("FixtureDocument"), responses: [data(201, "Loaded", S.ref("FixtureResult"))],
+           errors: [400, 401, 403, 409, 415, 504]),
         Op(.GET, "/api/test/events", tag: "Test mode", summary: "The realtime events the server emitted, in order",
-           description: "Only with --test-mode. From a bounded ring buffer (realtime.eventLogCapacity).", security: .none,
+           description: "Only with --test-mode." + testModeAccess + " From a bounded ring buffer (realtime.eventLogCapacity).", security: .none,
            responses: [data(200, "Events after `since`", S.ref("RealtimeEventPage"))],
            parameters: [P(query: "since", "Only events with seq > since (default 0).", schema: ["type": "integer", "minimum": 0, "maximum": int64Max]),
                         P(query: "limit", "At most this many (1-10000, default 1000).", schema: ["type": "integer", "minimum": 1, "maximum": 10_000]),
@@ -175,13 +180,13 @@ public enum OpenAPICatalog {
                             + "passes (250ms, 5s, or a number of seconds; at most 30s; default 0, answer at once). Then answers as usual, "
                             + "with no events when the wait ran out. 503 when 256 requests are already waiting.",
                           schema: ["type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?(ms|s)?$", "maxLength": 16])],
-           errors: [400]),
+           errors: [400, 401, 403]),
         Op(.POST, "/api/test/faults", tag: "Test mode", summary: "Inject a network fault into the sockets of a user or an Engine.IO session",
-           description: "Only with --test-mode. disconnect (transport close, ping timeout, transport error, server disconnect), delay, drop, "
-               + "hold, release, clear; only Socket.IO packets are faulted, never the Engine.IO heartbeat. See docs/test-mode.md.",
+           description: "Only with --test-mode." + testModeAccess + " disconnect (transport close, ping timeout, transport error, server disconnect), "
+               + "delay, drop, hold, release, clear; only Socket.IO packets are faulted, never the Engine.IO heartbeat. See docs/test-mode.md.",
            security: .none, request: S.ref("TestFaultRequest"), responses: [data(200, "Applied", S.ref("TestFaultResult"))],
-           errors: [400, 404, 415]),
-        Op(.GET, "/api/test/faults", tag: "Test mode", summary: "The faults active on each session", description: "Only with --test-mode.",
-           security: .none, responses: [data(200, "Active faults", S.ref("TestFaultList"))]),
+           errors: [400, 401, 403, 404, 415]),
+        Op(.GET, "/api/test/faults", tag: "Test mode", summary: "The faults active on each session", description: "Only with --test-mode." + testModeAccess,
+           security: .none, responses: [data(200, "Active faults", S.ref("TestFaultList"))], errors: [401, 403]),
     ] + InspectorRoutes.openAPIOperations  // the live inspector (Sources/TSRoutes/Inspector), unless --no-inspector
 }

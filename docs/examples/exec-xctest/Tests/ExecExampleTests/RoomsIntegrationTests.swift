@@ -38,6 +38,8 @@ final class RoomsIntegrationTests: XCTestCase {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        // Test-mode changes carry this header (docs/test-mode.md, "Who may call the test routes").
+        if path.hasPrefix("/api/test/") { request.setValue("1", forHTTPHeaderField: "X-TouchSync-Test") }
         let (data, response) = try await URLSession.shared.data(for: request)
         let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, json)

@@ -40,7 +40,7 @@ EIO3_CLIENT = os.path.join(ROOT, "conformance", "eio3", "lifecycle_eio3.py")
 
 PING_INTERVAL_MS = 600
 PING_TIMEOUT_MS = 600
-TRANSPORTS = {"websocket": ["websocket"], "polling": ["polling"]}
+TRANSPORTS = {"websocket": ["websocket"], "polling": ["polling"], "default": None}
 
 
 
@@ -337,17 +337,12 @@ def srv_default_heartbeat(recovery):
     ended(s)
 
 
-# python-engineio (4.15 and 3.14) reads the Engine.IO close packet that answers its parked GET
-# as a server disconnect and does not reconnect; socket.io-client reads it as `transport close`
-# and reconnects (engine.io-client `transports/polling.ts`, socket.io-client `manager.ts`
-# `onclose`). The server sends the reference's bytes (engine.io `transports/polling.ts`
-# `doClose`), so these run and are expected to fail until that client changes (strict: a pass
-# is reported). They run with the default heartbeat so that the GET is parked at the stop (with
-# a 600 ms heartbeat the stop can fall between two GETs: the client then sees a refused
-# connection, a transport error, and reconnects).
-PYTHON_POLLING_CLOSE = pytest.mark.xfail(
-    strict=True, reason="python-engineio does not reconnect after an Engine.IO close packet on a long-poll")
-RESTART_TRANSPORTS = ["websocket", pytest.param("polling", marks=PYTHON_POLLING_CLOSE)]
+# Every client comes back after a restart, whatever its transport setting: polling only, WebSocket
+# only, and the default (polling, then the upgrade). A parked GET is not answered at the stop (its
+# connection just closes, as when a process exits): python-engineio (4.15 and 3.14) would read an
+# Engine.IO `1` there as a server disconnect and stay away. They run with the default heartbeat so
+# that the GET is parked at the stop.
+RESTART_TRANSPORTS = ["websocket", "polling", "default"]
 
 
 @pytest.mark.parametrize("transport", RESTART_TRANSPORTS)

@@ -48,6 +48,7 @@ extension EngineIOServer {
                         if let reply = takeClosedPollReply(sid: sid) { return pollingResponse(reply, origin: origin) }
                         return errorResponse(.unknownSID, origin: origin)
                     case .error(let e): return errorResponse(e, origin: origin)
+                    case .noAnswer: return .noAnswer
                     }
                 } else if request.method == .POST {
                     if let e = session.post(request.body) { return errorResponse(e, origin: origin) }

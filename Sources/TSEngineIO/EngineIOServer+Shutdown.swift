@@ -1,16 +1,19 @@
 import TSWebSocket
 
 extension EngineIOServer {
-    /// Server shutdown: closes every session at once so its client learns it, as the reference
-    /// server's `close()` does (engine.io `packages/engine.io/lib/server.ts` → `Socket.close(true)`,
-    /// which closes the transport without waiting for the write buffer to drain):
+    /// Server shutdown: closes every session at once so that every client comes back to the
+    /// next process, whatever its transport. The reference server has two behaviours here, and
+    /// real clients follow only one of them back:
     /// - a WebSocket gets a Close frame with no status code (engine.io's websocket transport
     ///   calls `ws.close()` with no arguments) and its TCP connection is closed without waiting
-    ///   for the peer's Close (`WebSocketConnection.goAway`);
-    /// - a pending long-poll GET is answered with a `1` close packet alone (engine.io's polling
-    ///   transport, `doClose` when writable; a parked GET never has packets waiting behind it,
-    ///   they would have answered it).
-    /// Nothing is sent at the layers above. The delegate sees `reason`.
+    ///   for the peer's Close (`WebSocketConnection.goAway`), as both behaviours do;
+    /// - a pending long-poll GET is not answered: its connection closes, as it does when a Node
+    ///   process simply exits. The reference's graceful `io.close()` answers it with a `1` close
+    ///   packet instead (engine.io's polling transport, `doClose`), which python-engineio reads as a
+    ///   server disconnect and never reconnects after; a closed connection is a transport error,
+    ///   after which python-engineio, engine.io-client and Socket.IO-Client-Swift all reconnect.
+    /// Nothing is sent at the layers above. The delegate sees `reason`. A kick (logout, account
+    /// deletion, the inspector's Disconnect) is not this path: it sends Socket.IO DISCONNECT.
     public func shutdown(reason: String = EngineCloseReason.serverShutdown) {
         for s in allSessions { s.closeForShutdown(reason: reason) }
     }
@@ -23,13 +26,17 @@ extension EngineIOSession {
         var transports: [any EngineWebSocketTransport] = []
         lock.withLock {
             guard !state.closed else { return }
-            // A pending GET gets `1` from `closeLocked`, in the session's protocol revision.
-            // The WebSockets close here (no status code, no wait) instead of `closeLocked`'s 1000.
+            // A pending GET's connection closes unanswered; the WebSockets close here (no status
+            // code, no wait) instead of `closeLocked`'s 1000.
             if let ws = state.ws { transports.append(ws) }
             if let p = state.probe { transports.append(p) }
             state.ws = nil
             state.probe = nil
-            closeLocked(reason: reason, pollReply: EnginePacket(.close), into: &actions)
+            if let cont = state.pendingPoll {
+                state.pendingPoll = nil
+                actions.resume = (cont, .noAnswer)
+            }
+            closeLocked(reason: reason, pollReply: nil, into: &actions)
         }
         for ws in transports {
             if let ws = ws as? WebSocketConnection {
@@ -43,6 +50,6 @@ extension EngineIOSession {
 }
 
 extension EngineIOSession {
-    /// Whether a long-poll GET is parked waiting for packets (the one a shutdown answers `1`).
+    /// Whether a long-poll GET is parked waiting for packets (the one a shutdown leaves unanswered).
     var hasParkedPoll: Bool { lock.withLock { state.pendingPoll != nil } }
 }

@@ -44,6 +44,8 @@ final class EngineIOSessionContext: Sendable {
 enum EnginePollOutcome: Sendable {
     case payload([UInt8])
     case error(EngineHTTPError)
+    /// The connection closes with no answer (a server shutdown: what a process exit does).
+    case noAnswer
 }
 
 /// One Engine.IO session (Engine.IO v4, "Session"): an id, a transport, a heartbeat.

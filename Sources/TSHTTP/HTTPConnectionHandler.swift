@@ -202,6 +202,11 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
             return
         }
 
+        if response.closesWithoutAnswer {
+            logAccess(record, outcome: .dropped(reason: .serverShutdown, sentBytes: 0, totalBytes: 0))
+            connection.close(.serverShutdown)
+            return
+        }
         if response.status == 101, let upgrade = response.upgrade {
             logAccess(record, outcome: .delivered)
             encoder.encode(response, requestID: request.requestID, keepAlive: true, http10: false, omitBody: true, isUpgrade: true)

@@ -19,6 +19,16 @@ public struct HTTPResponse: Sendable {
     /// with the bytes already received after the request, so the callee can install a new
     /// `ConnectionHandler`. The HTTP layer then forgets the connection.
     public var upgrade: (@Sendable (Connection, _ leftover: [UInt8]) -> Void)?
+    /// Closes the connection without writing anything, as a process that exits leaves a pending
+    /// request (`noAnswer`): the client sees the connection end, not a response.
+    public var closesWithoutAnswer = false
+
+    /// The connection closes with no response written (`closesWithoutAnswer`).
+    public static var noAnswer: HTTPResponse {
+        var r = HTTPResponse(status: 503)
+        r.closesWithoutAnswer = true
+        return r
+    }
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status

@@ -47,7 +47,7 @@ def on_created(data):
 
 
 # Query-string auth: Socket.IO v4 protocol clients have no CONNECT auth payload.
-sio.connect(f"{base}?token={token}", transports=[transport])
+sio.connect(f"{base}?token={token}", transports=None if transport == "default" else [transport])
 for line in sys.stdin:
     if line.strip() == "quit":
         break

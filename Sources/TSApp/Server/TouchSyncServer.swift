@@ -232,7 +232,7 @@ public final class TouchSyncServer: @unchecked Sendable {
     public var port: Int { http.port }
 
     /// Stops accepting, closes every socket's transport as the reference server does (a WebSocket
-    /// Close frame / the pending poll answered `1`; no Socket.IO DISCONNECT, so clients
+    /// Close frame / the pending poll's connection closed unanswered; no Socket.IO DISCONNECT, so clients
     /// reconnect), closes idle connections, lets in-flight requests finish (bounded by
     /// `server.shutdownGrace`), then closes the database.
     public func shutdown() async {

@@ -84,10 +84,10 @@ public struct TouchSyncBackend: Sendable {
     /// off, and `reset()` turns them off again; turn them on to test the app's handling of 429
     /// `RATE_LIMITED` (every budget starts full). Answers whether they apply now.
     @discardableResult
-    public func setWriteLimits(enabled: Bool) async throws -> Bool {
+    public func setWriteLimits(enabled: Bool) async throws -> TestLimitsState {
         let body = try JSONEncoder().encode(["enabled": enabled])
         return try await transport.send(.post, "/api/test/limits", body: body)
-            .decodeData(TestLimitsState.self, route: "POST /api/test/limits").enabled
+            .decodeData(TestLimitsState.self, route: "POST /api/test/limits")
     }
 
     /// Loads `fixtures` in one request (`POST /api/test/fixtures`), through the same services as

@@ -126,18 +126,21 @@ def sign_ups():
 def test_one_address_cannot_create_a_hundred_accounts_in_seconds(sign_ups):
     """131 sign-ups as fast as requests sends them from one address: the burst (50) is created, the
     rest get 429 with a Retry-After of about 36 s (100 an hour), and nothing is created for them."""
-    markers = sign_ups
-    statuses, retry = [], None
+    statuses, refused = [], None
     for i in range(131):
-        r = requests.post(markers.url("/api/auth/register"), json={"username": f"bulk_{i}", "password": "password-123"})
+        r = requests.post(sign_ups.url("/api/auth/register"), json={"username": f"bulk_{i}", "password": "password-123"})
         statuses.append(r.status_code)
         if r.status_code == 429:
-            assert r.json()["error"]["code"] == "RATE_LIMITED", r.text
-            retry = int(r.headers["Retry-After"])
+            refused = r
     created = statuses.count(201)
     assert 50 <= created <= 51 and statuses.count(429) == 131 - created, statuses
-    assert 30 <= retry <= 36, retry
-    assert any("sign-ups from this address limit" in l for l in markers.log_lines), "the refusal is logged"
+    assert refused.json()["error"]["code"] == "RATE_LIMITED", refused.text
+    assert "sign-ups from this address" in refused.json()["error"]["message"], refused.text
+    assert 30 <= int(refused.headers["Retry-After"]) <= 36, refused.headers
+    # The last one was refused: no such account exists (its login fails like any unknown name).
+    login = requests.post(sign_ups.url("/api/auth/login"), json={"username": "bulk_130", "password": "password-123"})
+    assert login.status_code == 401, login.text
+    assert any("is over the sign-ups limit" in l and "limits.signUpsPerHour" in l for l in sign_ups.log_lines), "the refusal is logged"
 
 
 def test_test_mode_starts_without_limits_and_a_test_turns_them_on():

@@ -64,7 +64,7 @@ public final class WriteLimits: Sendable {
             case .postInteraction: return "likes and saves"
             case .readMarker: return "seen and read markers"
             case .deviceRegistration: return "device registrations"
-            case .signUp: return "sign-ups from this address"
+            case .signUp: return "sign-ups"
             }
         }
     }
@@ -155,7 +155,7 @@ public struct WriteRateLimited: Error, Sendable {
     public let retryAfterSeconds: Int64
 
     public var message: String {
-        "Too many \(kind.noun): at most \(Self.rate(rule)) (bursts of \(rule.burst)); retry in \(retryAfterSeconds) s"
+        "Too many \(kind.noun)\(kind == .signUp ? " from this address" : ""): at most \(Self.rate(rule)) (bursts of \(rule.burst)); retry in \(retryAfterSeconds) s"
     }
 
     static func rate(_ rule: WriteLimiter.Rule) -> String {

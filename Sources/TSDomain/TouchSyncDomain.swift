@@ -13,11 +13,13 @@ public struct DomainConfiguration: Sendable {
     public var passwordIterations: Int
     /// Lifetime of tokens issued by register/login (config `auth.tokenLifetime`).
     public var tokenLifetime: Duration
-    /// Failed logins per (username, client address), or per address for unknown usernames, before 429
+    /// Failed logins per (username, client address), known and unknown usernames alike, before 429
     /// (config `auth.maxFailedLogins`; 0 turns it off).
     public var maxFailedLogins: Int
     /// The window of `maxFailedLogins` (config `auth.failedLoginWindow`).
     public var failedLoginWindow: Duration
+    /// Failed logins per client address, a rate (config `auth.failedLoginsPerAddressPerMinute`, `…Burst`).
+    public var failedLoginsPerAddress: WriteLimiter.Rule
     /// Entries the failed-login throttle tracks at most (config `auth.maxFailedLoginEntries`).
     public var maxFailedLoginEntries: Int
     /// Clock-skew leeway for a token's `exp`, `nbf` and `iat` (config `auth.tokenLeeway`).
@@ -27,7 +29,7 @@ public struct DomainConfiguration: Sendable {
 
     public init(jwtSecret: [UInt8], passwordIterations: Int = 210_000, tokenLifetime: Duration = .seconds(30 * 24 * 3600),
                 maxFailedLogins: Int = 10, failedLoginWindow: Duration = .seconds(300), maxFailedLoginEntries: Int = 50_000,
-                tokenLeeway: Duration = .seconds(60), writeLimits: WriteLimits.Configuration = WriteLimits.Configuration()) {
+                failedLoginsPerAddress: WriteLimiter.Rule = LoginThrottle.defaultAddressRule, tokenLeeway: Duration = .seconds(60), writeLimits: WriteLimits.Configuration = WriteLimits.Configuration()) {
         self.jwtSecret = jwtSecret
         self.jwtKey = HMAC.SHA256Key(jwtSecret)
         self.passwordIterations = passwordIterations
@@ -35,6 +37,7 @@ public struct DomainConfiguration: Sendable {
         self.maxFailedLogins = maxFailedLogins
         self.failedLoginWindow = failedLoginWindow
         self.maxFailedLoginEntries = maxFailedLoginEntries
+        self.failedLoginsPerAddress = failedLoginsPerAddress
         self.tokenLeeway = tokenLeeway
         self.writeLimits = writeLimits
     }
@@ -72,14 +75,15 @@ public final class TouchSyncDomain: Sendable {
         auth = AuthService(db: db, clock: clock, sequence: sequence, configuration: configuration,
                            throttle: LockedValue(LoginThrottle(maxFailures: configuration.maxFailedLogins,
                                                                windowSeconds: configuration.failedLoginWindow.wholeSeconds,
-                                                               maxKeys: configuration.maxFailedLoginEntries)))
+                                                               maxKeys: configuration.maxFailedLoginEntries,
+                                                               addressRule: configuration.failedLoginsPerAddress)))
         rooms = RoomService(db: db, clock: clock, sequence: sequence, events: events)
         let elementDependencies = ServiceDependencies(db: db, clock: clock, sequence: sequence, events: events, notifier: notifications)
         elements = ElementService(deps: elementDependencies)
         reactions = ReactionService(deps: elementDependencies)
         messages = MessageService(db: db, clock: clock, sequence: sequence, events: events)
         posts = PostService(db: db, clock: clock, sequence: sequence)
-        devices = DeviceService(db: db, clock: clock, sequence: sequence)
+        devices = DeviceService(db: db, clock: clock, sequence: sequence, maxDevicesPerUser: configuration.writeLimits.maxDevicesPerUser)
         writeLimits = WriteLimits(configuration: configuration.writeLimits, clock: clock, logger: logger)
         accounts = AccountService(db: db, clock: clock, events: events, auth: auth)
     }

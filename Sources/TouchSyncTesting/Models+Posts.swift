@@ -64,6 +64,11 @@ public struct TestResetResult: Codable, Sendable, Hashable {
     public let nodes: Int
 }
 
+/// The answer of `POST /api/test/limits` (schema `TestLimits`).
+public struct TestLimitsState: Codable, Sendable, Hashable {
+    public let enabled: Bool
+}
+
 /// A loaded user: id, username and a bearer token (a value of schema `FixtureResult.users`).
 public struct LoadedUser: Codable, Sendable, Hashable {
     public let id: String

@@ -86,6 +86,16 @@ public struct TouchSyncBackend: Sendable {
         try await transport.send(.post, "/api/test/reset").decodeData(TestResetResult.self, route: "POST /api/test/reset")
     }
 
+    /// Turns the server's write limits on or off (`POST /api/test/limits`). In test mode they start
+    /// off, and `reset()` turns them off again; turn them on to test the app's handling of 429
+    /// `RATE_LIMITED` (every budget starts full). Answers whether they apply now.
+    @discardableResult
+    public func setWriteLimits(enabled: Bool) async throws -> TestLimitsState {
+        let body = try JSONEncoder().encode(["enabled": enabled])
+        return try await transport.send(.post, "/api/test/limits", body: body)
+            .decodeData(TestLimitsState.self, route: "POST /api/test/limits")
+    }
+
     /// Loads `fixtures` in one request (`POST /api/test/fixtures`), through the same services as
     /// the REST API, and answers each user's token and every object's id by name.
     public func load(_ fixtures: Fixtures) async throws -> LoadedFixtures {

@@ -50,21 +50,67 @@ final class LoginThrottleAPITests: LiveServerTestCase, @unchecked Sendable {  //
         XCTAssertEqual(login("bob", "password-123", from: "127.0.0.2").status, 200)
     }
 
-    func testUnknownUsernamesAreThrottledPerAddress() async throws {
-        try requireLoopbackAliases("127.0.0.2", "127.0.0.3")
+    /// An office NAT: twelve made-up usernames from one address, then another user's correct
+    /// password from that address, is served (it used to be 429 for the whole window).
+    func testUnknownUsernamesFromOneAddressDoNotLockOutAnotherUser() async throws {
+        try requireLoopbackAliases("127.0.0.3")
         _ = try await api.register("carol")
-        for i in 0..<10 {
+        for i in 0..<12 {
             XCTAssertEqual(login("ghost\(i)", "whatever-password", from: "127.0.0.3").status, 401)
         }
-        // That address is now refused for every name (answering 401 for existing names only would
-        // tell a prober which usernames exist) ...
-        let probing = login("ghost-next", "whatever-password", from: "127.0.0.3")
-        XCTAssertEqual(probing.status, 429)
-        XCTAssertNotNil(probing.headers["retry-after"])
-        XCTAssertEqual(login("carol", "password-123", from: "127.0.0.3").status, 429)
-        // ... and no other address is.
-        XCTAssertEqual(login("carol", "password-123").status, 200)
-        XCTAssertEqual(login("ghost-next", "whatever-password", from: "127.0.0.2").status, 401)
+        let carol = login("carol", "password-123", from: "127.0.0.3")
+        XCTAssertEqual(carol.status, 200, carol.text)
+        XCTAssertEqual(login("ghost-next", "whatever-password", from: "127.0.0.3").status, 401, "a new name is a new pair")
+    }
+
+    /// Guessing one name is throttled per (name, address) whether the name exists or not: the
+    /// same 401s, the same 429 at the same count, the same Retry-After, so the answers do not tell
+    /// which usernames exist.
+    func testUnknownAndKnownUsernamesGetTheSameAnswers() async throws {
+        try requireLoopbackAliases("127.0.0.3")
+        _ = try await api.register("dora")
+        var answers: [String: [Int]] = [:]
+        for name in ["dora", "nobody-here"] {
+            answers[name] = (0..<11).map { login(name, "wrong-password-\($0)", from: "127.0.0.3").status }
+        }
+        XCTAssertEqual(answers["dora"], Array(repeating: 401, count: 10) + [429])
+        XCTAssertEqual(answers["nobody-here"], answers["dora"])
+        let known = login("dora", "x-password", from: "127.0.0.3"), unknown = login("nobody-here", "x-password", from: "127.0.0.3")
+        XCTAssertEqual(try JSONValue.parse(known.body)["error"]?["message"], try JSONValue.parse(unknown.body)["error"]?["message"])
+        let (k, u) = (Int(known.headers["retry-after"] ?? "") ?? -1, Int(unknown.headers["retry-after"] ?? "") ?? -1)
+        XCTAssertTrue((250...300).contains(k) && (250...300).contains(u), "Retry-After \(k) / \(u)")
+        // Dora's correct password from that address waits for her pair's window; from another it does not.
+        XCTAssertEqual(login("dora", "password-123", from: "127.0.0.3").status, 429)
+        XCTAssertEqual(login("dora", "password-123").status, 200)
+    }
+}
+
+/// The per-address rate of failed logins (`auth.failedLoginsPerAddressPerMinute`): guessing across
+/// many names from one address is held to the rate with a Retry-After of seconds (the next token),
+/// never a window, and other addresses are not affected.
+final class LoginAddressRateAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
+    override var serverOverrides: [String: JSONValue] {
+        ["auth.maxFailedLogins": 10, "auth.failedLoginsPerAddressPerMinute": 30, "auth.failedLoginsPerAddressBurst": 20]
+    }
+
+    private func login(_ username: String, _ password: String, from address: String = "127.0.0.1") -> RawHTTP.Response {
+        let body = JSONValue.object(["username": .string(username), "password": .string(password)]).serialized()
+        return RawHTTP.request(port: live.port, "POST", "/api/auth/login", body: body,
+                               headers: ["Content-Type": "application/json"], sourceAddress: address)
+    }
+
+    func testGuessingAcrossNamesIsARateNotALockOut() async throws {
+        try requireLoopbackAliases("127.0.0.4")
+        _ = try await api.register("erin")
+        let statuses = (0..<25).map { login("spray\($0)", "password1", from: "127.0.0.4").status }
+        XCTAssertEqual(Array(statuses.prefix(20)), Array(repeating: 401, count: 20), "the burst")
+        XCTAssertTrue(statuses.suffix(5).allSatisfy { $0 == 429 }, "\(statuses)")
+        let paced = login("spray-next", "password1", from: "127.0.0.4")
+        XCTAssertEqual(paced.status, 429)
+        XCTAssertEqual(try JSONValue.parse(paced.body)["error"]?["code"]?.stringValue, "RATE_LIMITED")
+        let retry = try XCTUnwrap(Int(paced.headers["retry-after"] ?? ""), "Retry-After missing")
+        XCTAssertTrue((1...2).contains(retry), "30 a minute: the next try in about 2 s, not a window (\(retry))")
+        XCTAssertEqual(login("erin", "password-123").status, 200, "another address is not affected")
     }
 }
 

@@ -131,6 +131,8 @@ final class OpenAPITests: XCTestCase {
         check(try await api.post("/api/test/faults", ["action": "hold", "userId": "nobody"]), "POST", "/api/test/faults")  // 404
         check(try await api.post("/api/test/faults", ["action": "nap"]), "POST", "/api/test/faults")  // 400
         check(try await api.get("/api/test/faults"), "GET", "/api/test/faults")
+        check(try await api.post("/api/test/limits", ["enabled": false]), "POST", "/api/test/limits")
+        check(try await api.post("/api/test/limits", ["enabled": 1]), "POST", "/api/test/limits")  // 400
         check(try await api.get("/health"), "GET", "/health")
         check(try await api.get("/metrics"), "GET", "/metrics")
         check(try await api.get("/openapi.json"), "GET", "/openapi.json")

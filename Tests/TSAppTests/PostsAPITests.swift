@@ -4,6 +4,9 @@ import XCTest
 
 /// Posts, like/save and interaction-state with the mobile envelope (docs/api.md, "Posts").
 final class PostsAPITests: LiveServerTestCase, @unchecked Sendable {  // the invariant is LiveServerTestCase's
+    /// The set-up below creates 50 posts as one user in a row: more than limits.postsBurst allows.
+    override var serverOverrides: [String: JSONValue] { ["limits.postsPerSecond": 0] }
+
     func testLikeSaveIdempotentAndInteractionState() async throws {
         let a = try await api.register("alice")
         let b = try await api.register("bob")

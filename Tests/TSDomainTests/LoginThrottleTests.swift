@@ -43,10 +43,25 @@ final class LoginThrottleKeyTests: XCTestCase {
         XCTAssertEqual(t.retryAfter(bobHere, now: 10), 290)
         XCTAssertNil(t.retryAfter(LoginThrottle.pair(username: "alice", address: "10.0.0.1"), now: 10))
         XCTAssertNil(t.retryAfter(LoginThrottle.pair(username: "bob", address: "10.0.0.2"), now: 10))
-        XCTAssertNil(t.retryAfter(LoginThrottle.unknownUser(address: "10.0.0.1"), now: 10))
+        XCTAssertNil(t.addressRetryAfter("10.0.0.1", nowMicroseconds: 10_000_000), "pair failures alone do not spend the address's rate")
         // A name or address cannot be crafted to collide with another pair.
         XCTAssertNotEqual(LoginThrottle.pair(username: "b", address: "a:c"), LoginThrottle.pair(username: "c", address: "a:b"))
-        XCTAssertNotEqual(LoginThrottle.pair(username: "x", address: "1"), LoginThrottle.unknownUser(address: "1\u{0}x"))
+    }
+
+    /// The address rate is a rate: past its burst an address waits for the next token (seconds),
+    /// never a window, and other addresses are not affected.
+    func testAddressFailuresAreARateNotALockOut() {
+        var t = LoginThrottle(maxFailures: 10, windowSeconds: 300, addressRule: .init(count: 30, periodSeconds: 60, burst: 5))
+        for i in 0..<5 {
+            XCTAssertNil(t.addressRetryAfter("10.0.0.1", nowMicroseconds: Int64(i)))
+            t.recordAddressFailure("10.0.0.1", nowMicroseconds: Int64(i))
+        }
+        XCTAssertEqual(t.addressRetryAfter("10.0.0.1", nowMicroseconds: 5), 2, "30 a minute: one every 2 s")
+        XCTAssertNil(t.addressRetryAfter("10.0.0.2", nowMicroseconds: 5))
+        XCTAssertNil(t.addressRetryAfter("10.0.0.1", nowMicroseconds: 2_000_005), "one token back after 2 s, not after the window")
+        var off = LoginThrottle(addressRule: .init(count: 0, periodSeconds: 60, burst: 1))
+        for i in 0..<100 { off.recordAddressFailure("a", nowMicroseconds: Int64(i)) }
+        XCTAssertNil(off.addressRetryAfter("a", nowMicroseconds: 100))
     }
 
     func testAFullTableKeepsTheNewestEntriesAndStaysBounded() {

@@ -33,6 +33,26 @@ final class WriteLimiterTests: XCTestCase {
         XCTAssertNotEqual(l.take(kind: 0, user: "alice", rule: rule, now: 0), .allowed)
     }
 
+    /// Sign-ups are counted per hour: 100 an hour is one every 36 s, and `wait` peeks without taking.
+    func testAnHourlyRuleRefillsAtItsRateAndWaitTakesNothing() {
+        var l = WriteLimiter()
+        let hourly = WriteLimiter.Rule(count: 100, periodSeconds: 3600, burst: 2)
+        XCTAssertNil(l.wait(kind: 0, user: "10.0.0.1", rule: hourly, now: 0))
+        for _ in 0..<2 { XCTAssertEqual(l.take(kind: 0, user: "10.0.0.1", rule: hourly, now: 0), .allowed) }
+        XCTAssertEqual(l.take(kind: 0, user: "10.0.0.1", rule: hourly, now: 0), .refused(retryAfterMicroseconds: 36 * second, firstInRow: true))
+        let wait = try? XCTUnwrap(l.wait(kind: 0, user: "10.0.0.1", rule: hourly, now: 35 * second))
+        XCTAssertEqual(Double(wait ?? 0), Double(second), accuracy: 100, "about 1 s left of the 36")
+        XCTAssertEqual(l.wait(kind: 0, user: "10.0.0.1", rule: hourly, now: 35 * second), wait, "wait takes nothing")
+        XCTAssertNil(l.wait(kind: 0, user: "10.0.0.1", rule: hourly, now: 36 * second))
+        XCTAssertEqual(l.take(kind: 0, user: "10.0.0.1", rule: hourly, now: 36 * second), .allowed)
+        XCTAssertNotEqual(l.take(kind: 0, user: "10.0.0.1", rule: hourly, now: 36 * second), .allowed)
+        // A day idle fills the bucket to its burst, never more.
+        for _ in 0..<2 { XCTAssertEqual(l.take(kind: 0, user: "10.0.0.1", rule: hourly, now: 86_400 * second), .allowed) }
+        XCTAssertNotEqual(l.take(kind: 0, user: "10.0.0.1", rule: hourly, now: 86_400 * second), .allowed)
+        l.removeAll()
+        XCTAssertEqual(l.trackedKeys, 0)
+    }
+
     func testZeroPerSecondIsNoLimit() {
         var l = WriteLimiter()
         for _ in 0..<1000 { XCTAssertEqual(l.take(kind: 0, user: "alice", rule: .init(perSecond: 0, burst: 1), now: 0), .allowed) }

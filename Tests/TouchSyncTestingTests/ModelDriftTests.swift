@@ -15,7 +15,7 @@ final class ModelDriftTests: LiveServerTestCase {
     ]
     /// The test-mode routes, wrapped by TouchSyncBackend and TouchSyncFaults.
     static let testModeRoutes = ["POST /api/test/reset", "POST /api/test/fixtures", "GET /api/test/events",
-                                 "POST /api/test/faults", "GET /api/test/faults"]
+                                 "POST /api/test/faults", "GET /api/test/faults", "POST /api/test/limits"]
 
     func testEveryRouteOfTheDocumentIsWrapped() async throws {
         let backend = try await makeBackend()
@@ -104,6 +104,8 @@ final class ModelDriftTests: LiveServerTestCase {
         // Backups are off in the test server, so /health carries none: the model is checked from a minimal answer.
         let backup = try TouchSyncJSON.object(["status": .string("ok"), "directory": .string("/b")]).decode(BackupStatus.self)
         let loggedOut = try await bob.auth.logout()
+        let limitsState = try await backend.setWriteLimits(enabled: true)
+        XCTAssertTrue(limitsState.enabled)
         let reset = try await backend.reset()
 
         XCTAssertEqual(mine.count, 2)
@@ -123,7 +125,7 @@ final class ModelDriftTests: LiveServerTestCase {
             ("Notification", try XCTUnwrap(notifications.first)), ("RoomCleared", cleared), ("RealtimeEventPage", eventPage),
             ("RealtimeEvent", event), ("RealtimeEventTarget", event.target), ("LoggedOut", loggedOut), ("TestResetResult", reset),
             ("FixtureResult", world.result), ("AccountExport", exported), ("AccountExport.user", exported.user),
-            ("AccountDeleted", accountDeleted), ("BackupStatus", backup),
+            ("AccountDeleted", accountDeleted), ("BackupStatus", backup), ("TestLimits", limitsState),
         ] + faultSamples
         var checked: Set<String> = []
         for (name, value) in samples {
@@ -156,7 +158,7 @@ final class ModelDriftTests: LiveServerTestCase {
         "CreateRoomRequest": "call parameters", "RenameRoomRequest": "call parameters", "AddMemberRequest": "call parameters",
         "CreateElementRequest": "call parameters", "UpdateElementRequest": "call parameters", "SendMessageRequest": "call parameters",
         "CreatePostRequest": "call parameters", "InteractionStateRequest": "call parameters", "RegisterDeviceRequest": "call parameters",
-        "TestFaultRequest": "call parameters", "DeleteAccountRequest": "call parameters", "TestFaultList": "the list envelope of TestFault (ActiveFault)",
+        "TestFaultRequest": "call parameters", "TestLimitsRequest": "call parameters", "DeleteAccountRequest": "call parameters", "TestFaultList": "the list envelope of TestFault (ActiveFault)",
     ]
 
     // MARK: helpers

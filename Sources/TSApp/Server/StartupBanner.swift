@@ -16,6 +16,8 @@ public enum StartupBanner {
         }
         if server.testMode {
             lines.append("Test mode: POST \(base)/api/test/reset, POST \(base)/api/test/fixtures, GET \(base)/api/test/events?since=0 (docs/test-mode.md)")
+            // A developer who expects 429s learns here why none come (docs/test-mode.md "Write limits").
+            lines.append("Write limits (limits.*) are off in test mode: POST \(base)/api/test/limits {\"enabled\": true} turns them on")
         }
         if demo {
             if server.demoPasswordsPublished {

@@ -164,6 +164,9 @@ public final class TouchSyncServer: @unchecked Sendable {
             let testRoutes = TestRoutes(domain: domain, broadcaster: broadcaster, eventLog: eventLog, logger: Logger(label: "touchsync.test"),
                                         faultMaxBufferedBytes: configuration[.realtimeFaultMaxBufferedBytes], cluster: redisBridge)
             testRoutes.register(into: &router)
+            // An app's test set-up is a burst (600 elements as one user, an account per test): the
+            // write limits start off; a test turns them on with POST /api/test/limits.
+            domain.writeLimits.setActive(false)
             // redis hook: a reset or fixtures load on any node reaches every test-mode node.
             redisBridge?.enableTestMode(testRoutes.localNode,
                                         label: "\(ProcessInfo.processInfo.hostName) pid \(ProcessInfo.processInfo.processIdentifier)")

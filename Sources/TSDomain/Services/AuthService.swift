@@ -52,31 +52,35 @@ public struct AuthService: Sendable {
         }
     }
 
-    /// Raised when a (username, address) pair, or an address trying unknown usernames, has failed
-    /// too often (429 with `Retry-After`).
+    /// Raised when a (username, address) pair has failed too often, or the address is over its
+    /// rate of failed logins (429 with `Retry-After`).
     public struct Throttled: Error, Sendable { public let retryAfterSeconds: Int64 }
 
-    /// Throttled per (username, client address), and per address for usernames that do not exist
-    /// (see `LoginThrottle`): a user's failures from one address never refuse that user elsewhere,
-    /// nor another user from the same address.
+    /// Throttled per (username, client address), and by a rate of failures per address (see
+    /// `LoginThrottle`): a user's failures from one address never refuse that user elsewhere, and
+    /// nobody's failures refuse another user from the same address for longer than the rate's
+    /// next token. Unknown and existing usernames are counted, answered and hashed alike.
     public func login(_ input: Input, clientAddress: String = "") async throws -> Session {
         let username = try input.string("username", maxLength: 64)
         let password = try input.string("password", maxLength: 1024)
         let pairKey = LoginThrottle.pair(username: username, address: clientAddress)
-        let unknownKey = LoginThrottle.unknownUser(address: clientAddress)
+        let micros = clock.nowMicroseconds()
         let now = clock.nowSeconds()
-        if let wait = throttle.withLock({ t in [pairKey, unknownKey].compactMap { t.retryAfter($0, now: now) }.max() }) {
+        if let wait = throttle.withLock({ t in
+            [t.retryAfter(pairKey, now: now), t.addressRetryAfter(clientAddress, nowMicroseconds: micros)].compactMap { $0 }.max()
+        }) {
             throw Throttled(retryAfterSeconds: wait)
         }
         switch try await verifiedLogin(username: username, password: password) {
         case .success(let session):
-            // Only this pair's count is cleared: one account's success must not reset an address's count.
+            // Only this pair's count is cleared: one account's success must not reset an address's rate.
             throttle.withLock { t in t.recordSuccess(pairKey) }
             return session
-        case .wrongPassword:
-            throttle.withLock { t in t.recordFailure(pairKey, now: now) }
-        case .unknownUser:
-            throttle.withLock { t in t.recordFailure(unknownKey, now: now) }
+        case .wrongPassword, .unknownUser:
+            throttle.withLock { t in
+                t.recordFailure(pairKey, now: now)
+                t.recordAddressFailure(clientAddress, nowMicroseconds: micros)
+            }
         }
         throw DomainError.unauthorized("Invalid username or password")
     }

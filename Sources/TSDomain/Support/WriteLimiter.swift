@@ -1,20 +1,25 @@
-/// Token buckets per (kind of write, user): each user may make `perSecond` writes of a kind per
-/// second on average and `burst` in a row (a bucket holds up to `burst` tokens, refills at
-/// `perSecond`, and a write takes one). One user's bucket never touches another's.
+/// Token buckets per (kind of write, user): each user may make `count` writes of a kind per
+/// `periodSeconds` on average and `burst` in a row (a bucket holds up to `burst` tokens, refills at
+/// `count / periodSeconds` a second, and a write takes one). One user's bucket never touches another's.
 ///
 /// Bounded like `LoginThrottle`: at most `maxKeys` buckets are tracked. A bucket that has refilled
 /// completely carries no information (a fresh one is the same), so when the table is full those
 /// go first, then the half closest to full. Time is in microseconds of the injected wall clock; a
 /// clock that steps back refills nothing. Pure state; callers lock (`WriteLimits`).
 public struct WriteLimiter: Sendable {
-    /// `perSecond` 0 turns the kind's limit off.
+    /// `count` 0 turns the kind's limit off.
     public struct Rule: Sendable, Equatable {
-        public var perSecond: Int
+        /// Writes per `periodSeconds`, on average.
+        public var count: Int
+        /// 1 for the per-second limits; 3600 for the sign-ups per address, which are counted per hour.
+        public var periodSeconds: Int
         public var burst: Int
-        public init(perSecond: Int, burst: Int) {
-            self.perSecond = max(0, perSecond)
+        public init(count: Int, periodSeconds: Int, burst: Int) {
+            self.count = max(0, count)
+            self.periodSeconds = max(1, periodSeconds)
             self.burst = max(1, burst)
         }
+        public init(perSecond: Int, burst: Int) { self.init(count: perSecond, periodSeconds: 1, burst: burst) }
     }
 
     public enum Outcome: Equatable, Sendable {
@@ -29,8 +34,8 @@ public struct WriteLimiter: Sendable {
         let user: String
     }
 
-    /// Tokens are counted in millionths, so a bucket refills by exactly `perSecond` per
-    /// microsecond and every comparison is exact integer arithmetic.
+    /// Tokens are counted in millionths, so a bucket refills by exactly `count / periodSeconds`
+    /// micro-tokens per microsecond and every comparison is integer arithmetic.
     struct Bucket: Sendable {
         var microTokens: Int64
         var updated: Int64
@@ -49,34 +54,58 @@ public struct WriteLimiter: Sendable {
     public var trackedKeys: Int { buckets.count }
 
     public mutating func take(kind: UInt8, user: String, rule: Rule, now: Int64) -> Outcome {
-        guard rule.perSecond > 0 else { return .allowed }
+        guard rule.count > 0 else { return .allowed }
         let key = Key(kind: kind, user: user)
-        let rate = Int64(rule.perSecond)  // micro-tokens per microsecond
-        let capacity = Int64(rule.burst) * Self.oneToken
         var bucket: Bucket
         if let b = buckets[key] {
-            bucket = b
-            // Capped before multiplying: a long idle time only ever fills the bucket.
-            let elapsed = min(max(0, now - bucket.updated), capacity / rate + 1)
-            bucket.microTokens = min(capacity, bucket.microTokens + elapsed * rate)
+            bucket = Self.refilled(b, rule: rule, now: now)
         } else {
             if buckets.count >= maxKeys { evict(now: now) }
-            bucket = Bucket(microTokens: capacity, updated: now, fullAt: now, refusing: false)
+            bucket = Bucket(microTokens: Self.capacity(rule), updated: now, fullAt: now, refusing: false)
         }
-        bucket.updated = max(bucket.updated, now)
         let outcome: Outcome
         if bucket.microTokens >= Self.oneToken {
             bucket.microTokens -= Self.oneToken
             bucket.refusing = false
             outcome = .allowed
         } else {
-            let wait = (Self.oneToken - bucket.microTokens + rate - 1) / rate
-            outcome = .refused(retryAfterMicroseconds: max(1, wait), firstInRow: !bucket.refusing)
+            outcome = .refused(retryAfterMicroseconds: Self.microseconds(until: Self.oneToken - bucket.microTokens, rule: rule),
+                               firstInRow: !bucket.refusing)
             bucket.refusing = true
         }
-        bucket.fullAt = bucket.updated + (capacity - bucket.microTokens + rate - 1) / rate
+        bucket.fullAt = bucket.updated + Self.microseconds(until: Self.capacity(rule) - bucket.microTokens, rule: rule)
         buckets[key] = bucket
         return outcome
+    }
+
+    /// Microseconds until `user` has a `kind` token, or nil when it has one now; takes nothing.
+    public func wait(kind: UInt8, user: String, rule: Rule, now: Int64) -> Int64? {
+        guard rule.count > 0, let b = buckets[Key(kind: kind, user: user)] else { return nil }
+        let bucket = Self.refilled(b, rule: rule, now: now)
+        return bucket.microTokens >= Self.oneToken ? nil : Self.microseconds(until: Self.oneToken - bucket.microTokens, rule: rule)
+    }
+
+    /// Forgets every bucket (a test-mode reset).
+    public mutating func removeAll() { buckets = [:] }
+
+    static func capacity(_ rule: Rule) -> Int64 { Int64(rule.burst) * oneToken }
+
+    /// Time for `microTokens` to refill at `rule`'s rate, rounded up (at least 1 µs).
+    static func microseconds(until microTokens: Int64, rule: Rule) -> Int64 {
+        guard microTokens > 0 else { return 0 }
+        let count = Int64(rule.count), period = Int64(rule.periodSeconds)
+        return max(1, (microTokens * period + count - 1) / count)
+    }
+
+    /// `b` refilled up to `now`. The elapsed time is capped before multiplying: a long idle time
+    /// only ever fills the bucket (and the products stay far below Int64's range).
+    static func refilled(_ b: Bucket, rule: Rule, now: Int64) -> Bucket {
+        var bucket = b
+        let capacity = Self.capacity(rule)
+        let elapsed = min(max(0, now - bucket.updated), microseconds(until: capacity, rule: rule) + 1)
+        bucket.microTokens = min(capacity, bucket.microTokens + elapsed * Int64(rule.count) / Int64(rule.periodSeconds))
+        bucket.updated = max(bucket.updated, now)
+        return bucket
     }
 
     /// Drops the buckets that are full again, then, if still full, the half closest to full.

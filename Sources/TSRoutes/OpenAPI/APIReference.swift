@@ -80,7 +80,8 @@ public enum APIReference {
         case 404: return "not found"
         case 409: return "conflict"
         case 415: return "body is not `application/json`"
-        case 429: return "the caller's write limit is spent (`RATE_LIMITED`, `Retry-After`)"
+        case 429: return bearer ? "the caller's write limit is spent (`RATE_LIMITED`, `Retry-After`)"
+            : "too many attempts from this client address (sign-ups, failed logins: `RATE_LIMITED`, `Retry-After`)"
         case 504: return "a live node of the cluster did not confirm in time (`CLUSTER_TIMEOUT` names it)"
         default: return ""
         }

@@ -34,9 +34,9 @@ public enum OpenAPICatalog {
     public static let operations: [OpenAPIOperation] = [
         // Auth and users
         Op(.POST, "/api/auth/register", tag: "Auth", summary: "Create an account and get a token", security: .none,
-           request: S.ref("RegisterRequest"), responses: [data(201, "Registered", S.ref("Session"))], errors: [400, 409, 415]),
+           request: S.ref("RegisterRequest"), responses: [data(201, "Registered", S.ref("Session"))], errors: [400, 409, 415, 429]),
         Op(.POST, "/api/auth/login", tag: "Auth", summary: "Log in", description: "Wrong credentials answer 401 with the same message whether the user exists or not.",
-           security: .none, request: S.ref("LoginRequest"), responses: [data(200, "Logged in", S.ref("Session"))], errors: [400, 401, 415]),
+           security: .none, request: S.ref("LoginRequest"), responses: [data(200, "Logged in", S.ref("Session"))], errors: [400, 401, 415, 429]),
         Op(.GET, "/api/auth/me", tag: "Auth", summary: "The caller", responses: [data(200, "The caller's public user", S.ref("User"))], errors: [401]),
         Op(.POST, "/api/auth/refresh", tag: "Auth", summary: "A fresh token for a valid one",
            description: "Send the current token as Authorization: Bearer. The answer has a new token (new iat and exp, auth.tokenLifetimeSeconds) "
@@ -75,7 +75,7 @@ public enum OpenAPICatalog {
         Op(.DELETE, "/api/rooms/:roomId/members/me", tag: "Rooms", summary: "Leave a room",
            responses: [data(200, "Left", S.ref("MemberLeft"))], errors: [401, 403, 404, 429]),
         Op(.POST, "/api/rooms/:roomId/seen", tag: "Rooms", summary: "Reset the caller's badges.elements",
-           responses: [data(200, "The room as the caller now sees it", S.ref("Room"))], errors: [401, 403, 404]),
+           responses: [data(200, "The room as the caller now sees it", S.ref("Room"))], errors: [401, 403, 404, 429]),
 
         // Elements
         Op(.GET, "/api/rooms/:roomId/elements", tag: "Elements", summary: "A room's elements, oldest first",
@@ -108,19 +108,19 @@ public enum OpenAPICatalog {
         Op(.GET, "/api/rooms/:roomId/messages", tag: "Messages", summary: "A room's messages, newest first",
            responses: [data(200, "A page of messages", S.array(S.ref("Message")))], parameters: [limit50, before], errors: [400, 401, 403, 404]),
         Op(.POST, "/api/rooms/:roomId/messages/read", tag: "Messages", summary: "Reset the caller's badges.messages",
-           responses: [data(200, "The room as the caller now sees it", S.ref("Room"))], errors: [401, 403, 404]),
+           responses: [data(200, "The room as the caller now sees it", S.ref("Room"))], errors: [401, 403, 404, 429]),
 
         // Posts (mobile envelope)
         Op(.POST, "/api/mobile/posts", tag: "Posts", summary: "Create a post", envelope: .mobile, request: S.ref("CreatePostRequest"),
-           responses: [mobile(201, "Post created", S.ref("Post"))], errors: [400, 401, 415]),
+           responses: [mobile(201, "Post created", S.ref("Post"))], errors: [400, 401, 415, 429]),
         Op(.POST, "/api/mobile/posts/:postId/like", tag: "Posts", summary: "Like a post (idempotent)", envelope: .mobile,
-           responses: [mobile(200, "Post liked", S.ref("PostInteractionState"))], errors: [401, 404]),
+           responses: [mobile(200, "Post liked", S.ref("PostInteractionState"))], errors: [401, 404, 429]),
         Op(.DELETE, "/api/mobile/posts/:postId/like", tag: "Posts", summary: "Unlike a post (idempotent)", envelope: .mobile,
-           responses: [mobile(200, "Post unliked", S.ref("PostInteractionState"))], errors: [401, 404]),
+           responses: [mobile(200, "Post unliked", S.ref("PostInteractionState"))], errors: [401, 404, 429]),
         Op(.POST, "/api/mobile/posts/:postId/save", tag: "Posts", summary: "Save a post (idempotent)", envelope: .mobile,
-           responses: [mobile(200, "Post saved", S.ref("PostInteractionState"))], errors: [401, 404]),
+           responses: [mobile(200, "Post saved", S.ref("PostInteractionState"))], errors: [401, 404, 429]),
         Op(.DELETE, "/api/mobile/posts/:postId/save", tag: "Posts", summary: "Unsave a post (idempotent)", envelope: .mobile,
-           responses: [mobile(200, "Post unsaved", S.ref("PostInteractionState"))], errors: [401, 404]),
+           responses: [mobile(200, "Post unsaved", S.ref("PostInteractionState"))], errors: [401, 404, 429]),
         Op(.POST, "/api/mobile/posts/interaction-state", tag: "Posts", summary: "Like/save state of up to 50 posts",
            description: "Answered from one SQL query. Duplicate ids are answered once; unknown ids are left out.",
            envelope: .mobile, request: S.ref("InteractionStateRequest"),
@@ -128,7 +128,7 @@ public enum OpenAPICatalog {
 
         // Devices and notifications
         Op(.POST, "/api/devices", tag: "Notifications", summary: "Register a push token", request: S.ref("RegisterDeviceRequest"),
-           responses: [data(201, "Registered", S.ref("Device"))], errors: [400, 401, 415]),
+           responses: [data(201, "Registered", S.ref("Device"))], errors: [400, 401, 415, 429]),
         Op(.DELETE, "/api/devices/:token", tag: "Notifications", summary: "Unregister a push token",
            responses: [data(200, "Unregistered", S.ref("DeviceDeleted"))], errors: [401, 404]),
         Op(.GET, "/api/notifications", tag: "Notifications", summary: "The caller's notifications, newest first",
@@ -186,6 +186,11 @@ public enum OpenAPICatalog {
                + "delay, drop, hold, release, clear; only Socket.IO packets are faulted, never the Engine.IO heartbeat. See docs/test-mode.md.",
            security: .none, request: S.ref("TestFaultRequest"), responses: [data(200, "Applied", S.ref("TestFaultResult"))],
            errors: [400, 401, 403, 404, 415]),
+        Op(.POST, "/api/test/limits", tag: "Test mode", summary: "Turn the write limits on or off",
+           description: "Only with --test-mode, where the write limits (limits.*, sign-ups per address included) start off: an app's test set-up "
+               + "is a burst. {\"enabled\": true} applies the configured rules with every budget full, so a test can check the app's handling of 429 "
+               + "RATE_LIMITED; POST /api/test/reset turns them off again. Per node." + testModeAccess, security: .none,
+           request: S.ref("TestLimitsRequest"), responses: [data(200, "The limits' state", S.ref("TestLimits"))], errors: [400, 401, 403, 415]),
         Op(.GET, "/api/test/faults", tag: "Test mode", summary: "The faults active on each session", description: "Only with --test-mode." + testModeAccess,
            security: .none, responses: [data(200, "Active faults", S.ref("TestFaultList"))], errors: [401, 403]),
     ] + InspectorRoutes.openAPIOperations  // the live inspector (Sources/TSRoutes/Inspector), unless --no-inspector

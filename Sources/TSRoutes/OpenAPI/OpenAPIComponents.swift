@@ -163,6 +163,8 @@ enum OpenAPIComponents {
             ("lastEventSequence", S.describe(S.integer, "Pass as ?since= to /api/test/events to see only later events (on any node of a cluster).")),
             ("nodes", S.describe(S.integer, "Nodes that applied the reset, this one included: 1 without realtime.redisUrl.")),
         ])
+        s["TestLimitsRequest"] = S.object([("enabled", S.describe(S.boolean, "true: every write limit (limits.*) applies, each budget full; false: none does."))])
+        s["TestLimits"] = S.object([("enabled", S.describe(S.boolean, "Whether the write limits apply now."))])
         var faultRequest = S.object([
             ("action", S.describe(S.enumeration(TestRoutes.faultActions), "What to do to the target's sockets (docs/test-mode.md, Faults).")),
             ("userId", S.describe(S.string(min: 1, max: 200), "Act on every socket of this user.")),

@@ -89,8 +89,10 @@ public enum OpenAPIDocument {
                 var description = HTTPStatus.reasonPhrase(status)
                 if status == 429 {
                     // limits.*: the caller's budget for this kind of write is spent (docs/limits.md).
-                    description = "The caller's write limit for this kind of write is spent (limits.*): RATE_LIMITED, nothing written"
-                    headers["Retry-After"] = ["description": "Seconds until one more write of this kind is allowed", "schema": ["type": "integer", "minimum": 1]]
+                    description = op.security == .bearer
+                        ? "The caller's write limit for this kind of write is spent (limits.*): RATE_LIMITED, nothing written"
+                        : "Too many attempts from this client address (limits.signUpsPerHour, auth.*FailedLogin*): RATE_LIMITED, nothing done"
+                    headers["Retry-After"] = ["description": "Seconds until one more attempt is allowed", "schema": ["type": "integer", "minimum": 1]]
                 }
                 responses[String(status)] = .object(["description": .string(description), "headers": .object(headers),
                                                      "content": ["application/json": ["schema": errorSchema]]])

@@ -28,8 +28,12 @@ public struct APIRoutes: Sendable {
         let proxies = trustedProxies
 
         // Auth and users
+        let limits = d.writeLimits
         router.post("/api/auth/register", Authenticator.open { req in
-            Reply.data(try await d.auth.register(Input(value: RequestValidation.body(of: req))).json, status: 201)
+            // Per client address, before the password is hashed: a new account must not be a way
+            // to fresh per-user budgets (limits.signUpsPerHour).
+            try limits.take(.signUp, user: proxies.clientAddress(of: req))
+            return Reply.data(try await d.auth.register(Input(value: RequestValidation.body(of: req))).json, status: 201)
         })
         router.post("/api/auth/login", Authenticator.open { req in
             Reply.data(try await d.auth.login(Input(value: RequestValidation.body(of: req)), clientAddress: proxies.clientAddress(of: req)).json)
@@ -53,7 +57,6 @@ public struct APIRoutes: Sendable {
         router.get("/api/auth/me/export", a.wrap { ctx in Reply.data(try await d.accounts.export(userId: ctx.user.id)) })
 
         // Rooms
-        let limits = d.writeLimits
         router.post("/api/rooms", a.wrap { ctx in
             try limits.take(.roomCreate, user: ctx.user.id)
             return Reply.data(try await d.rooms.create(actor: ctx.user.id, input: ctx.optionalInput()).json, status: 201)
@@ -80,7 +83,8 @@ public struct APIRoutes: Sendable {
             return Reply.data(.object(["roomId": .string(roomId), "userId": .string(ctx.user.id)]))
         })
         router.post("/api/rooms/:roomId/seen", a.wrap { ctx in
-            Reply.data(try await d.rooms.markSeen(roomId: ctx.param("roomId"), actor: ctx.user.id).json)
+            try limits.take(.readMarker, user: ctx.user.id)
+            return Reply.data(try await d.rooms.markSeen(roomId: ctx.param("roomId"), actor: ctx.user.id).json)
         })
 
         // Elements
@@ -135,19 +139,23 @@ public struct APIRoutes: Sendable {
                                                   before: ctx.before).map(\.json)))
         })
         router.post("/api/rooms/:roomId/messages/read", a.wrap { ctx in
-            Reply.data(try await d.rooms.markMessagesRead(roomId: ctx.param("roomId"), actor: ctx.user.id).json)
+            try limits.take(.readMarker, user: ctx.user.id)
+            return Reply.data(try await d.rooms.markMessagesRead(roomId: ctx.param("roomId"), actor: ctx.user.id).json)
         })
 
         // Posts (mobile envelope)
         router.post("/api/mobile/posts", a.wrap { ctx in
-            Reply.mobile("Post created", try await d.posts.create(actor: ctx.user.id, input: ctx.input()).json, status: 201)
+            try limits.take(.postCreate, user: ctx.user.id)
+            return Reply.mobile("Post created", try await d.posts.create(actor: ctx.user.id, input: ctx.input()).json, status: 201)
         })
         for (path, interaction, noun) in [("like", PostService.Interaction.like, "liked"), ("save", .save, "saved")] {
             router.post("/api/mobile/posts/:postId/\(path)", a.wrap { ctx in
+                try limits.take(.postInteraction, user: ctx.user.id)
                 let s = try await d.posts.set(interaction, on: true, postId: ctx.param("postId"), actor: ctx.user.id)
                 return Reply.mobile("Post \(noun)", s.json)
             })
             router.delete("/api/mobile/posts/:postId/\(path)", a.wrap { ctx in
+                try limits.take(.postInteraction, user: ctx.user.id)
                 let s = try await d.posts.set(interaction, on: false, postId: ctx.param("postId"), actor: ctx.user.id)
                 return Reply.mobile("Post un\(noun)", s.json)
             })
@@ -156,7 +164,8 @@ public struct APIRoutes: Sendable {
 
         // Devices and notifications
         router.post("/api/devices", a.wrap { ctx in
-            Reply.data(try await d.devices.register(actor: ctx.user.id, input: ctx.input()), status: 201)
+            try limits.take(.deviceRegistration, user: ctx.user.id)  // and at most limits.maxDevicesPerUser kept
+            return Reply.data(try await d.devices.register(actor: ctx.user.id, input: ctx.input()), status: 201)
         })
         router.delete("/api/devices/:token", a.wrap { ctx in
             let token = ctx.param("token")

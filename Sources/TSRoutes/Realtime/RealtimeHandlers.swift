@@ -52,13 +52,16 @@ public struct RealtimeHandlers: Sendable {
         hub.onDisconnect { socket, reason in
             logger.info("socket disconnected sid=\(socket.id) user=\(socket.userID ?? "-") reason=\(reason)")
         }
-        on("room:join") { socket, input in try await self.join(socket, input) }
+        let limits = domain.writeLimits
+        on("room:join") { socket, input in
+            try limits.take(.readMarker, user: socket.userID ?? "")  // a join marks the room's elements seen: a write
+            return try await self.join(socket, input)
+        }
         on("room:leave") { socket, input in
             let roomId = try input.string("roomId", maxLength: 64)
             socket.leave(RealtimeConfiguration.roomChannel(roomId))
             return .object(["roomId": .string(roomId)])
         }
-        let limits = domain.writeLimits
         on("element:create") { socket, input in
             try limits.take(.elementWrite, user: socket.userID ?? "")
             let e = try await domain.elements.create(roomId: try input.string("roomId", maxLength: 64), actor: socket.userID ?? "",

@@ -59,6 +59,7 @@ public struct TestRoutes: Sendable {
             hub.disconnectAll(reason: "test reset")
             let tables = try await DatabaseReset.run(domain.db)
             await node.clearEvents()  // events of earlier writes still on their way are not logged after the reset
+            domain.writeLimits.setActive(false)  // a test that turned the limits on does not leave them on for the next
             let nodes = try await Self.synchronize(cluster, .reset, node: node, logger: logger)
             let ms = (Double(DispatchTime.now().uptimeNanoseconds - started) / 1e3).rounded() / 1e3
             logger.info("test reset: \(tables.count) tables emptied, \(sockets) sockets disconnected in \(ms) ms on \(nodes) node(s)")
@@ -101,6 +102,7 @@ public struct TestRoutes: Sendable {
         })
 
         registerFaults(into: &router)
+        registerLimits(into: &router)
     }
 }
 

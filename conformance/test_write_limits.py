@@ -153,12 +153,12 @@ def test_test_mode_starts_without_limits_and_a_test_turns_them_on():
         for i in range(600):
             r = requests.post(server.url(f"/api/rooms/{room}/elements"), json=NOTE, headers=server.auth(erin))
             assert r.status_code == 201, (i, r.text)
-        on = requests.post(server.url("/api/test/limits"), json={"enabled": True})
+        on = requests.post(server.url("/api/test/limits"), json={"enabled": True}, headers={"X-TouchSync-Test": "1"})
         assert on.status_code == 200 and on.json() == {"data": {"enabled": True}}, on.text
         codes = [requests.post(server.url("/api/mobile/posts"), json={"content": "p"}, headers=server.auth(erin)).status_code
                  for _ in range(12)]
         assert codes[:5] == [201] * 5 and 429 in codes, codes
-        assert requests.post(server.url("/api/test/reset")).status_code == 200
+        assert requests.post(server.url("/api/test/reset"), headers={"X-TouchSync-Test": "1"}).status_code == 200
         frank = server.register("frank")
         codes = [requests.post(server.url("/api/mobile/posts"), json={"content": "p"}, headers=server.auth(frank)).status_code
                  for _ in range(12)]

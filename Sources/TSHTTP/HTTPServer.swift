@@ -86,7 +86,11 @@ public final class HTTPServer: @unchecked Sendable {
             self.listener = listener
             state = .running
         }
-        context.logger.info("HTTP server listening", metadata: ["host": .string(configuration.host), "port": .stringConvertible(port)])
+        // The readiness backend in use, so an operator sees what `server.poller: auto` chose.
+        let loops = group?.loops ?? []
+        let backend = loops.first.map { "\($0.pollerKind)" + ($0.usesIORing ? " + io_uring sends" : "") } ?? "?"
+        context.logger.info("HTTP server listening", metadata: ["host": .string(configuration.host), "port": .stringConvertible(port),
+                                                                "poller": .string(backend), "eventLoops": .stringConvertible(loops.count)])
         return port
     }
 

@@ -42,24 +42,84 @@ public final class DatabaseLock: Sendable {
         try acquire(databasePath: databasePath, operation: LOCK_EX, wanted: "stop it before restoring")
     }
 
-    private static func acquire(databasePath: String, operation: Int32, wanted: String) throws -> DatabaseLock {
-        let path = lockPath(for: databasePath)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw StorageError(code: 0, message: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+    /// A lock file that cannot be opened or locked (a path under /proc, a read-only folder).
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    /// Another server is serving the same SQLite file (`serving(databasePath:)`).
+    public struct Serving: Error, CustomStringConvertible, Sendable {
+        public let databasePath: String
+        public let pid: Int32?
+        public var description: String {
+            let who = pid.map { "process \($0)" } ?? "another process"
+            return "\(who) is already serving \(databasePath) (it holds \(servingLockPath(for: databasePath))). A second server on the same "
+                + "SQLite file would split realtime: a socket connected to one would never see the writes made through the other. "
+                + "Stop it, or give this one another --database; several nodes share one database on PostgreSQL with Redis "
+                + "carrying their events (--database-url and --redis-url, docs/realtime-cluster.md)."
         }
-        guard flock(fd, operation | LOCK_NB) == 0 else {
+    }
+
+    /// The lock only a serving process holds: `<database>.serve.lock`, exclusive, with its pid.
+    public static func servingLockPath(for databasePath: String) -> String { databasePath + ".serve.lock" }
+
+    /// Takes the serving lock exclusively: one `touchsync serve` per SQLite file, since each
+    /// process delivers realtime events only to its own sockets. Fails with `Serving` naming the
+    /// server that holds it. Commands that only open the database (`token`, `migrate`) do not take it.
+    public static func serving(databasePath: String) throws -> DatabaseLock {
+        let path = servingLockPath(for: databasePath)
+        let fd = try openLockFile(path)
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let busy = errno == EWOULDBLOCK
             let reason = String(cString: strerror(errno))
             let pid = readPid(fd)
             close(fd)
-            if busy { throw Held(lockPath: path, pid: pid, wanted: wanted) }
-            throw StorageError(code: 0, message: "cannot lock \(path): \(reason)")
+            if busy { throw Serving(databasePath: databasePath, pid: pid) }
+            throw Failure(description: "cannot lock \(path): \(reason)")
         }
-        // The newest holder's pid (shared holders overwrite each other: any one of them is worth naming).
+        writePid(fd)
+        return DatabaseLock(fd: fd, path: path)
+    }
+
+    /// The pid of the server serving `databasePath`, if one does (its serving lock is held).
+    static func servingPid(databasePath: String) -> Int32? {
+        let fd = open(servingLockPath(for: databasePath), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) != 0 else { return nil }  // nobody holds it: no server
+        return readPid(fd)
+    }
+
+    private static func openLockFile(_ path: String) throws -> Int32 {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw Failure(description: "cannot open the lock file \(path) beside the database: \(String(cString: strerror(errno))); "
+                + "the database needs a folder this process can create files in")
+        }
+        return fd
+    }
+
+    private static func writePid(_ fd: Int32) {
         let text = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    private static func acquire(databasePath: String, operation: Int32, wanted: String) throws -> DatabaseLock {
+        let path = lockPath(for: databasePath)
+        let fd = try openLockFile(path)
+        guard flock(fd, operation | LOCK_NB) == 0 else {
+            let busy = errno == EWOULDBLOCK
+            let reason = String(cString: strerror(errno))
+            // The pid in the shared lock file is the last opener's, which may have exited while
+            // another holder stays: name the server when one serves, else a pid still alive.
+            let pid = servingPid(databasePath: databasePath) ?? readPid(fd).flatMap { kill($0, 0) == 0 || errno == EPERM ? $0 : nil }
+            close(fd)
+            if busy { throw Held(lockPath: path, pid: pid, wanted: wanted) }
+            throw Failure(description: "cannot lock \(path): \(reason)")
+        }
+        // The newest holder's pid (shared holders overwrite each other: a restore checks it is alive).
+        writePid(fd)
         return DatabaseLock(fd: fd, path: path)
     }
 

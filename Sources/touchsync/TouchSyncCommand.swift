@@ -61,7 +61,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Address to listen on.")
     var host: String?
 
-    @Option(help: "TCP port (0 picks a free one).")
+    // .unconditional: `--port -1` is a value to refuse with the range, not a missing one.
+    @Option(parsing: .unconditional, help: "TCP port, 1 to 65535; 0 picks a free one (default 3000, server.port).")
     var port: Int?
 
     @Flag(help: "Seed demo users, rooms, elements, messages and posts when the database is empty, and print their tokens.")
@@ -95,6 +96,7 @@ struct Serve: AsyncParsableCommand {
         if let redisUrl { extra["realtime.redisUrl"] = .string(redisUrl) }
         let config = try common.load(extra: extra)
         // The listening address first: a busy port should not cost a migration and a demo seed.
+        do { _ = try ServerPort.check(config[.serverPort]) } catch { throw Fatal.fail("\(error)") }
         do { try PortCheck.ensureAvailable(host: config[.serverHost], port: config[.serverPort]) } catch {
             throw Fatal.fail("\(error)")
         }
@@ -188,7 +190,13 @@ struct Token: AsyncParsableCommand {
     func run() async throws {
         guard let lifetime = Self.parseDuration(expires) else { throw ValidationError("--expires must look like 30d, 12h, 15m or 3600s") }
         let config = try common.load(extra: ["log.level": "warning"])
-        let server = try TouchSyncServer(configuration: config, role: .tool)
+        // A token is for a user of an existing database: a mistyped path must not create one first.
+        let path = config[.databasePath]
+        if (config[.databaseUrl] ?? "").isEmpty, path != ":memory:", !FileManager.default.fileExists(atPath: path) {
+            throw Fatal.fail("no database at \(path) (check --database or database.path; `touchsync migrate` creates one)")
+        }
+        let server: TouchSyncServer
+        do { server = try TouchSyncServer(configuration: config, role: .tool) } catch { throw Fatal.fail("\(error)") }
         defer { server.db.close() }
         guard let userId = try await server.domain.auth.userId(forUsername: username) else {
             throw Fatal.fail("no user named \(username) in \(server.databasePath)")

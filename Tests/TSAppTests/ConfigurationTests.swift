@@ -79,7 +79,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual((attrs[.posixPermissions] as? NSNumber)?.intValue, 0o600)
         let user = try await first.domain.auth.createUser(username: "keeper", passwordHash: "x", firstName: nil, avatarUrl: nil)
         let token = await first.domain.auth.issueToken(userId: user.id)
-        first.db.close()
+        await first.shutdown()
         // A restart reads the same secret, so tokens issued before it stay valid.
         let second = try TouchSyncServer(configuration: config, environment: [:])
         defer { second.db.close() }

@@ -45,7 +45,7 @@ extension HTTPServerConfiguration {
     init(reader: AppConfiguration) throws {
         self.init()
         host = reader[.serverHost]
-        port = reader[.serverPort]
+        port = try ServerPort.check(reader[.serverPort])
         let loops = reader[.serverEventLoops]
         if loops > 0 { eventLoops = loops }
         poller = try Self.poller(reader)
@@ -95,5 +95,15 @@ extension TrustedProxies {
         do { try self.init(reader[.serverTrustedProxies]) } catch {
             throw ConfigurationError("\(error)")
         }
+    }
+}
+
+/// `server.port` checked as a TCP port (RFC 793 §3.1: 16 bits); 0 asks for any free one.
+public enum ServerPort {
+    public static func check(_ value: Int) throws -> Int {
+        guard (0...65_535).contains(value) else {
+            throw ConfigurationError("server.port (--port, TOUCHSYNC_PORT) is \(value): a TCP port is 1 to 65535, or 0 for any free port")
+        }
+        return value
     }
 }

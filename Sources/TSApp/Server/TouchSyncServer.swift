@@ -63,6 +63,8 @@ public final class TouchSyncServer: @unchecked Sendable {
     public let backups: ScheduledBackups?
     /// Held while the SQLite database is open, so `touchsync restore` refuses (DatabaseLock).
     let databaseLock: DatabaseLock?
+    /// Held while serving a SQLite file, so a second server on it refuses (DatabaseLock.serving).
+    let servingLock: DatabaseLock?
 
     public init(configuration: AppConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment,
                 clock: any MonotonicClock = SystemClock(), wallClock: any WallClock = SystemWallClock(),
@@ -87,11 +89,10 @@ public final class TouchSyncServer: @unchecked Sendable {
         let path = configuration[.databasePath]
         let databaseURL = configuration[.databaseUrl].flatMap { $0.isEmpty ? nil : $0 }
         databasePath = databaseURL.map(PostgresURL.redact) ?? path
-        if path != ":memory:" {  // with database.url this directory still holds the generated JWT secret
-            let dir = (path as NSString).deletingLastPathComponent
-            if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-        }
+        try Self.prepareDatabaseFolder(path)  // with database.url this folder still holds the generated JWT secret
         let dbConfig = try DatabaseConfiguration(reader: configuration)
+        // One server per SQLite file: a second would split realtime (DatabaseLock.serving).
+        servingLock = role == .server && databaseURL == nil && path != ":memory:" ? try Self.lockServing(path: path) : nil
         databaseLock = try Self.lockDatabase(path: path, postgres: databaseURL != nil)  // backup hook
         if let databaseURL {
             guard PostgresURL.isPostgres(databaseURL) else {
@@ -250,5 +251,6 @@ public final class TouchSyncServer: @unchecked Sendable {
         await backups?.stop()  // backup hook
         db.close()
         databaseLock?.release()
+        servingLock?.release()
     }
 }

@@ -29,6 +29,11 @@ from chaoslib import ADMIN_TOKEN, ChaosCluster
 from conftest import wait_for
 from test_cluster import Client, auth, make_room, register, wait_health
 
+# Never beside another test (scripts/test runs the `serial` ones in their own phase): network namespaces and
+# veth pairs on this host, and delivery timings across three nodes: one cluster at a time (docs/testing.md,
+# "Parallel conformance").
+pytestmark = pytest.mark.serial
+
 PARTITION_S = float(os.environ.get("TOUCHSYNC_CHAOS_PARTITION_SECONDS", "10"))
 FAULT_S = float(os.environ.get("TOUCHSYNC_CHAOS_FAULT_SECONDS", "12"))
 RATE = float(os.environ.get("TOUCHSYNC_CHAOS_RATE", "20"))

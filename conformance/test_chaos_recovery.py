@@ -12,6 +12,11 @@ from recoverylib import RecoveringClient
 from test_chaos import Writers, assert_once_in_origin_order, clients_on_every_node, report, settle, started_cluster, tally, \
     wait_all_delivered
 
+# Never beside another test (scripts/test runs the `serial` ones in their own phase): the chaos cluster of
+# test_chaos.py (network namespaces, three nodes, nginx): one cluster at a time (docs/testing.md, "Parallel
+# conformance").
+pytestmark = pytest.mark.serial
+
 
 @pytest.fixture(scope="module")
 def chaos_recovering():

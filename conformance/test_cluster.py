@@ -30,6 +30,11 @@ from clusterlib import Cluster
 # the order checks below are about the order on the wire.
 from test_commit_order import InOrderClient, Watcher, join_during_creates
 
+# Never beside another test (scripts/test runs the `serial` ones in their own phase): three nodes behind nginx
+# on the shared PostgreSQL and Redis, with delivery deadlines: one cluster at a time (docs/testing.md,
+# "Parallel conformance").
+pytestmark = pytest.mark.serial
+
 EVENTS = 2000          # element:created events in the loss/duplication test
 PER_NODE_CLIENTS = 2   # … received by this many clients on each node
 # Sizes of the cross-node order checks, scaled for CI; run the full sizes locally with

@@ -24,6 +24,10 @@ from clusterlib import Cluster
 from recoverylib import RawSocket
 from test_recovery import create_element, register
 
+# Never beside another test (scripts/test runs the `serial` ones in their own phase): three nodes on the
+# shared PostgreSQL and Redis: one cluster at a time (docs/testing.md, "Parallel conformance").
+pytestmark = pytest.mark.serial
+
 ROUNDS = int(os.environ.get("TOUCHSYNC_RECOVERY_ROUNDS", "3"))
 WINDOW_MS = 60000
 

@@ -18,6 +18,10 @@ from conftest import wait_for
 
 import clusterlib
 
+# Never beside another test (scripts/test runs the `serial` ones in their own phase): four nodes on the shared
+# PostgreSQL and Redis: one cluster at a time (docs/testing.md, "Parallel conformance").
+pytestmark = pytest.mark.serial
+
 FIXTURES = {
     "users": [{"username": "alice", "password": "alice-password"}, {"username": "bob", "password": "bob-password"}],
     "rooms": [{"ref": "design", "createdBy": "alice", "members": ["bob"]}],

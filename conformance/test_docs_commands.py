@@ -33,6 +33,10 @@ import pytest
 
 from conftest import ROOT
 
+# Never beside another test (scripts/test runs the `serial` ones in their own phase): runs the documentation's
+# commands in the repository (swift build/run rewrite .build/debug.yaml, which test_platform_checks.py reads).
+pytestmark = pytest.mark.serial
+
 BIN = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
 MARKER = re.compile(r"^<!-- (runnable(?:: (with a server|in the repository))?|not runnable: (.+?)|file: (\S+)) -->$")
 SHELL_FENCE = re.compile(r"^```(sh|bash|shell|console)\b")

@@ -26,6 +26,21 @@ ts_summary
     return r, r.stdout.strip().splitlines()
 
 
+DURATION = re.compile(r"  \[(\d+m\d\ds|\d+s)\]$")
+
+
+def results(lines):
+    """The phases' lines without their duration (each must have one), as printed before the summary."""
+    out = []
+    for l in lines:
+        if l.startswith("== summary"):
+            break
+        if re.match(r"^[\w-]+: (PASSED|FAILED|SKIPPED)", l):
+            assert DURATION.search(l), "a phase line without its duration: " + l
+            out.append(DURATION.sub("", l))
+    return out
+
+
 XCTEST_FAILING = r"""
 xctest_failing() {
   echo "Test Suite 'SomeTests' started"
@@ -61,6 +76,7 @@ ts_skip swift-test-postgres "TOUCHSYNC_TEST_POSTGRES_URL is not set"
 """)
     out = "\n".join(lines)
     assert r.returncode == 1, out
+    lines = results(lines) + lines[-2:]
     assert "swift-test: FAILED (37 passed, 1 failed, 2 skipped; exit 1;" in out, out
     # Every phase after the failing one ran and reported.
     assert "conformance: PASSED (12 passed, 0 failed, 3 skipped)" in lines, out
@@ -83,7 +99,8 @@ ts_phase single check-availability one
 """)
     assert r.returncode == 0, r.stdout + r.stderr
     assert lines[-1] == "13 passed, 0 failed, 3 skipped", lines
-    assert "check-availability: PASSED (1 passed, 0 failed)" in lines
+    assert re.fullmatch(r"total time: (\d+m\d\ds|\d+s)", lines[-2]), lines
+    assert "check-availability: PASSED (1 passed, 0 failed)" in results(lines)
 
 
 def test_touchsync_test_phases_runs_only_the_phases_named_and_says_so_for_the_others():
@@ -93,8 +110,27 @@ ts_phase single build marker
 ts_phase pytest conformance pytest_passing
 """, env={"TOUCHSYNC_TEST_PHASES": "conformance", "MARKER": os.path.join(tempfile.mkdtemp(), "m")})
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "build: SKIPPED: not in TOUCHSYNC_TEST_PHASES" in lines
+    assert "build: SKIPPED: not in TOUCHSYNC_TEST_PHASES" in results(lines)
     assert lines[-1] == "12 passed, 0 failed, 4 skipped", lines
+
+
+def test_a_background_phase_keeps_its_output_together_and_is_counted():
+    """ts_phase_start runs a phase beside the next one; its output appears in one piece when
+    ts_phase_finish collects it, and its tests and duration are on its line like any other."""
+    r, lines = run_phases(PYTEST_PASSING + r"""
+slow() { echo "bg-1"; sleep 1; echo "bg-2"; echo "5 passed, 1 failed in 1.00s"; return 1; }
+fg() { echo "fg-1"; echo "fg-2"; }
+ts_phase_start pytest conformance-serial slow
+ts_phase single check-availability fg
+ts_phase_finish conformance-serial
+""")
+    assert r.returncode == 1, r.stdout + r.stderr
+    # The background phase's lines come together, after the foreground phase's.
+    assert lines.index("bg-1") + 1 == lines.index("bg-2") and lines.index("fg-2") < lines.index("bg-1"), lines
+    got = results(lines)
+    assert any(l.startswith("conformance-serial: FAILED (5 passed, 1 failed; exit 1;") for l in got), lines
+    assert "check-availability: PASSED (1 passed, 0 failed)" in got, lines
+    assert lines[-1] == "6 passed, 1 failed", lines
 
 
 def test_scripts_test_runs_every_phase_through_the_runner_and_ci_calls_it():
@@ -107,7 +143,7 @@ def test_scripts_test_runs_every_phase_through_the_runner_and_ci_calls_it():
     assert "set -e\n" not in code and "exit " not in code, "a phase must not end the run"
     for name in ("swift-test", "conformance", "swift-test-poll", "conformance-poll", "swift-test-postgres",
                  "conformance-postgres", "fuzz", "autobahn", "autobahn-tls", "check-availability", "check-darwin-typecheck"):
-        assert re.search(rf"(ts_phase \w+|ts_skip|for check in[\w -]*) {name}[ ;\n]", code), name
+        assert re.search(rf"(ts_phase(_start)? \w+|ts_skip|for check in[\w -]*) {name}[ ;\n]", code), name
     assert phases.rstrip().endswith("ts_summary")
     with open(os.path.join(ROOT, ".ci", "run")) as f:
         assert [l for l in f.read().splitlines() if l and not l.startswith("#") and not l.startswith("set ") and not l.startswith("cd ")] == ["exec ./scripts/test"]

@@ -17,6 +17,10 @@ import textwrap
 
 import pytest
 
+# Never beside another test (scripts/test runs the `serial` ones in their own phase): reads .build/debug.yaml,
+# which a `swift build --product …` (test_docs_commands.py) rewrites.
+pytestmark = pytest.mark.serial
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 if not shutil.which("swiftc"):

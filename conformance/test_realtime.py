@@ -14,13 +14,28 @@ import websocket
 
 
 class Recorder:
-    """A python-socketio client that records every event it receives."""
+    """A python-socketio client that records every event it receives, in the order it received them.
+
+    python-engineio's client hands every Engine.IO message to a new thread (engineio/client.py,
+    `_receive_packet`: `_trigger_event('message', ..., run_async=True)`), so two events that arrive
+    back to back are recorded in whichever order their threads happen to run, and one can be
+    recorded a scheduling delay after the other (seconds on a loaded machine). The recorder runs
+    them on the client's read loop instead, as a Socket.IO client without threads (the JavaScript
+    and Swift ones) does: `events` is then the wire order. Handlers here only append, so nothing
+    on the read loop blocks (an acknowledgement still arrives while `call` waits)."""
 
     def __init__(self, transports=None):
         self.client = socketio.Client(reconnection=False)
         self.events = []
         self.lock = threading.Lock()
         self.transports = transports
+        eio = self.client.eio
+        trigger = eio._trigger_event
+
+        def in_order(event, *args, **kwargs):
+            kwargs.pop("run_async", None)
+            return trigger(event, *args, **kwargs)
+        eio._trigger_event = in_order
 
         @self.client.on("*")
         def catch_all(event, *args):

@@ -48,6 +48,27 @@ final class RoomEventSequencerTests: XCTestCase {
         XCTAssertEqual(s.append("4", room: "r").seq, 1, "an idle room starts over: the refused item took no number")
     }
 
+    func testANumberRefusedAsFullIsPassedOverWithoutWaitingForTheGap() {
+        // A burst past the bound: every other number is refused while the drain keeps the room at
+        // its limit. Those events were dropped here, so they leave holes nobody should wait for.
+        var s = Sequencer(maxPendingPerRoom: 2, gapWaitNanoseconds: 1000)
+        XCTAssertEqual(s.accept("1", seq: 1, room: "r"), .startDrain)
+        XCTAssertEqual(s.accept("2", seq: 2, room: "r"), .queued)
+        XCTAssertEqual(s.accept("3", seq: 3, room: "r"), .full)
+        XCTAssertEqual(drain(&s, "r", now: 0).items, ["1", "2"])
+        XCTAssertEqual(s.accept("4", seq: 4, room: "r"), .startDrain)
+        XCTAssertEqual(s.accept("5", seq: 5, room: "r"), .queued)
+        XCTAssertEqual(s.accept("6", seq: 6, room: "r"), .full)
+        XCTAssertEqual(s.accept("7", seq: 7, room: "r"), .full)
+        XCTAssertEqual(drain(&s, "r", now: 0).items, ["4", "5"], "3 was refused: no wait at time 0")
+        XCTAssertEqual(s.accept("8", seq: 8, room: "r"), .startDrain)
+        let rest = drain(&s, "r", now: 0)
+        XCTAssertEqual(rest.items, ["8"], "6 and 7 were refused: 8 leaves at once")
+        guard case .idle = rest.last else { return XCTFail("nothing is waited for, got \(rest.last)") }
+        XCTAssertEqual(s.skipped, 0, "nothing given up after a wait")
+        XCTAssertEqual(s.accept("3 again", seq: 3, room: "r"), .duplicate)
+    }
+
     func testNumberedItemsArrivingOutOfOrderLeaveInNumberOrder() {
         var s = Sequencer(maxPendingPerRoom: 10, gapWaitNanoseconds: 1000)
         XCTAssertEqual(s.accept("5", seq: 5, room: "r"), .startDrain)

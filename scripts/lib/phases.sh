@@ -17,8 +17,16 @@
 # A phase that exits non-zero without a failed test in its summary (a crash, a build error) counts
 # one failure, so a broken phase can never pass as "0 failed". A skipped phase counts one skipped.
 #
+# Each line ends with the phase's wall-clock duration, `[1m05s]`, and ts_summary prints the whole
+# run's, `total time: 12m34s`, just before the total line (which stays the last line: CI reads it).
+#
+# ts_phase_start / ts_phase_finish run a phase in the background beside the ones that follow (its
+# output goes only to its log until it is finished, so two phases' output never interleave): for
+# phases that share nothing (no port, file, database or fixed-name resource) with those they overlap.
+#
 # TOUCHSYNC_TEST_PHASES=name,name… runs only those phases; the others say they were skipped and why.
 
+TS_START=$(date +%s)
 TS_PASSED=0
 TS_FAILED=0
 TS_SKIPPED=0
@@ -32,12 +40,18 @@ ts_wanted() {
   return 1
 }
 
-ts_record() {  # name result passed failed skipped
+# 75 -> "1m15s", 9 -> "9s".
+ts_duration() {
+  if [ "$1" -ge 60 ]; then printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); else printf '%ds' "$1"; fi
+}
+
+ts_record() {  # name result passed failed skipped [seconds]
   TS_PASSED=$((TS_PASSED + $3))
   TS_FAILED=$((TS_FAILED + $4))
   TS_SKIPPED=$((TS_SKIPPED + $5))
-  TS_RESULTS+=("$1: $2")
-  echo "$1: $2"
+  local line="$1: $2  [$(ts_duration "${6:-0}")]"
+  TS_RESULTS+=("$line")
+  echo "$line"
 }
 
 # ts_skip NAME REASON: a phase that does not run here, and why.
@@ -105,9 +119,9 @@ ts_phase() {
     return 0
   fi
   mkdir -p "$TS_LOG_DIR"
-  local log="$TS_LOG_DIR/$name.log"
+  local log="$TS_LOG_DIR/$name.log" started rc errexit=0
   echo "== $name"
-  local rc errexit=0
+  started=$(date +%s)
   case $- in *e*) errexit=1 ;; esac
   # errexit off for the command (a failing phase is a result, not the end of the run); the pipe's
   # first status is the command's. The command runs in a subshell: it may exit or cd.
@@ -115,24 +129,66 @@ ts_phase() {
   ("$@") 2>&1 | tee "$log" | ts_display "$kind"
   rc=${PIPESTATUS[0]}
   [ "$errexit" -eq 1 ] && set -e
+  ts_result "$kind" "$name" "$rc" $(($(date +%s) - started))
+}
+
+# ts_phase_start KIND NAME COMMAND ARGS…: starts the phase in the background, its output to its log
+# only; ts_phase_finish NAME waits for it, then shows its output and records its line.
+TS_BACKGROUND=()
+ts_phase_start() {
+  local kind="$1" name="$2"
+  shift 2
+  ts_wanted "$name" || return 0
+  mkdir -p "$TS_LOG_DIR"
+  local log="$TS_LOG_DIR/$name.log"
+  rm -f "$log.rc"
+  echo "== $name (started in the background; its output follows when it ends)"
+  date +%s > "$log.started"
+  (set +e; ("$@") > "$log" 2>&1; echo $? > "$log.rc") &
+  TS_BACKGROUND+=("$kind $name $!")
+}
+
+ts_phase_finish() {
+  local name="$1" entry kind pid
+  if ! ts_wanted "$name"; then
+    ts_skip "$name" "not in TOUCHSYNC_TEST_PHASES"
+    return 0
+  fi
+  for entry in ${TS_BACKGROUND[@]+"${TS_BACKGROUND[@]}"}; do
+    case "$entry" in *" $name "*) kind=${entry%% *}; pid=${entry##* } ;; esac
+  done
+  [ -n "${pid:-}" ] || { ts_record "$name" "FAILED (never started)" 0 1 0; return 0; }
+  wait "$pid" 2>/dev/null
+  local log="$TS_LOG_DIR/$name.log" rc started
+  rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+  started=$(cat "$log.started")
+  echo "== $name (ran in the background)"
+  ts_display "$kind" < "$log"
+  ts_result "$kind" "$name" "$rc" $(($(date +%s) - started))
+  rm -f "$log.rc" "$log.started"
+}
+
+# ts_result KIND NAME EXIT SECONDS: the phase's counts from its log, and its line.
+ts_result() {
+  local kind="$1" name="$2" rc="$3" secs="$4" log="$TS_LOG_DIR/$2.log"
   local counts p f s
   counts=$("ts_count_$kind" "$log" "$rc")
   p=${counts%% *}; counts=${counts#* }; f=${counts%% *}; s=${counts#* }
   if [ "$rc" -eq 77 ] && { [ "$kind" = "single" ] || [ "$kind" = "fuzz" ]; }; then
     local why
     why=$(grep -v '^[[:space:]]*$' "$log" | tail -1)
-    ts_record "$name" "SKIPPED: ${why:-exit 77}" 0 0 1
+    ts_record "$name" "SKIPPED: ${why:-exit 77}" 0 0 1 "$secs"
     return 0
   fi
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   local detail="$p passed, $f failed"
   [ "$s" -gt 0 ] && detail="$detail, $s skipped"
   if [ "$rc" -eq 0 ] && [ "$kind" = "setup" ]; then
-    ts_record "$name" "PASSED" 0 0 0
+    ts_record "$name" "PASSED" 0 0 0 "$secs"
   elif [ "$rc" -eq 0 ]; then
-    ts_record "$name" "PASSED ($detail)" "$p" "$f" "$s"
+    ts_record "$name" "PASSED ($detail)" "$p" "$f" "$s" "$secs"
   else
-    ts_record "$name" "FAILED ($detail; exit $rc; log $log)" "$p" "$f" "$s"
+    ts_record "$name" "FAILED ($detail; exit $rc; log $log)" "$p" "$f" "$s" "$secs"
   fi
   return 0
 }
@@ -146,6 +202,7 @@ ts_summary() {
     echo "  $r"
     case "$r" in *": FAILED"*) any_failed=1 ;; esac
   done
+  echo "total time: $(ts_duration $(($(date +%s) - TS_START)))"
   local total="$TS_PASSED passed, $TS_FAILED failed"
   [ "$TS_SKIPPED" -gt 0 ] && total="$total, $TS_SKIPPED skipped"
   echo "$total"

@@ -24,7 +24,9 @@
 /// since its own commits reach it in commit order, and delivery starts at the first number seen.
 ///
 /// Bounded: at most `maxPendingPerRoom` items wait per room; past that `.full` (the owner logs
-/// and drops). A numbered room's state (the next expected number) outlives idleness, but only for
+/// and drops). A number refused that way is known never to come (its one event was just dropped
+/// here), so delivery passes over it without waiting for the gap: a burst that overflows a room's
+/// queue costs the dropped events, not `gapWaitNanoseconds` for each hole it left. A numbered room's state (the next expected number) outlives idleness, but only for
 /// `idleForgetNanoseconds` and for at most `maxRooms` rooms (the longest idle are forgotten first):
 /// a forgotten room is fresh again. A room that was never numbered is forgotten as soon as it is idle.
 public struct RoomEventSequencer<Item> {
@@ -76,6 +78,9 @@ public struct RoomEventSequencer<Item> {
         /// The most recent numbers given up after a gap (at most `maxGivenUpPerRoom`): an event
         /// that still arrives with one of them is delivered late instead of taken for a duplicate.
         var givenUp: Set<Int64> = []
+        /// Numbers refused as `.full` and not yet reached by delivery (at most `maxPendingPerRoom`;
+        /// past that a hole waits for the gap like any other).
+        var refused: Set<Int64> = []
 
         var pending: Int { held.count + afterCount }
     }
@@ -152,6 +157,8 @@ public struct RoomEventSequencer<Item> {
             return .duplicate
         }
         guard r.pending < maxPendingPerRoom else {
+            if r.refused.count < maxPendingPerRoom { r.refused.insert(seq) }
+            r.nextToAssign = max(r.nextToAssign, seq + 1)
             rooms[room] = r
             return .full
         }
@@ -229,6 +236,7 @@ public struct RoomEventSequencer<Item> {
             skipped += resume - r.nextToDeliver
             Self.rememberGivenUp(&r, r.nextToDeliver..<resume)
             r.nextToDeliver = resume
+            r.refused = r.refused.filter { $0 >= resume }
             r.gapSince = nil
         }
     }
@@ -280,22 +288,30 @@ public struct RoomEventSequencer<Item> {
         return admission
     }
 
-    /// The next item if it is there: what was placed after the last delivered number, then the next number.
+    /// The next item if it is there: what was placed after the last delivered number, then the
+    /// next number (passing over numbers refused as `.full`: they never come).
     private static func deliverNext(_ r: inout Room) -> Step? {
-        let last = r.nextToDeliver - 1
-        if var list = r.after[last], !list.isEmpty {
-            let item = list.removeFirst()
-            r.after[last] = list.isEmpty ? nil : list
-            r.afterCount -= 1
-            return .item(seq: last, item)
+        while true {
+            let last = r.nextToDeliver - 1
+            if var list = r.after[last], !list.isEmpty {
+                let item = list.removeFirst()
+                r.after[last] = list.isEmpty ? nil : list
+                r.afterCount -= 1
+                return .item(seq: last, item)
+            }
+            if r.refused.remove(r.nextToDeliver) != nil {
+                r.nextToDeliver += 1
+                r.gapSince = nil
+                continue
+            }
+            if let item = r.held.removeValue(forKey: r.nextToDeliver) {
+                let seq = r.nextToDeliver
+                r.nextToDeliver += 1
+                r.gapSince = nil
+                return .item(seq: seq, item)
+            }
+            return nil
         }
-        if let item = r.held.removeValue(forKey: r.nextToDeliver) {
-            let seq = r.nextToDeliver
-            r.nextToDeliver += 1
-            r.gapSince = nil
-            return .item(seq: seq, item)
-        }
-        return nil
     }
 
     /// Keeps the given-up numbers (the highest `maxGivenUpPerRoom` of them, over all gaps).

@@ -362,6 +362,7 @@ class ChaosCluster:
             "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
             "TOUCHSYNC_JWT_SECRET": clusterlib.JWT_SECRET,
             "TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS": "0",
+            "TOUCHSYNC_REALTIME_MAX_UNCONNECTED_SESSIONS_PER_ADDRESS": "0",
             "TOUCHSYNC_LOG_LEVEL": "info",
             # The nodes listen on every interface of their namespace: the inspector (which tells
             # the test where a socket is) answers another address only with the admin token.

@@ -368,6 +368,7 @@ class Cluster:
             "TOUCHSYNC_JWT_SECRET": JWT_SECRET,
             # Every socket reaches a node from nginx's address (127.0.0.1): no per-address cap.
             "TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS": "0",
+            "TOUCHSYNC_REALTIME_MAX_UNCONNECTED_SESSIONS_PER_ADDRESS": "0",
             "TOUCHSYNC_LOG_LEVEL": "info",
             # The test's Python clients share one GIL with the writers: let a client fall behind
             # by more than the default 1 MiB without being dropped as a slow consumer (the test

@@ -135,6 +135,9 @@ struct SocketIORecoveryLog {
     /// Sessions kept now.
     var sessionCount: Int { sessions.count }
 
+    /// Entries of the keeping order, stale ones included (tests: it stays near `sessionCount`).
+    var sessionOrderEntries: Int { sessionOrder.count - sessionOrderStart }
+
     /// Keeps `session` for the window; past `maxSessionsPerUser` the user's oldest kept session
     /// is dropped, past `maxSessions` the oldest of all.
     mutating func persist(_ session: Session) {

@@ -3,6 +3,9 @@ a client repeating handshakes holds at most `realtime.maxUnconnectedSessionsPerA
 python-socketio (a client nobody here wrote) is refused past it with the reference's handshake
 error body and says so in its `connect_error`, `/metrics` counts them, and once they expire at
 `realtime.connectTimeout` the same client connects (docs/limits.md, "Before login")."""
+import os
+import shutil
+import tempfile
 import time
 
 import requests
@@ -21,7 +24,8 @@ def metric(base, name):
 
 def test_a_handshake_flood_is_capped_and_python_socketio_gets_the_reference_refusal_then_connects():
     env = {"TOUCHSYNC_REALTIME_MAX_UNCONNECTED_SESSIONS_PER_ADDRESS": str(CAP), "TOUCHSYNC_REALTIME_CONNECT_TIMEOUT": "2s"}
-    proc, base, lines = start_collecting([], env=env)
+    tmp = tempfile.mkdtemp(prefix="touchsync-unconnected-")
+    proc, base, lines = start_collecting(["--database", os.path.join(tmp, "db.sqlite")], env=env)
     try:
         reg = requests.post(base + "/api/auth/register", json={"username": "nat", "password": "password-123"})
         assert reg.status_code == 201, reg.text
@@ -64,3 +68,4 @@ def test_a_handshake_flood_is_capped_and_python_socketio_gets_the_reference_refu
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -6,10 +6,10 @@ import TSSockets
 /// An Engine.IO v4 server (Engine.IO v4 protocol). Mount `handle(_:)` on the configured path
 /// (`/socket.io/*`); it answers polling requests and upgrades WebSocket requests.
 ///
-/// Thread-safety: `sessions` and `delegate` are guarded by `lock`; each session guards its own
+/// Thread-safety: `sessions`, `unconnected` and `delegate` are guarded by `lock`; each session guards its own
 /// state (see `EngineIOSession`). Lock order: a session's lock may be held while taking none of
 /// the server's; the server never calls into a session while holding `lock`.
-// @unchecked Sendable: mutable state (`sessions`, `delegateRef`) is only touched under `lock`.
+// @unchecked Sendable: mutable state (`sessions`, the closed-session table, `unconnected`, `delegateRef`) is only touched under `lock`.
 public final class EngineIOServer: @unchecked Sendable {
     public let configuration: EngineIOConfiguration
     public let clock: any MonotonicClock
@@ -97,8 +97,8 @@ public final class EngineIOServer: @unchecked Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// A new session counted as not yet taken under `address`; nil (nothing made) when `admit`
-    /// and the bounds refuse it (`refusal` says which).
+    /// A new session, counted as not yet taken under `address`; `.failure` (nothing made) when
+    /// `admit` is set and a bound on such sessions refuses it, saying which.
     func openSession(transport: EngineTransport, handshake: EngineHandshakeInfo, protocolVersion: Int = 4,
                      address: String, admit: Bool) -> Result<EngineIOSession, EngineUnconnectedSessions.Refusal> {
         let id = Self.newSessionID()

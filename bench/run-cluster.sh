@@ -26,7 +26,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 PORT_A="${PORT_A:-$(free_port)}"; PORT_B="${PORT_B:-$(free_port)}"; PORT_C="${PORT_C:-$(free_port)}"
 export BENCH_DATA="$CLUSTER_DATA"   # bench/lib.sh's median_of keeps its summary there
 export TOUCHSYNC_JWT_SECRET="${TOUCHSYNC_JWT_SECRET:-bench-cluster-secret-0123456789abcdef0123}"
-export TOUCHSYNC_SERVER_MAX_CONNECTIONS=20000 TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0
+export TOUCHSYNC_SERVER_MAX_CONNECTIONS=20000 TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 TOUCHSYNC_REALTIME_MAX_UNCONNECTED_SESSIONS_PER_ADDRESS=0
 export TOUCHSYNC_LIMITS_ENABLED="${LIMITS_ENABLED:-false}"  # per-user write limits off: one writer at thousands/s
 export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"

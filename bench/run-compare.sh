@@ -134,7 +134,7 @@ seed_pg() {
 run_touchsync_pg() {
   local port db; port=$(free_port); db="${PG_ADMIN%/*}/bench_compare"
   psql_admin -qc "DROP DATABASE IF EXISTS bench_compare" -qc "CREATE DATABASE bench_compare TEMPLATE bench_compare_seed" >/dev/null
-  TOUCHSYNC_JWT_SECRET="$PG_SECRET" TOUCHSYNC_SERVER_MAX_CONNECTIONS=20000 TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 \
+  TOUCHSYNC_JWT_SECRET="$PG_SECRET" TOUCHSYNC_SERVER_MAX_CONNECTIONS=20000 TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 TOUCHSYNC_REALTIME_MAX_UNCONNECTED_SESSIONS_PER_ADDRESS=0 \
     taskset -c "$SERVER_CPU" "$BIN/touchsync" serve --port "$port" --database-url "$db" --log-level warning >"$C/pg/server.log" 2>&1 &
   pg_pid=$!
   wait_health "$port" "$pg_pid" "touchsync on PostgreSQL"

@@ -34,7 +34,7 @@ for round in $(seq "${ROUNDS:-3}"); do
         # Restart the same server under heaptrack (same database, already seeded).
         kill -TERM "$pid"; while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
         TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}" TOUCHSYNC_SERVER_MAX_CONNECTIONS=20000 \
-        TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 TOUCHSYNC_SERVER_EVENT_LOOPS="${EVENT_LOOPS:-0}" \
+        TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 TOUCHSYNC_REALTIME_MAX_UNCONNECTED_SESSIONS_PER_ADDRESS=0 TOUCHSYNC_SERVER_EVENT_LOOPS="${EVENT_LOOPS:-0}" \
           taskset -c "$SERVER_CPU" heaptrack -o "$BENCH_DATA/heaptrack.$(basename "$b").$n.$round" \
           "$b/release/touchsync" serve --port "$BENCH_PORT" --database "$BENCH_DATA/bench.sqlite" --log-level warning \
           >"$BENCH_DATA/server.log" 2>&1 &

@@ -162,7 +162,7 @@ else
     proxy_ssl_name localhost; proxy_ssl_server_name on; proxy_ssl_session_reuse on;"
     fi
     TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}" TOUCHSYNC_SERVER_MAX_CONNECTIONS=20000 \
-    TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 TOUCHSYNC_SERVER_EVENT_LOOPS="${EVENT_LOOPS:-0}" \
+    TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS=0 TOUCHSYNC_REALTIME_MAX_UNCONNECTED_SESSIONS_PER_ADDRESS=0 TOUCHSYNC_SERVER_EVENT_LOOPS="${EVENT_LOOPS:-0}" \
       taskset -c "$SERVER_CPU" "$TOUCHSYNC" serve --port "$FAN_PORT" --database "$db" --log-level warning "${flags[@]}" \
       >"$FDATA/server-$mode.log" 2>&1 &
     local server=$!

@@ -35,6 +35,8 @@ export TOUCHSYNC_DATABASE_SYNCHRONOUS="${SYNC:-FULL}"
 export TOUCHSYNC_SERVER_MAX_CONNECTIONS="${MAX_CONNECTIONS:-20000}"
 # Every benchmark socket comes from 127.0.0.1: lift the per-address cap (default 256).
 export TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS="${MAX_CONNECTIONS_PER_ADDRESS:-0}"
+# ...and the cap on its sessions between the handshake and the CONNECT (a run opens thousands at once).
+export TOUCHSYNC_REALTIME_MAX_UNCONNECTED_SESSIONS_PER_ADDRESS="${MAX_UNCONNECTED_SESSIONS_PER_ADDRESS:-0}"
 export TOUCHSYNC_SERVER_EVENT_LOOPS="${EVENT_LOOPS:-0}"
 # One token stands for thousands of writes per second here: lift the per-user write limits (limits.*).
 export TOUCHSYNC_LIMITS_ENABLED="${LIMITS_ENABLED:-false}"

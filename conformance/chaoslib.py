@@ -364,6 +364,7 @@ class ChaosCluster:
             "TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS": "0",
             # and no per-address sign-up throttle: every account is registered from there too.
             "TOUCHSYNC_LIMITS_SIGN_UPS_PER_HOUR": "0",
+            "TOUCHSYNC_REALTIME_MAX_UNCONNECTED_SESSIONS_PER_ADDRESS": "0",
             "TOUCHSYNC_LOG_LEVEL": "info",
             # The nodes listen on every interface of their namespace: the inspector (which tells
             # the test where a socket is) answers another address only with the admin token.

@@ -370,6 +370,7 @@ class Cluster:
             "TOUCHSYNC_SERVER_MAX_CONNECTIONS_PER_ADDRESS": "0",
             # and no per-address sign-up throttle: every account is registered from there too.
             "TOUCHSYNC_LIMITS_SIGN_UPS_PER_HOUR": "0",
+            "TOUCHSYNC_REALTIME_MAX_UNCONNECTED_SESSIONS_PER_ADDRESS": "0",
             "TOUCHSYNC_LOG_LEVEL": "info",
             # The test's Python clients share one GIL with the writers: let a client fall behind
             # by more than the default 1 MiB without being dropped as a slow consumer (the test

@@ -113,3 +113,40 @@ def test_postgres_backup_and_restore_name_pg_dump_and_pg_restore_and_the_command
         shutil.rmtree(tmp, ignore_errors=True)
     finally:
         subprocess.run(["psql", server_url, "-qc", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"], capture_output=True)
+
+
+def test_restore_refuses_a_backup_whose_schema_the_migrations_do_not_make_naming_each_difference():
+    tmp = tempfile.mkdtemp()
+    try:
+        db = os.path.join(tmp, "touchsync.sqlite")
+        m = run("migrate", "--database", db)
+        assert m.returncode == 0, m.stderr
+        honest = os.path.join(tmp, "honest.sqlite")
+        b = run("backup", honest, "--database", db)
+        assert b.returncode == 0, b.stderr
+
+        # What someone who can write a backup file could add: a table, and a trigger on users that
+        # copies every new password hash into it.
+        tampered = os.path.join(tmp, "tampered.sqlite")
+        shutil.copy(honest, tampered)
+        with sqlite3.connect(tampered) as c:
+            c.executescript("""
+                CREATE TABLE stash (username TEXT, hash TEXT);
+                CREATE TRIGGER users_copy AFTER INSERT ON users BEGIN
+                    INSERT INTO stash VALUES (NEW.username, NEW.password_hash);
+                END;
+            """)
+        r = run("restore", tampered, "--database", db)
+        assert r.returncode != 0, r.stdout
+        assert "trigger users_copy on users is not made by any migration" in r.stderr, r.stderr
+        assert "table stash is not made by any migration" in r.stderr, r.stderr
+        assert not [n for n in os.listdir(tmp) if "before-restore" in n], "nothing was replaced"
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+            assert c.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('stash', 'users_copy')").fetchone()[0] == 0
+
+        # The untouched backup of the same database is restored.
+        r = run("restore", honest, "--database", db)
+        assert r.returncode == 0, r.stderr
+        assert "restored" in r.stdout, r.stdout
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,3 +1,5 @@
+import TSHTTP
+
 /// Settings of an Engine.IO v4 server. Every limit is checked before the data it bounds is
 /// buffered.
 public struct EngineIOConfiguration: Sendable {
@@ -36,6 +38,17 @@ public struct EngineIOConfiguration: Sendable {
     /// python-engineio 3.x). Off by default, as in the reference server (`allowEIO3`); when
     /// off, `EIO=3` is answered 400 "Unsupported protocol version".
     public var allowEIO3: Bool = false
+    /// Sessions the layer above has not taken yet (Socket.IO: no namespace CONNECT so far;
+    /// `EngineIOServer.sessionEstablished`), server-wide; past it a handshake is answered 503
+    /// with the reference's error body (`EngineHTTPError.tooManyUnconnectedSessions`). 0: no
+    /// bound (an Engine.IO server alone, whose sessions are never "established").
+    public var maxUnconnectedSessions: Int = 0
+    /// The same per client address (`clientAddress`); past it a handshake from that address is
+    /// answered 403 (the reference's `allowRequest` refusal), others are still served. 0: no bound.
+    public var maxUnconnectedSessionsPerAddress: Int = 0
+    /// The address a handshake is counted under (e.g. the client a trusted proxy names in
+    /// `X-Forwarded-For`); nil: the TCP peer's IP.
+    public var clientAddress: (@Sendable (HTTPRequest) -> String)? = nil
     /// Connection set-up pacing over WebSocket (`EngineSetupPacing`), for test suites whose
     /// client handles one read per tick; nil (the default) writes set-up packets as they come.
     public var setupPacing: EngineSetupPacing? = nil

@@ -74,23 +74,49 @@ extension EngineIOServer {
         guard request.method == .GET else { return errorResponse(.badHandshakeMethod, origin: origin) }
         let info = EngineHandshakeInfo(query: query, headers: request.headers.fields,
                                        remoteAddress: request.remoteAddress)
+        let address = configuration.clientAddress?(request) ?? ConnectionAddressCap.host(of: request.remoteAddress)
         switch transport {
         case .polling:
-            let session = makeSession(transport: .polling, handshake: info, protocolVersion: version)
+            let session: EngineIOSession
+            switch openSession(transport: .polling, handshake: info, protocolVersion: version, address: address, admit: true) {
+            case .success(let s): session = s
+            case .failure(let refusal): return handshakeRefused(refusal, address: address, origin: origin)
+            }
             let open = session.pollPayload([session.openPacket(upgrades: configuration.allowWebSocket ? ["websocket"] : [])])
             session.rearmTimer()
             sessionDidOpen(session, request: request)
             return pollingResponse(open, origin: origin)
         case .websocket:
             guard request.header("Upgrade")?.lowercased() == "websocket" else { return errorResponse(.badRequest, origin: origin) }
+            // Checked before the 101: a refused client gets the JSON answer, not a socket closed
+            // at once. Upgrades between this check and the session count past the bound by at
+            // most the handshakes in flight.
+            if let refusal = refuseHandshake(from: address) { return handshakeRefused(refusal, address: address, origin: origin) }
             return WebSocketHandshake.response(for: request, configuration: webSocketConfiguration) { [weak self] ws in
                 guard let self else { ws.close(code: WebSocketCloseCode.goingAway, reason: ""); return }
                 ws.connection.maxOutboundBytes = self.maxOutboundBytesPerWebSocket
-                let session = self.makeSession(transport: .websocket, handshake: info, protocolVersion: version)
+                let session = self.makeSession(transport: .websocket, handshake: info, protocolVersion: version, address: address)
                 ws.delegate = EngineWebSocketHandler(session: session)
                 session.startWebSocket(ws)
                 self.sessionDidOpen(session, request: request)
             }
+        }
+    }
+
+    /// The answer to a handshake past the bounds on sessions without a CONNECT, counted in the
+    /// refusal log (one line per interval, not one per handshake).
+    func handshakeRefused(_ refusal: EngineUnconnectedSessions.Refusal, address: String, origin: String?) -> HTTPResponse {
+        switch refusal {
+        case .perAddress:
+            handshakeRefusals.record(address: address, reason: "\(configuration.maxUnconnectedSessionsPerAddress) sessions without a Socket.IO CONNECT from that address (realtime.maxUnconnectedSessionsPerAddress): answered 403",
+                                     loop: timerLoop)
+            return errorResponse(.tooManyUnconnectedSessionsFromAddress, origin: origin)
+        case .total:
+            handshakeRefusals.record(address: address, reason: "\(configuration.maxUnconnectedSessions) sessions without a Socket.IO CONNECT on the server (realtime.maxUnconnectedSessions): answered 503",
+                                     loop: timerLoop)
+            var r = errorResponse(.tooManyUnconnectedSessions, origin: origin)
+            r.headers.replaceOrAdd("Retry-After", "1")
+            return r
         }
     }
 

@@ -6,10 +6,10 @@ import TSSockets
 /// An Engine.IO v4 server (Engine.IO v4 protocol). Mount `handle(_:)` on the configured path
 /// (`/socket.io/*`); it answers polling requests and upgrades WebSocket requests.
 ///
-/// Thread-safety: `sessions` and `delegate` are guarded by `lock`; each session guards its own
+/// Thread-safety: `sessions`, `unconnected` and `delegate` are guarded by `lock`; each session guards its own
 /// state (see `EngineIOSession`). Lock order: a session's lock may be held while taking none of
 /// the server's; the server never calls into a session while holding `lock`.
-// @unchecked Sendable: mutable state (`sessions`, `delegateRef`) is only touched under `lock`.
+// @unchecked Sendable: mutable state (`sessions`, the closed-session table, `unconnected`, `delegateRef`) is only touched under `lock`.
 public final class EngineIOServer: @unchecked Sendable {
     public let configuration: EngineIOConfiguration
     public let clock: any MonotonicClock
@@ -28,6 +28,10 @@ public final class EngineIOServer: @unchecked Sendable {
     private var closedOrder: [(sid: String, closedAt: UInt64)] = []
     private var closedOrderStart = 0
     private weak var delegateRef: (any EngineIOServerDelegate)?
+    /// Sessions the layer above has not taken yet, bounded per address and in total.
+    private var unconnected: EngineUnconnectedSessions
+    /// Handshakes refused past those bounds: one log line per interval with their count.
+    let handshakeRefusals: RefusalLog
 
     /// - Parameter timerLoop: loop for session timers; nil creates a private one (its clock is
     ///   `clock`).
@@ -36,6 +40,9 @@ public final class EngineIOServer: @unchecked Sendable {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        unconnected = EngineUnconnectedSessions(maxTotal: configuration.maxUnconnectedSessions,
+                                                maxPerAddress: configuration.maxUnconnectedSessionsPerAddress)
+        handshakeRefusals = RefusalLog(subject: "Engine.IO handshakes", logger: logger, clock: clock)
         if let timerLoop {
             self.timerLoop = timerLoop
             ownsTimerLoop = false
@@ -90,13 +97,57 @@ public final class EngineIOServer: @unchecked Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    func makeSession(transport: EngineTransport, handshake: EngineHandshakeInfo, protocolVersion: Int = 4) -> EngineIOSession {
-        let s = EngineIOSession(id: Self.newSessionID(), transport: transport, handshake: handshake,
+    /// A new session, counted as not yet taken under `address`; `.failure` (nothing made) when
+    /// `admit` is set and a bound on such sessions refuses it, saying which.
+    func openSession(transport: EngineTransport, handshake: EngineHandshakeInfo, protocolVersion: Int = 4,
+                     address: String, admit: Bool) -> Result<EngineIOSession, EngineUnconnectedSessions.Refusal> {
+        let id = Self.newSessionID()
+        let refused: EngineUnconnectedSessions.Refusal? = lock.withLock {
+            if admit, let r = unconnected.refusal(for: address) {
+                unconnected.countRefusal(r)
+                return r
+            }
+            unconnected.insert(sid: id, address: address)
+            return nil
+        }
+        if let refused { return .failure(refused) }
+        let s = EngineIOSession(id: id, transport: transport, handshake: handshake,
                                 shared: sessionContext, server: self,
                                 protocolVersion: protocolVersion)
         lock.withLock { sessions[s.id] = s }
-        return s
+        return .success(s)
     }
+
+    /// A new session, never refused (counted under `address`).
+    func makeSession(transport: EngineTransport, handshake: EngineHandshakeInfo, protocolVersion: Int = 4, address: String = "") -> EngineIOSession {
+        switch openSession(transport: transport, handshake: handshake, protocolVersion: protocolVersion, address: address, admit: false) {
+        case .success(let s): return s
+        case .failure: preconditionFailure("a session opened without admission is never refused")
+        }
+    }
+
+    /// Why a handshake from `address` would be refused now (counted as refused), if it would.
+    func refuseHandshake(from address: String) -> EngineUnconnectedSessions.Refusal? {
+        lock.withLock {
+            guard let r = unconnected.refusal(for: address) else { return nil }
+            unconnected.countRefusal(r)
+            return r
+        }
+    }
+
+    /// The layer above has taken `session` (Socket.IO: its first namespace CONNECT succeeded): it
+    /// no longer counts against `maxUnconnectedSessions`.
+    public func sessionEstablished(_ session: EngineIOSession) {
+        lock.withLock { _ = unconnected.remove(sid: session.id) }
+    }
+
+    /// Sessions not yet taken by the layer above, and handshakes refused past their bounds.
+    public var unconnectedStats: (sessions: Int, refusedPerAddress: Int, refusedTotal: Int) {
+        lock.withLock { (unconnected.count, unconnected.refusedPerAddress, unconnected.refusedTotal) }
+    }
+
+    /// Sessions of `address` not yet taken (tests).
+    public func unconnectedSessions(address: String) -> Int { lock.withLock { unconnected.count(address: address) } }
 
     // MARK: callbacks from sessions (no session lock held)
 
@@ -110,6 +161,7 @@ public final class EngineIOServer: @unchecked Sendable {
         let keep = max(.milliseconds(1), configuration.pingTimeout).clockNanoseconds
         lock.withLock {
             _ = sessions.removeValue(forKey: s.id)
+            unconnected.remove(sid: s.id)
             while closedOrderStart < closedOrder.count, now &- closedOrder[closedOrderStart].closedAt > keep {
                 let old = closedOrder[closedOrderStart]
                 if closedSessions[old.sid]?.closedAt == old.closedAt { closedSessions[old.sid] = nil }

@@ -15,6 +15,14 @@ public struct EngineHTTPError: Error, Sendable, Equatable {
     public static let forbidden = EngineHTTPError(status: 403, code: 4, message: "Forbidden")
     public static let unsupportedProtocolVersion = EngineHTTPError(status: 400, code: 5, message: "Unsupported protocol version")
     public static let payloadTooLarge = EngineHTTPError(status: 413, code: 3, message: "Payload too large")
+    /// Handshake refusals past the bounds on sessions without a Socket.IO CONNECT, in the shape the
+    /// reference gives a handshake its `allowRequest` refuses (`{"code":4,"message":…}`, engine.io
+    /// `lib/server.ts`, `verify` → `abortRequest`): 403 for the client's own address, 503 (with
+    /// `Retry-After`) when the server as a whole is full, which is no fault of this client.
+    public static let tooManyUnconnectedSessionsFromAddress = EngineHTTPError(
+        status: 403, code: 4, message: "Too many sessions without a Socket.IO CONNECT from this address; send CONNECT after the handshake, or retry later")
+    public static let tooManyUnconnectedSessions = EngineHTTPError(
+        status: 503, code: 4, message: "Too many sessions without a Socket.IO CONNECT on this server; retry later")
 
     public var jsonBody: [UInt8] {
         var out: [UInt8] = Array("{\"code\":\(code),\"message\":".utf8)

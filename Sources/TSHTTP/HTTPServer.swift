@@ -74,8 +74,7 @@ public final class HTTPServer: @unchecked Sendable {
                 })
             listener.makeTransform = configuration.connectionTransform  // tls hook (HTTPS)
             if configuration.maxConnectionsPerAddress > 0 {
-                listener.addressCap = ConnectionAddressCap(maxPerAddress: configuration.maxConnectionsPerAddress, logger: context.logger,
-                                                           clock: configuration.clock)
+                listener.addressCap = ConnectionAddressCap(maxPerAddress: configuration.maxConnectionsPerAddress)
             }
             do {
                 _ = try listener.start()

@@ -61,12 +61,15 @@ final class SocketIOClient: @unchecked Sendable {
 
     var isClosed: Bool { lock.withLock { state.closed } }
 
+    /// The close reason of a session that sent no CONNECT within `connectTimeout`.
+    static let connectTimeoutReason = "connect timeout"
+
     func armConnectTimeout(nanoseconds: UInt64) {
         // Strong capture (no weak side table on every client): the timer is cancelled when a
         // namespace connects (`add`) or the client closes, which releases it.
         let handle = timerLoop.scheduleTask(in: nanoseconds) { [self] in
             let idle = self.lock.withLock { !self.state.closed && self.state.sockets.isEmpty && !self.state.everConnected }
-            if idle { self.session.close(reason: "connect timeout") }
+            if idle { self.session.close(reason: Self.connectTimeoutReason) }
         }
         let cancel: Bool = lock.withLock {
             if state.closed || state.everConnected { return true }

@@ -123,6 +123,7 @@ extension SocketIOServer {
             let socket = SocketIOSocket(id: record.sid, namespace: ns, userID: userID, data: data, handshake: handshake, session: session,
                                         client: client, server: self, pid: record.pid, recovered: true)
             guard client.add(socket) else { return nil }
+            engine.sessionEstablished(client.session)
             let added: Bool = hub.withLock { h in
                 if h.namespaceOf[socket.id] != nil { return false }
                 h.adapters[ns, default: SocketIONamespaceAdapter(namespace: ns)].add(socket, rooms: Set(record.rooms))

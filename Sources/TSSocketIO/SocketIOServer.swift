@@ -113,11 +113,23 @@ public final class SocketIOServer: @unchecked Sendable {
     }
 
     public var stats: SocketIOStats {
-        let (sockets, rooms) = hub.withLock { h in
-            (h.adapters.values.flatMap { Array($0.sockets.values) }, h.adapters.values.reduce(0) { $0 + $1.roomCount })
+        let (sockets, rooms, recovery) = hub.withLock { h in
+            (h.adapters.values.flatMap { Array($0.sockets.values) }, h.adapters.values.reduce(0) { $0 + $1.roomCount },
+             h.recovery.values.reduce(into: (kept: 0, perUser: 0, total: 0)) {
+                 $0.kept += $1.sessionCount
+                 $0.perUser += $1.evictedPerUser
+                 $0.total += $1.evictedTotal
+             })
         }
         var s = counters.current
         s.rooms = rooms
+        let u = engine.unconnectedStats
+        s.unconnectedSessions = u.sessions
+        s.handshakesRefusedPerAddress = u.refusedPerAddress
+        s.handshakesRefusedTotal = u.refusedTotal
+        s.recoverySessions = recovery.kept
+        s.recoverySessionsEvictedPerUser = recovery.perUser
+        s.recoverySessionsEvictedTotal = recovery.total
         for socket in sockets {
             if socket.transport == .websocket { s.websocketSockets += 1 } else { s.pollingSockets += 1 }
         }
@@ -170,7 +182,8 @@ public final class SocketIOServer: @unchecked Sendable {
 
     func makeRecoveryLog() -> SocketIORecoveryLog {
         SocketIORecoveryLog(maxDisconnectionNanoseconds: configuration.recoveryMaxDisconnection.clockNanoseconds,
-                            maxPackets: configuration.recoveryMaxBufferedPackets, maxBytes: configuration.recoveryMaxBufferedBytes)
+                            maxPackets: configuration.recoveryMaxBufferedPackets, maxBytes: configuration.recoveryMaxBufferedBytes,
+                            maxSessionsPerUser: configuration.recoveryMaxSessionsPerUser, maxSessions: configuration.recoveryMaxSessions)
     }
 
     /// Disconnect reasons after which a session is kept for recovery (the reference's
@@ -201,6 +214,7 @@ public final class SocketIOServer: @unchecked Sendable {
     func socketDidDisconnect(_ socket: SocketIOSocket, reason: String) {
         let keep = configuration.recoveryEnabled && Self.recoverableReasons.contains(reason) && socket.pid != nil
         let now = keep ? engine.clock.now() : 0
+        var evicted: [String] = []
         let removed: Set<String>? = hub.withLock { h in
             guard let rooms = h.adapters[socket.namespace]?.remove(socket) else { return nil }
             h.namespaceOf[socket.id] = nil
@@ -208,11 +222,14 @@ public final class SocketIOServer: @unchecked Sendable {
             if keep, let pid = socket.pid {
                 h.recovery[socket.namespace, default: makeRecoveryLog()].persist(
                     SocketIORecoveryLog.Session(sid: socket.id, pid: pid, rooms: rooms, userID: socket.userID, data: socket.data, disconnectedAt: now))
+                evicted = h.recovery[socket.namespace]?.takeEvicted() ?? []
             }
             return rooms
         }
         guard let rooms = removed else { return }
         mirrorDisconnect(socket, kept: keep, rooms: rooms)
+        // Sessions the bounds dropped here are not recoverable on another node either.
+        if !evicted.isEmpty, let mirror = handlers.withLock({ $0.mirror }) { for pid in evicted { mirror.forget(pid: pid) } }
         if let f = handlers.withLock({ $0.onDisconnect }) { f(socket, reason) }
     }
 
@@ -283,6 +300,7 @@ public final class SocketIOServer: @unchecked Sendable {
                                         handshake: handshake, session: session, client: client, server: self,
                                         pid: pid, recovered: restored != nil)
             guard client.add(socket) else { return }
+            engine.sessionEstablished(session)
             let added: Bool = hub.withLock { h in
                 if h.namespaceOf[socket.id] != nil { return false }  // that sid came back meanwhile
                 h.adapters[ns, default: SocketIONamespaceAdapter(namespace: ns)].add(socket, rooms: restored?.0.rooms ?? [])
@@ -354,6 +372,7 @@ extension SocketIOServer: EngineIOServerDelegate {
 
     public func sessionClosed(_ session: EngineIOSession, reason: String) {
         guard let c = client(of: session) else { return }
+        if reason == SocketIOClient.connectTimeoutReason { counters.withLock { $0.connectTimeouts += 1 } }
         let sockets = c.close()
         if reason == EngineCloseReason.slowConsumer && !sockets.isEmpty {
             // Over WebSocket the packet that overflowed the bound was handed over (and counted as

@@ -14,6 +14,18 @@ public struct SocketIOStats: Sendable, Equatable {
     public var eventsDropped = 0
     /// Sockets disconnected because their outbound bound was passed.
     public var slowConsumersDisconnected = 0
+    /// Engine.IO sessions without a Socket.IO CONNECT yet.
+    public var unconnectedSessions = 0
+    /// Handshakes refused past `maxUnconnectedSessionsPerAddress` and past `maxUnconnectedSessions`.
+    public var handshakesRefusedPerAddress = 0
+    public var handshakesRefusedTotal = 0
+    /// Sessions closed because no CONNECT came within `connectTimeout`.
+    public var connectTimeouts = 0
+    /// Disconnected sessions kept for connection state recovery (every namespace).
+    public var recoverySessions = 0
+    /// Kept sessions dropped before their window ended, by the per-user and the total bound.
+    public var recoverySessionsEvictedPerUser = 0
+    public var recoverySessionsEvictedTotal = 0
 
     public var sockets: Int { pollingSockets + websocketSockets }
 }

@@ -25,6 +25,9 @@ public final class TCPListener: @unchecked Sendable {
     public var addressCap: ConnectionAddressCap?
     /// TLS seam (tls hook): makes each admitted connection's `ConnectionTransform`. Set before `start()`.
     public var makeTransform: ConnectionTransformFactory?
+    /// Connections refused at `maxConnections` or the address cap: logged at a bounded rate
+    /// with their count, never a line each (a flood would fill the disk).
+    public let refusals: RefusalLog
 
     private let acceptLoop: EventLoop
     /// The listening socket and its poller registration, on the accept loop.
@@ -48,6 +51,7 @@ public final class TCPListener: @unchecked Sendable {
         self.makeHandler = makeHandler
         self.acceptLoop = group.loops[0]
         self.listening = EventLoopBound((nil, 0), loop: acceptLoop)
+        refusals = RefusalLog(subject: "TCP connections", logger: logger)
     }
 
     /// The bound port (valid after `start()`).
@@ -143,6 +147,14 @@ public final class TCPListener: @unchecked Sendable {
             let overAddressCap = underTotal && addressCap.map { !$0.acquire(remote) } == true  // ConnectionAddressCap hook
             if overAddressCap { shared.withLock { $0.count -= 1 } }
             let admitted = underTotal && !overAddressCap
+            if !underTotal {
+                refusals.record(address: ConnectionAddressCap.host(of: remote),
+                                reason: "\(maxConnections) open (server.maxConnections): answered 503 and closed", loop: acceptLoop)
+            } else if overAddressCap, let cap = addressCap {
+                refusals.record(address: ConnectionAddressCap.host(of: remote),
+                                reason: "\(cap.maxPerAddress) open from that address (server.maxConnectionsPerAddress): answered 503 and closed",
+                                loop: acceptLoop)
+            }
             let loop = group.next()
             let connection = Connection(id: id, socket: client, loop: loop, remoteAddress: remote,
                                         maxOutboundBytes: maxOutboundBytes)

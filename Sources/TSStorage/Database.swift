@@ -61,12 +61,15 @@ public final class Database: @unchecked Sendable {
     public convenience init(path: String, configuration: DatabaseConfiguration = .init(),
                             logger: Logger = Logger(label: "touchsync.storage")) throws {
         let memory = Database.isMemoryPath(path)
+        Database.createPrivateFileIfMissing(path)
         let writer = try SQLiteConnection(path: path, readOnly: false, configuration: configuration)
         if !memory {
             let mode = (try? writer.scalarString("PRAGMA journal_mode"))?.uppercased() ?? "?"
             if mode != configuration.journalMode.rawValue {
                 logger.warning("sqlite: journal_mode is \(mode), wanted \(configuration.journalMode.rawValue)", metadata: ["path": "\(path)"])
             }
+            // After the open: the -wal and -shm exist now (WAL mode), with the database file's mode.
+            if let warning = Database.widerModeWarning(path) { logger.warning("\(warning)") }
         }
         let readers = try Database.openReaders(memory ? 0 : configuration.readerCount, orClose: { writer.close() }) {
             SQLConnection(sqlite: try SQLiteConnection(path: path, readOnly: true, configuration: configuration))

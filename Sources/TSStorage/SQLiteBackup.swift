@@ -107,6 +107,16 @@ public enum SQLiteBackup {
         return result
     }
 
+    /// Every row of `sqlite_master` of the database at `path`: type, name, table, sql ("" when none).
+    static func schemaRows(at path: String) throws -> [[String]] {
+        let db = try openDatabase(path, flags: SQLITE_OPEN_READONLY)
+        defer { sqlite3_close_v2(db) }
+        // One text column per row (the helper's shape), fields split on a unit separator, which no
+        // identifier or statement of ours contains.
+        return try query(db, "SELECT type || char(31) || name || char(31) || tbl_name || char(31) || coalesce(sql, '') FROM sqlite_master")
+            .map { $0.split(separator: "\u{1F}", maxSplits: 3, omittingEmptySubsequences: false).map(String.init) }
+    }
+
     /// Folds the WAL of the database at `path` into the main file and closes it, so the file alone
     /// holds every commit (no `-wal` is left: the last connection to close removes it).
     public static func checkpointAndClose(_ path: String) throws {

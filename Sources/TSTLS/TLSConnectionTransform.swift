@@ -25,6 +25,7 @@ public final class TLSConnectionTransform: ConnectionTransform, Sendable {
     private let store: TLSContextStore
     private let gate: TLSHandshakeGate
     private let address: String
+    private let refusals: RefusalLog
 
     /// The HTTP answer to a plain-HTTP request on the TLS port, sent before closing.
     static let plainHTTPResponse: [UInt8] = {
@@ -33,25 +34,43 @@ public final class TLSConnectionTransform: ConnectionTransform, Sendable {
                       + "Connection: close\r\n\r\n" + body).utf8)
     }()
 
-    private init(store: TLSContextStore, gate: TLSHandshakeGate, address: String, loop: EventLoop) {
+    private init(store: TLSContextStore, gate: TLSHandshakeGate, address: String, refusals: RefusalLog, loop: EventLoop) {
         self.state = EventLoopBound(State(), loop: loop)
         self.store = store
         self.gate = gate
         self.address = address
+        self.refusals = refusals
+    }
+
+    /// The log of connections refused before or during the handshake (bounds, failed handshakes,
+    /// deadline, plain HTTP): one line per interval with their count, not one each, so a client
+    /// that opens and fails connections in a loop cannot flood the log.
+    public static func makeRefusalLog(logger: Logger) -> RefusalLog {
+        RefusalLog(subject: "TLS connections", logger: logger)
     }
 
     /// The factory for `TCPListener.makeTransform` / `HTTPServerConfiguration.connectionTransform`.
     /// `handshakeTimeout`: nanoseconds from accept to a finished handshake (0: none).
-    public static func factory(store: TLSContextStore, gate: TLSHandshakeGate, handshakeTimeout: UInt64) -> ConnectionTransformFactory {
+    /// `refusals`: where refused connections are counted (nil: a log of their own on the first
+    /// connection's logger).
+    public static func factory(store: TLSContextStore, gate: TLSHandshakeGate, handshakeTimeout: UInt64,
+                               refusals: RefusalLog? = nil) -> ConnectionTransformFactory {
+        let shared = LockedValue<RefusalLog?>(refusals)
         return { connection in
+            let refusals = shared.withLock { log in
+                if let log { return log }
+                let made = makeRefusalLog(logger: connection.logger)
+                log = made
+                return made
+            }
             let address = ConnectionAddressCap.host(of: connection.remoteAddress)
             guard gate.tryAdmit(address: address) else {
-                connection.logger.notice("TLS connection refused: \(gate.maxPerAddress) handshakes from \(address) already in progress (tls.maxHandshakesPerAddress)",
-                                         metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+                refusals.record(address: address, reason: "\(gate.maxPerAddress) handshakes from that address already in progress (tls.maxHandshakesPerAddress)",
+                                loop: connection.loop)
                 connection.close(.local("too many TLS handshakes in progress from this address"))
                 return nil
             }
-            let transform = TLSConnectionTransform(store: store, gate: gate, address: address, loop: connection.loop)
+            let transform = TLSConnectionTransform(store: store, gate: gate, address: address, refusals: refusals, loop: connection.loop)
             if handshakeTimeout > 0 {
                 // Strong capture: cancelled when the handshake finishes or the connection closes.
                 transform.state.value.deadline = connection.loop.scheduleTask(in: handshakeTimeout) {
@@ -66,8 +85,7 @@ public final class TLSConnectionTransform: ConnectionTransform, Sendable {
     /// At the first bytes: the server-wide slot and the TLS session. False when refused (closed).
     private func startHandshake(_ connection: Connection) -> Bool {
         guard gate.tryStart() else {
-            connection.logger.notice("TLS connection refused: \(gate.maxConcurrent) handshakes already in progress (tls.maxConcurrentHandshakes)",
-                                     metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+            refusals.record(address: address, reason: "\(gate.maxConcurrent) handshakes already in progress (tls.maxConcurrentHandshakes)", loop: connection.loop)
             connection.close(.local("too many TLS handshakes in progress"))
             return false
         }
@@ -131,13 +149,17 @@ public final class TLSConnectionTransform: ConnectionTransform, Sendable {
             case .peerClosed:
                 connection.closeGracefully(.peerClosed)
             case .plainHTTPDetected(let method):
-                connection.logger.notice("plain HTTP request (\(method)) sent to the TLS port: answered 400 and closed; the client must use https://",
-                                         metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+                refusals.record(address: address, reason: "plain HTTP request (\(method)) sent to the TLS port: answered 400 and closed; the client must use https://",
+                                loop: connection.loop)
                 connection.writeBypassingTransform(Self.plainHTTPResponse)
                 connection.closeGracefully(.protocolError("plain HTTP on the TLS port"))
             case .failed(let why):
-                connection.logger.notice("TLS connection closed: \(why)",
-                                         metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+                if state.value.engine?.isHandshakeComplete == true {
+                    connection.logger.notice("TLS connection closed: \(why)",
+                                             metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+                } else {
+                    refusals.record(address: address, reason: "TLS connection closed: \(why)", loop: connection.loop)
+                }
                 connection.closeGracefully(.protocolError("TLS: \(why)"))
             }
         }
@@ -146,8 +168,8 @@ public final class TLSConnectionTransform: ConnectionTransform, Sendable {
     private func deadlinePassed(_ connection: Connection, timeout: UInt64) {
         state.value.deadline = nil
         guard state.value.engine?.isHandshakeComplete != true, connection.isOpen else { return }
-        connection.logger.notice("TLS handshake not finished within \(timeout / 1_000_000) ms of accept (tls.handshakeTimeout): closing",
-                                 metadata: ["connection": .stringConvertible(connection.id), "remote": .string(connection.remoteAddress)])
+        refusals.record(address: address, reason: "TLS handshake not finished within \(timeout / 1_000_000) ms of accept (tls.handshakeTimeout)",
+                        loop: connection.loop)
         connection.close(.timeout)
     }
 

@@ -67,7 +67,8 @@ public final class TLSServerSetup: @unchecked Sendable {
         let gate = TLSHandshakeGate(maxConcurrent: max(0, configuration.maxConcurrentHandshakes),
                                     maxPerAddress: max(0, configuration.maxHandshakesPerAddress))
         let handshakeTimeout = max(.seconds(1), configuration.handshakeTimeout).clockNanoseconds
-        return TLSServerSetup(transformFactory: TLSConnectionTransform.factory(store: store, gate: gate, handshakeTimeout: handshakeTimeout),
+        return TLSServerSetup(transformFactory: TLSConnectionTransform.factory(
+            store: store, gate: gate, handshakeTimeout: handshakeTimeout, refusals: TLSConnectionTransform.makeRefusalLog(logger: logger)),
                               configuration: configuration, summary: "certificate \(store.current.leafSummary) from \(cert)",
                               reloadNow: { store.reload(reason: $0) }, reloadIfChangedNow: { store.reloadIfChanged() }, logger: logger)
         #else

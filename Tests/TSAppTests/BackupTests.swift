@@ -203,6 +203,65 @@ final class BackupTests: XCTestCase {
         XCTAssertFalse(names.contains { $0.contains("before-restore") }, "\(names)")
     }
 
+    /// The whole schema is compared with what the backup's migrations make: one more table, a
+    /// trigger on `users`, an index or a view, or a changed or missing one, is refused and named;
+    /// the untouched backup of the same database is restored.
+    func testRestoreRefusesASchemaTheMigrationsDoNotMakeNamingTheDifference() async throws {
+        let live = try startServer()
+        await live.stop()
+        let migrator = try EmbeddedMigrations.migrator()
+        let index = try XCTUnwrap(try SQLiteSchema.objects(at: databasePath).first { $0.type == "index" }, "the migrations make an index")
+        let tampering: [(name: String, sql: String, named: String)] = [
+            ("table", "CREATE TABLE stash (secret TEXT)", "table stash is not made by any migration"),
+            ("trigger", "CREATE TRIGGER users_copy AFTER UPDATE ON users BEGIN INSERT INTO users SELECT * FROM users WHERE 0; END",
+             "trigger users_copy on users is not made by any migration"),
+            ("index", "CREATE INDEX users_by_password ON users(password_hash)", "index users_by_password on users is not made by any migration"),
+            ("view", "CREATE VIEW hashes AS SELECT username, password_hash FROM users", "view hashes is not made by any migration"),
+            ("dropped index", "DROP INDEX \(index.name)", "index \(index.name) on \(index.table) is missing"),
+        ]
+        for t in tampering {
+            let file = dir + "/tampered-\(t.name.replacingOccurrences(of: " ", with: "-")).sqlite"
+            _ = try DatabaseBackup.backup(databasePath: databasePath, to: file)
+            let c = try SQLiteConnection(path: file, configuration: DatabaseConfiguration())
+            try c.executeScript(t.sql)
+            c.close()
+            XCTAssertThrowsError(try DatabaseBackup.restore(from: file, databasePath: databasePath, migrator: migrator), t.name) { error in
+                XCTAssertTrue("\(error)".contains(t.named), "\(t.name): \(error)")
+                XCTAssertTrue("\(error)".contains("not restored"), "\(error)")
+            }
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir)
+        XCTAssertFalse(names.contains { $0.contains("before-restore") }, "nothing was replaced: \(names)")
+
+        let honest = dir + "/honest.sqlite"
+        _ = try DatabaseBackup.backup(databasePath: databasePath, to: honest)
+        let report = try DatabaseBackup.restore(from: honest, databasePath: databasePath, migrator: migrator)
+        XCTAssertEqual(report.databasePath, databasePath)
+    }
+
+    /// A backup from an older version (fewer migrations) is compared with what those migrations
+    /// make, not with today's schema, and is restored.
+    func testRestoreComparesAnOlderBackupWithItsOwnMigrations() throws {
+        let migrator = try EmbeddedMigrations.migrator()
+        let all = try migrator.migrations(for: .sqlite)
+        XCTAssertGreaterThan(all.count, 1)
+        // The repository's migrations but the newest, as an older version had them.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let olderDir = dir + "/older-migrations"
+        try FileManager.default.createDirectory(atPath: olderDir, withIntermediateDirectories: true)
+        for migration in all.dropLast() {
+            try FileManager.default.copyItem(atPath: root.appendingPathComponent("Migrations/\(migration.fileName)").path,
+                                             toPath: olderDir + "/" + migration.fileName)
+        }
+        let old = dir + "/old.sqlite"
+        let db = try Database(path: old)
+        try Migrator(directory: olderDir).migrate(db)
+        db.close()
+        XCTAssertEqual(try SQLiteBackup.appliedMigrations(at: old).count, all.count - 1)
+        let report = try DatabaseBackup.restore(from: old, databasePath: databasePath, migrator: migrator)
+        XCTAssertEqual(report.migrations, all.count - 1)
+    }
+
     /// With backup.directory and a short interval, backups appear while serving, are checked,
     /// rotate to backup.keep, and the last one is in /health and /metrics.
     func testScheduledBackupsAppearAndRotate() async throws {

@@ -117,6 +117,41 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(s.first { $0.key.name == "touchsync_build_info" }?.value, 1)
     }
 
+    /// A handshake flood from one address against the app's own settings: the sessions without a
+    /// Socket.IO CONNECT stop at `realtime.maxUnconnectedSessionsPerAddress`, the rest get the
+    /// reference's refusal, `/metrics` shows both, and `realtime.connectTimeout` closes them.
+    func testUnconnectedSessionsAreCappedCountedAndExpire() async throws {
+        await live.stop()
+        live = try LiveServer(overrides: ["testMode": true, "realtime.maxUnconnectedSessionsPerAddress": 5,
+                                          "realtime.connectTimeout": "1s"])
+        api = APIClient(base: live.base)
+        let port = live.port
+        var statuses: [Int] = []
+        for _ in 0..<40 {
+            statuses.append(RawHTTP.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling").status)
+        }
+        XCTAssertEqual(statuses.filter { $0 == 200 }.count, 5, "\(statuses)")
+        XCTAssertEqual(statuses.filter { $0 == 403 }.count, 35, "\(statuses)")
+        let refused = RawHTTP.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling")
+        XCTAssertEqual(refused.status, 403)
+        XCTAssertEqual(try JSONValue.parse(refused.text)["code"], 4, refused.text)
+
+        var s = try await scrape().samples
+        XCTAssertEqual(s[Sample(name: "touchsync_realtime_unconnected_sessions", labels: [:])], 5)
+        XCTAssertEqual(s[Sample(name: "touchsync_realtime_handshakes_refused_total", labels: ["reason": "per_address"])], 36)
+        XCTAssertEqual(s[Sample(name: "touchsync_realtime_handshakes_refused_total", labels: ["reason": "total"])], 0)
+
+        // No CONNECT within realtime.connectTimeout: closed, counted, and the address is served again.
+        let expired = try await until(timeout: .seconds(15)) {
+            let now = try await self.scrape().samples
+            return now[Sample(name: "touchsync_realtime_unconnected_sessions", labels: [:])] == 0
+        }
+        XCTAssertTrue(expired, "the sessions expire at realtime.connectTimeout")
+        s = try await scrape().samples
+        XCTAssertEqual(s[Sample(name: "touchsync_realtime_connect_timeouts_total", labels: [:])], 5)
+        XCTAssertEqual(RawHTTP.request(port: port, "GET", "/socket.io/?EIO=4&transport=polling").status, 200)
+    }
+
     func testWebSocketSocketsAreCountedByTransport() async throws {
         let data = try await api.post("/api/test/fixtures", ["users": [["username": "alice", "password": "alice-password"]]]).json["data"] ?? .null
         let token = try XCTUnwrap(data["users"]?["alice"]?["token"]?.stringValue)

@@ -117,7 +117,7 @@ final class ConnectionAddressCapTests: XCTestCase {
         XCTAssertEqual(ConnectionAddressCap.host(of: "127.0.0.1:5555"), "127.0.0.1")
         XCTAssertEqual(ConnectionAddressCap.host(of: "[::1]:5555"), "::1")
         XCTAssertEqual(ConnectionAddressCap.host(of: "[2001:db8::7]:80"), "2001:db8::7")
-        let cap = ConnectionAddressCap(maxPerAddress: 2, clock: ManualClock())
+        let cap = ConnectionAddressCap(maxPerAddress: 2)
         XCTAssertTrue(cap.acquire("10.0.0.1:1"))
         XCTAssertTrue(cap.acquire("10.0.0.1:2"))
         XCTAssertFalse(cap.acquire("10.0.0.1:3"), "a third from the same address, another port")

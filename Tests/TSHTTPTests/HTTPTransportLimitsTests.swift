@@ -151,7 +151,14 @@ final class HTTPTransportLimitsTests: XCTestCase {
         try other.send(request("GET", "/hello"))
         XCTAssertEqual(try other.readResponse().status, 200)
         XCTAssertEqual(server?.openConnections, 3)
-        XCTAssertTrue(logLines.current.contains { $0.contains("refused a connection from 127.0.0.1") }, "\(logLines.current)")
+        let refusal = "TCP connections refused: 2 open from that address (server.maxConnectionsPerAddress): answered 503 and closed (from 127.0.0.1)"
+        XCTAssertTrue(logLines.current.contains { $0.contains(refusal) }, "\(logLines.current)")
+        // A flood of refusals within the interval adds no line (their count comes in one line at its end).
+        for _ in 0..<30 {
+            let more = try RawClient(port: port)
+            XCTAssertEqual(try more.readResponse().status, 503)
+        }
+        XCTAssertEqual(logLines.current.filter { $0.contains("TCP connections refused") }.count, 1, "\(logLines.current)")
         // When one of 127.0.0.1's connections closes, its slot is free again.
         try a.send(request("GET", "/hello", headers: ["Connection: close"]))
         XCTAssertEqual(try a.readResponse().status, 200)

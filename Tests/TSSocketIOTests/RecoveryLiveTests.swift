@@ -16,12 +16,15 @@ final class RecoveryLiveTests: XCTestCase {
     var io: SocketIOServer? { live?.io }
     var port: Int { live?.port ?? 0 }
 
-    func start(windowMs: Int = 5_000, maxPackets: Int = 100, clock: any MonotonicClock = SystemClock()) throws {
+    func start(windowMs: Int = 5_000, maxPackets: Int = 100, maxSessionsPerUser: Int = 32, maxSessions: Int = 10_000,
+               clock: any MonotonicClock = SystemClock()) throws {
         live = try SocketIOLiveServer(SocketIOLiveServer.Options {
             $0.clock = clock
             $0.configure = {
                 $0.recoveryMaxDisconnection = .milliseconds(windowMs)
                 $0.recoveryMaxBufferedPackets = maxPackets
+                $0.recoveryMaxSessionsPerUser = maxSessionsPerUser
+                $0.recoveryMaxSessions = maxSessions
             }
         }) { io in
             // Each user is the `user` field of the CONNECT auth payload.
@@ -110,6 +113,45 @@ final class RecoveryLiveTests: XCTestCase {
         io.emit("e", ["four"], to: .room("r"))
         XCTAssertEqual(try event(back.ws.receiveSkippingPings())?.args, ["four"])
         XCTAssertEqual(io.socket(id: back.sid)?.rooms, [back.sid, "r"])
+    }
+
+    /// One token that connects and drops in a loop keeps at most its own allowance of sessions for
+    /// the window (the oldest go first), and all users together at most `maxSessions`; the newest
+    /// session of each is still recovered.
+    func testKeptSessionsAreCappedPerUserAndInTotal() throws {
+        try start(windowMs: 60_000, maxSessionsPerUser: 3, maxSessions: 5)
+        let io = try XCTUnwrap(self.io)
+        var drops: [(pid: String, offset: String)] = []
+        for _ in 0..<10 {
+            guard let c = try connect(["user": "looper"]), let pid = c.pid else { return XCTFail("no session") }
+            c.ws.send("421[\"join\",\"r\"]")
+            XCTAssertEqual(c.ws.receiveSkippingPings(), .text("431[true]"))
+            io.emit("e", ["x"], to: .room("r"))
+            guard let e = try event(c.ws.receiveSkippingPings()) else { return }
+            c.ws.closeSocket()
+            waitForDisconnect()
+            drops.append((pid, e.offset))
+        }
+        var s = io.stats
+        XCTAssertEqual(s.recoverySessions, 3, "one user's loop keeps its allowance, not a session per cycle")
+        XCTAssertEqual(s.recoverySessionsEvictedPerUser, 7)
+
+        for user in ["u2", "u3", "u4"] {
+            guard let c = try connect(["user": .string(user)]) else { return }
+            c.ws.closeSocket()
+            waitForDisconnect()
+        }
+        s = io.stats
+        XCTAssertEqual(s.recoverySessions, 5, "all users together keep maxSessions")
+        XCTAssertEqual(s.recoverySessionsEvictedTotal, 1, "the oldest kept session made room")
+
+        // The oldest of the looper's sessions is gone (a fresh session), its newest is recovered.
+        guard let oldest = drops.first, let newest = drops.last else { return }
+        let stale = try XCTUnwrap(try connect(["user": "looper", "pid": .string(oldest.pid), "offset": .string(oldest.offset)]))
+        XCTAssertFalse(stale.recovered)
+        let back = try XCTUnwrap(try connect(["user": "looper", "pid": .string(newest.pid), "offset": .string(newest.offset)]))
+        XCTAssertTrue(back.recovered, "the newest session of the loop is still recoverable")
+        XCTAssertEqual(back.pid, newest.pid)
     }
 
     func testPastTheWindowIsAFreshSession() throws {

@@ -32,7 +32,7 @@ final class TLSLiveServerTests: XCTestCase {
     var gate: TLSHandshakeGate!
     let logs = RecordingLogHandler()
 
-    func startServer(handshakeTimeout: UInt64 = 5_000_000_000, maxHandshakes: Int = 64,
+    func startServer(handshakeTimeout: UInt64 = 5_000_000_000, maxHandshakes: Int = 64, refusalInterval: UInt64? = nil,
                      configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
         certs = try TestCertificates()
         let pair = try certs.makeServerPair(name: "server")
@@ -40,7 +40,9 @@ final class TLSLiveServerTests: XCTestCase {
         let store = try TLSContextStore(certificateFile: pair.cert, privateKeyFile: pair.key, logger: logger)
         gate = TLSHandshakeGate(maxConcurrent: maxHandshakes)
         var config = HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoops: 1)
-        config.connectionTransform = TLSConnectionTransform.factory(store: store, gate: gate, handshakeTimeout: handshakeTimeout)
+        let refusals = refusalInterval.map { RefusalLog(subject: "TLS connections", logger: logger, interval: $0) }
+        config.connectionTransform = TLSConnectionTransform.factory(store: store, gate: gate, handshakeTimeout: handshakeTimeout,
+                                                                    refusals: refusals)
         configure(&config)
         var b = RouterBuilder()
         b.get("/health") { _ in .json(["status": "ok"]) }
@@ -102,6 +104,34 @@ final class TLSLiveServerTests: XCTestCase {
         XCTAssertTrue(reply.hasPrefix("HTTP/1.1 400"), reply)
         XCTAssertTrue(reply.contains("https://"), reply)
         XCTAssertTrue(logs.contains("plain HTTP request (GET) sent to the TLS port"), "\(logs.lines.current)")
+    }
+
+    /// A flood of refused TLS connections (plain HTTP to the TLS port, each answered 400 and
+    /// closed) writes one line when it starts and one summary per interval with the count and the
+    /// number of addresses, not a line per connection.
+    func testRefusedConnectionsAreLoggedAtABoundedRateWithTheirCount() throws {
+        let interval: UInt64 = 1_000_000_000
+        try startServer(refusalInterval: interval)
+        let started = ContinuousClock.now
+        let flood = 200
+        for _ in 0..<flood {
+            let tcp = try RawTCPClient(port: port, timeoutSeconds: 5)
+            tcp.write("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            XCTAssertTrue(String(decoding: tcp.readUntilClose(), as: UTF8.self).hasPrefix("HTTP/1.1 400"))
+        }
+        let elapsed = ContinuousClock.now - started
+        func refusalLines() -> [String] { logs.lines.current.filter { $0.contains("TLS connections refused") } }
+        func counted() -> Int {
+            refusalLines().reduce(0) { total, line in
+                guard let r = line.range(of: #"refused: (\d+) more"#, options: .regularExpression) else { return total + 1 }
+                return total + (Int(line[r].split(separator: " ")[1]) ?? 0)
+            }
+        }
+        XCTAssertTrue(blockUntil(timeout: .seconds(10)) { counted() == flood }, "every refusal is counted: \(refusalLines())")
+        let allowed = 2 + Int(elapsed / .nanoseconds(Int64(interval)))
+        XCTAssertLessThanOrEqual(refusalLines().count, allowed, "\(flood) refusals in \(elapsed): \(refusalLines())")
+        XCTAssertTrue(refusalLines().first?.contains("plain HTTP request (GET) sent to the TLS port") == true, "\(refusalLines())")
+        XCTAssertTrue(refusalLines().last?.contains("from 1 address (") == true, "the summary names how many addresses: \(refusalLines())")
     }
 
     func testHandshakesBeyondTheBoundAreRefused() throws {

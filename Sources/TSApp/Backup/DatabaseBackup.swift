@@ -55,8 +55,8 @@ public enum DatabaseBackup {
 
     /// Replaces the database at `databasePath` with the backup `source`, refusing while any
     /// process has the database open (`DatabaseLock`, naming its pid), when the backup's migrations
-    /// are not the ones this binary was built with (`migrator`), or when it fails
-    /// `PRAGMA integrity_check`. The replaced database is kept beside it as
+    /// are not the ones this binary was built with (`migrator`), when its schema is not exactly
+    /// what those migrations make (`checkSchema`), or when it fails `PRAGMA integrity_check`. The replaced database is kept beside it as
     /// `<database>.before-restore-<UTC time>`; the swap itself is one `rename(2)`.
     public static func restore(from source: String, databasePath: String, migrator: Migrator, now: Date = Date()) throws -> RestoreReport {
         guard databasePath != ":memory:" else { throw Failure("database.path is :memory:; name the database file to restore into") }
@@ -69,6 +69,7 @@ public enum DatabaseBackup {
         let problems = try integrity(source)
         guard problems.isEmpty else { throw Failure("\(source) fails PRAGMA integrity_check: \(problems.joined(separator: "; "))") }
         let migrations = try checkMigrations(of: source, against: migrator)
+        try checkSchema(of: source, against: migrator)
 
         // The backup goes to a staging file beside the database (same file system: the swap is
         // a rename), copied with the backup API so a backup in WAL mode arrives whole.
@@ -139,6 +140,30 @@ public enum DatabaseBackup {
             }
         }
         return applied.count
+    }
+
+    /// The backup's whole schema (every table, index, trigger and view in `sqlite_master`) must be
+    /// what its recorded migrations make on an empty database: a file with one more table, a
+    /// trigger on `users` or a changed index is not a TouchSync backup, and a trigger would run with
+    /// the server's rights on every write once it is in place. Names each difference.
+    static func checkSchema(of path: String, against migrator: Migrator) throws {
+        let applied: [Int: String]
+        let expected: [SQLiteSchema.Object]
+        let actual: [SQLiteSchema.Object]
+        do {
+            applied = try SQLiteBackup.appliedMigrations(at: path)
+            let migrations = try migrator.migrations(for: .sqlite).filter { applied[$0.version] != nil }
+            expected = try SQLiteSchema.objects(madeBy: migrations)
+            actual = try SQLiteSchema.objects(at: path)
+        } catch {
+            throw Failure("cannot compare the schema of \(path) with what its migrations make: \(error)")
+        }
+        let differences = SQLiteSchema.differences(expected: expected, actual: actual)
+        guard differences.isEmpty else {
+            throw Failure("\(path) is not what its \(applied.count) migrations make, so it is not restored: "
+                          + differences.joined(separator: "; ")
+                          + " (a TouchSync backup's schema is exactly its migrations'; docs/backup.md, \"What restore checks\")")
+        }
     }
 
     private static func integrity(_ path: String) throws -> [String] {

@@ -32,6 +32,17 @@ extension SettingKeys {
             help: "Room events kept for recovery (oldest dropped first); a client that missed more than this gets a fresh session.")
     public static let realtimeConnectionStateRecoveryMaxBufferedBytes = SettingKey<Int>("realtime.connectionStateRecovery.maxBufferedBytes", 16_777_216,
             help: "Encoded bytes of the events kept for recovery at most (oldest dropped first).")
+    public static let realtimeConnectionStateRecoveryMaxSessionsPerUser = SettingKey<Int>("realtime.connectionStateRecovery.maxSessionsPerUser", 32,
+            help: "Disconnected sessions kept for recovery per user (the user's oldest is dropped past it, and that client gets a fresh session); 0: no bound.")
+    public static let realtimeConnectionStateRecoveryMaxSessions = SettingKey<Int>("realtime.connectionStateRecovery.maxSessions", 10_000,
+            help: "Disconnected sessions kept for recovery in all (the oldest dropped past it); 0: no bound.")
+    // Sessions before their Socket.IO CONNECT (nothing is known about them but their address).
+    public static let realtimeConnectTimeout = SettingKey<Duration>("realtime.connectTimeout", "10s",
+            help: "How long an Engine.IO session may stay without a Socket.IO CONNECT before it is closed (the reference's connectTimeout, 45 s there; real clients send CONNECT right after the handshake).")
+    public static let realtimeMaxUnconnectedSessions = SettingKey<Int>("realtime.maxUnconnectedSessions", 10_000,
+            help: "Engine.IO sessions without a Socket.IO CONNECT, server-wide; past it a handshake gets 503 {\"code\":4,…}; 0: no bound.")
+    public static let realtimeMaxUnconnectedSessionsPerAddress = SettingKey<Int>("realtime.maxUnconnectedSessionsPerAddress", 256,
+            help: "Engine.IO sessions without a Socket.IO CONNECT per client address (behind a proxy: the address server.trustedProxies names); past it a handshake from that address gets 403 {\"code\":4,…}; 0: no bound.")
     // Several nodes: one room's events in commit order (docs/realtime-cluster.md, "Order across nodes").
     public static let realtimeGapWait = SettingKey<Duration>("realtime.gapWait", "500ms",
             help: "How long a room's delivery waits for a missing event number before giving it up (and, with realtime.redisUrl, how long a room's first event waits for earlier ones still on their way from another node).")
@@ -42,7 +53,9 @@ extension SettingKeys {
         .realtimeMaxOutboundBytesPerSocket, .realtimeCorsAllowedOrigins, .realtimeAllowedOrigins, .realtimeEventLogCapacity,
         .realtimeEventLogMaxBytes, .realtimeFaultMaxBufferedBytes, .realtimeAllowEIO3,
         .realtimeConnectionStateRecoveryMaxDisconnectionDuration, .realtimeConnectionStateRecoveryMaxBufferedPackets,
-        .realtimeConnectionStateRecoveryMaxBufferedBytes, .realtimeGapWait,
+        .realtimeConnectionStateRecoveryMaxBufferedBytes, .realtimeConnectionStateRecoveryMaxSessionsPerUser,
+        .realtimeConnectionStateRecoveryMaxSessions, .realtimeConnectTimeout, .realtimeMaxUnconnectedSessions,
+        .realtimeMaxUnconnectedSessionsPerAddress, .realtimeGapWait,
     ]
 }
 
@@ -56,6 +69,12 @@ extension EngineIOConfiguration {
         webSocketAllowedOrigins = reader[.realtimeAllowedOrigins]
         frameReadTimeout = HTTPServerConfiguration.bodyReadTimeout(reader)
         allowEIO3 = reader[.realtimeAllowEIO3]
+        maxUnconnectedSessions = max(0, reader[.realtimeMaxUnconnectedSessions])
+        maxUnconnectedSessionsPerAddress = max(0, reader[.realtimeMaxUnconnectedSessionsPerAddress])
+        // Behind a trusted proxy each client counts under its own address, not the proxy's (an
+        // invalid server.trustedProxies stops the start where the REST routes read it).
+        let proxies = (try? TrustedProxies(reader: reader)) ?? .none
+        clientAddress = { proxies.clientAddress(of: $0) }
     }
 }
 
@@ -65,6 +84,9 @@ extension SocketIOConfiguration {
         recoveryMaxDisconnection = reader[.realtimeConnectionStateRecoveryMaxDisconnectionDuration]
         recoveryMaxBufferedPackets = reader[.realtimeConnectionStateRecoveryMaxBufferedPackets]
         recoveryMaxBufferedBytes = reader[.realtimeConnectionStateRecoveryMaxBufferedBytes]
+        recoveryMaxSessionsPerUser = max(0, reader[.realtimeConnectionStateRecoveryMaxSessionsPerUser])
+        recoveryMaxSessions = max(0, reader[.realtimeConnectionStateRecoveryMaxSessions])
+        connectTimeout = max(.milliseconds(100), reader[.realtimeConnectTimeout])
         maxOutboundBytesPerSocket = reader[.realtimeMaxOutboundBytesPerSocket]
         engine.maxBufferedPacketsBytes = maxOutboundBytesPerSocket  // the same backlog bound over polling
     }

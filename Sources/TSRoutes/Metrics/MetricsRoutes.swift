@@ -70,6 +70,19 @@ public struct MetricsRoutes: Sendable {
                    Double(s.eventsDropped))
         out.single("touchsync_realtime_slow_consumers_disconnected_total", type: "counter",
                    help: "Sockets disconnected because their outbound buffer passed realtime.maxOutboundBytesPerSocket.", Double(s.slowConsumersDisconnected))
+        out.single("touchsync_realtime_unconnected_sessions", type: "gauge",
+                   help: "Engine.IO sessions without a Socket.IO CONNECT yet (bounded by realtime.maxUnconnectedSessions and realtime.maxUnconnectedSessionsPerAddress).",
+                   Double(s.unconnectedSessions))
+        out.family("touchsync_realtime_handshakes_refused_total", type: "counter",
+                   help: "Engine.IO handshakes refused: per_address (realtime.maxUnconnectedSessionsPerAddress, 403), total (realtime.maxUnconnectedSessions, 503).",
+                   by: "reason", [("per_address", Double(s.handshakesRefusedPerAddress)), ("total", Double(s.handshakesRefusedTotal))])
+        out.single("touchsync_realtime_connect_timeouts_total", type: "counter",
+                   help: "Engine.IO sessions closed because no Socket.IO CONNECT came within realtime.connectTimeout.", Double(s.connectTimeouts))
+        out.single("touchsync_realtime_recovery_sessions", type: "gauge",
+                   help: "Disconnected sessions kept for connection state recovery.", Double(s.recoverySessions))
+        out.family("touchsync_realtime_recovery_sessions_dropped_total", type: "counter",
+                   help: "Kept recovery sessions dropped before their window ended: per_user (realtime.connectionStateRecovery.maxSessionsPerUser), total (maxSessions).",
+                   by: "reason", [("per_user", Double(s.recoverySessionsEvictedPerUser)), ("total", Double(s.recoverySessionsEvictedTotal))])
 
         let d = db.stats
         out.single("touchsync_db_write_queue_depth", type: "gauge", help: "Write jobs waiting for the writer (not yet in a transaction).", Double(d.writeQueueDepth))

@@ -20,16 +20,16 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "JSON config file (see config/touchsync.example.json).")
     var config: String?
 
-    @Option(help: "SQLite database file, or :memory:.")
+    @Option(help: "SQLite database file, or :memory: (default ./data/touchsync.sqlite, database.path).")
     var database: String?
 
     @Option(help: "PostgreSQL instead of SQLite: postgres://user:pass@host:port/db (database.url, TOUCHSYNC_DATABASE_URL).")
     var databaseURL: String?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (default info, log.level).")
     var logLevel: String?
 
-    @Option(help: "Log format: text or json.")
+    @Option(help: "Log format: text or json (default text, log.format).")
     var logFormat: String?
 
     func load(extra: [String: JSONValue] = [:]) throws -> AppConfiguration {
@@ -58,7 +58,7 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: "Address to listen on.")
+    @Option(help: "Address to listen on (default 127.0.0.1, server.host; 0.0.0.0 for every interface).")
     var host: String?
 
     // .unconditional: `--port -1` is a value to refuse with the range, not a missing one.
@@ -68,7 +68,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Seed demo users, rooms, elements, messages and posts when the database is empty, and print their tokens.")
     var demo = false
 
-    @Flag(help: "Test-target mode: unauthenticated POST /api/test/reset, POST /api/test/fixtures and GET /api/test/events (docs/test-mode.md). Refused with TOUCHSYNC_ENV=production.")
+    @Flag(help: "Test-target mode: POST /api/test/reset, POST /api/test/fixtures, GET /api/test/events, POST and GET /api/test/faults, POST /api/test/limits (docs/test-mode.md), for this machine only unless testModeToken (TOUCHSYNC_TEST_MODE_TOKEN) is set. Refused with TOUCHSYNC_ENV=production.")
     var testMode = false
 
     @Flag(name: .customLong("no-inspector"), help: "Do not serve the live inspector at /inspector (setting inspector.enabled).")

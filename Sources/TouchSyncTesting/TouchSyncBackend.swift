@@ -114,6 +114,9 @@ public struct TouchSyncBackend: Sendable {
     /// Calls that need no token: register, log in, health.
     public var anonymous: TouchSyncClient { TouchSyncClient(transport: transport, token: nil) }
 
+    /// The server's movable clock (`/api/test/clock`): test token expiry and anything that ages.
+    public var clock: TouchSyncClock { TouchSyncClock(transport: transport) }
+
     /// Transport faults on connected sockets (`/api/test/faults`).
     public var faults: TouchSyncFaults { TouchSyncFaults(transport: transport) }
 

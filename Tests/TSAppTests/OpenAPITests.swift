@@ -133,6 +133,10 @@ final class OpenAPITests: XCTestCase {
         check(try await api.get("/api/test/faults"), "GET", "/api/test/faults")
         check(try await api.post("/api/test/limits", ["enabled": false]), "POST", "/api/test/limits")
         check(try await api.post("/api/test/limits", ["enabled": 1]), "POST", "/api/test/limits")  // 400
+        check(try await api.post("/api/test/clock", ["advance": "1h"]), "POST", "/api/test/clock")
+        check(try await api.post("/api/test/clock", ["advance": "1y"]), "POST", "/api/test/clock")  // 400
+        check(try await api.post("/api/test/clock", ["reset": true]), "POST", "/api/test/clock")
+        check(try await api.get("/api/test/clock"), "GET", "/api/test/clock")
         check(try await api.get("/health"), "GET", "/health")
         check(try await api.get("/metrics"), "GET", "/metrics")
         check(try await api.get("/openapi.json"), "GET", "/openapi.json")

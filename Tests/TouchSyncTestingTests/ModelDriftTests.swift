@@ -15,7 +15,8 @@ final class ModelDriftTests: LiveServerTestCase {
     ]
     /// The test-mode routes, wrapped by TouchSyncBackend and TouchSyncFaults.
     static let testModeRoutes = ["POST /api/test/reset", "POST /api/test/fixtures", "GET /api/test/events",
-                                 "POST /api/test/faults", "GET /api/test/faults", "POST /api/test/limits"]
+                                 "POST /api/test/faults", "GET /api/test/faults", "POST /api/test/limits",
+                                 "GET /api/test/clock", "POST /api/test/clock"]
 
     func testEveryRouteOfTheDocumentIsWrapped() async throws {
         let backend = try await makeBackend()
@@ -106,6 +107,9 @@ final class ModelDriftTests: LiveServerTestCase {
         let loggedOut = try await bob.auth.logout()
         let limitsState = try await backend.setWriteLimits(enabled: true)
         XCTAssertTrue(limitsState.enabled)
+        let clockState = try await backend.clock.advance(by: 31 * 86_400)
+        XCTAssertEqual(clockState.offsetSeconds, 31 * 86_400)
+        XCTAssertTrue(clockState.moved)
         let reset = try await backend.reset()
 
         XCTAssertEqual(mine.count, 2)
@@ -125,7 +129,7 @@ final class ModelDriftTests: LiveServerTestCase {
             ("Notification", try XCTUnwrap(notifications.first)), ("RoomCleared", cleared), ("RealtimeEventPage", eventPage),
             ("RealtimeEvent", event), ("RealtimeEventTarget", event.target), ("LoggedOut", loggedOut), ("TestResetResult", reset),
             ("FixtureResult", world.result), ("AccountExport", exported), ("AccountExport.user", exported.user),
-            ("AccountDeleted", accountDeleted), ("BackupStatus", backup), ("TestLimits", limitsState),
+            ("AccountDeleted", accountDeleted), ("BackupStatus", backup), ("TestLimits", limitsState), ("TestClock", clockState),
         ] + faultSamples
         var checked: Set<String> = []
         for (name, value) in samples {
@@ -158,7 +162,7 @@ final class ModelDriftTests: LiveServerTestCase {
         "CreateRoomRequest": "call parameters", "RenameRoomRequest": "call parameters", "AddMemberRequest": "call parameters",
         "CreateElementRequest": "call parameters", "UpdateElementRequest": "call parameters", "SendMessageRequest": "call parameters",
         "CreatePostRequest": "call parameters", "InteractionStateRequest": "call parameters", "RegisterDeviceRequest": "call parameters",
-        "TestFaultRequest": "call parameters", "TestLimitsRequest": "call parameters", "DeleteAccountRequest": "call parameters", "TestFaultList": "the list envelope of TestFault (ActiveFault)",
+        "TestFaultRequest": "call parameters", "TestLimitsRequest": "call parameters", "TestClockRequest": "call parameters", "DeleteAccountRequest": "call parameters", "TestFaultList": "the list envelope of TestFault (ActiveFault)",
     ]
 
     // MARK: helpers

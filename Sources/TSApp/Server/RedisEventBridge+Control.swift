@@ -24,7 +24,7 @@ import TSSync
 /// `alignGrace` more for the second when the first used it all, then answers. A node not in test mode ignores the requests (and says so in its log).
 final class TestModeControl: @unchecked Sendable {
     // @unchecked Sendable: every stored property is a lock-protected value.
-    static let messageTypes: Set<String> = ["test-node", "test-sync", "test-align", "test-ack"]
+    static let messageTypes: Set<String> = ["test-node", "test-sync", "test-align", "test-clock", "test-ack"]
     static let heartbeatInterval: Duration = .seconds(1)
     /// A node heard from within this long is waited for (three heartbeats: one lost is not enough
     /// to forget a node, and a killed node is no longer waited for after it).
@@ -186,6 +186,15 @@ extension RedisEventBridge: TestModeCluster {
         return TestModeClusterOutcome(nodes: 1 + second.count, unanswered: unanswered, sequence: sequence)
     }
 
+    public func moveClock(offsetMicroseconds: Int64) async -> TestModeClusterOutcome {
+        let expected = testControl.alivePeers()
+        let answered = await round(expected, until: ContinuousClock.now + TestModeControl.deadline) { id in
+            ["type": "test-clock", "id": .string(id), "offset": .int(offsetMicroseconds)]
+        }
+        let unanswered = expected.subtracting(answered.keys).sorted().map(testControl.describe)
+        return TestModeClusterOutcome(nodes: 1 + answered.count, unanswered: unanswered, sequence: 0)
+    }
+
     /// Sends one request to `nodes` and waits for their acknowledgements until `deadline`.
     private func round(_ nodes: Set<String>, until deadline: ContinuousClock.Instant,
                        _ message: (String) -> JSONObject) async -> [String: Int64] {
@@ -219,7 +228,10 @@ extension RedisEventBridge: TestModeCluster {
                 return logger.notice("ignored a test-mode \(type) from \(testControl.describe(node)): test mode is off on this node, so its sockets and event log stay as they are")
             }
             _ = testControl.heard(node, label: nil)
-            if type == "test-sync" {
+            if type == "test-clock" {
+                local.clock?.set(offsetMicroseconds: envelope["offset"]?.intValue ?? 0)
+                logger.info("test clock moved by \(testControl.describe(node)): offset \((envelope["offset"]?.intValue ?? 0) / 1_000_000) s")
+            } else if type == "test-sync" {
                 if envelope["step"]?.stringValue == TestModeClusterStep.reset.rawValue {
                     let sockets = await local.reset()
                     logger.info("test reset asked by \(testControl.describe(node)): \(sockets) sockets disconnected, event log cleared")

@@ -127,7 +127,9 @@ public final class TouchSyncServer: @unchecked Sendable {
         redisBridge = try Self.makeRedisBridge(settings: RedisEventBridge.Settings(reader: configuration), local: broadcaster, hub: hub)
         if let redisBridge { events.add(redisBridge) }
         events.add(broadcaster)
-        domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(reader: configuration, jwtSecret: secret), events: events, delivery: delivery, clock: wallClock, logger: Logger(label: "touchsync.notifications"))
+        // Test mode's domain time can be moved (`/api/test/clock`); no other mode's can.
+        let domainClock: any WallClock = testMode ? MovableWallClock(base: wallClock) : wallClock
+        domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(reader: configuration, jwtSecret: secret), events: events, delivery: delivery, clock: domainClock, logger: Logger(label: "touchsync.notifications"))
         broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, broadcaster: broadcaster).install()
         maintenance = StorageMaintenance(db: db, notifications: domain.notifications, configuration: .init(reader: configuration),

@@ -191,6 +191,15 @@ public enum OpenAPICatalog {
                + "is a burst. {\"enabled\": true} applies the configured rules with every budget full, so a test can check the app's handling of 429 "
                + "RATE_LIMITED; POST /api/test/reset turns them off again. Per node." + testModeAccess, security: .none,
            request: S.ref("TestLimitsRequest"), responses: [data(200, "The limits' state", S.ref("TestLimits"))], errors: [400, 401, 403, 415]),
+        Op(.GET, "/api/test/clock", tag: "Test mode", summary: "The domain's clock and how far it was moved",
+           description: "Only with --test-mode." + testModeAccess, security: .none,
+           responses: [data(200, "The clock", S.ref("TestClock"))], errors: [401, 403]),
+        Op(.POST, "/api/test/clock", tag: "Test mode", summary: "Move the domain's clock: advance, set or reset",
+           description: "Only with --test-mode. Every domain time reads it: token issue, expiry and nbf and their checks, createdAt and "
+               + "updatedAt, notification pruning, the write limits' buckets; never the Engine.IO heartbeats. POST /api/test/reset puts "
+               + "it back. In a cluster every test-mode node takes the same offset before the answer." + testModeAccess, security: .none,
+           request: S.ref("TestClockRequest"), responses: [data(200, "The clock after the move", S.ref("TestClock"))],
+           errors: [400, 401, 403, 415, 504]),
         Op(.GET, "/api/test/faults", tag: "Test mode", summary: "The faults active on each session", description: "Only with --test-mode." + testModeAccess,
            security: .none, responses: [data(200, "Active faults", S.ref("TestFaultList"))], errors: [401, 403]),
     ] + InspectorRoutes.openAPIOperations  // the live inspector (Sources/TSRoutes/Inspector), unless --no-inspector

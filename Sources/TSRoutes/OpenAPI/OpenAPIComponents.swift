@@ -165,6 +165,16 @@ enum OpenAPIComponents {
         ])
         s["TestLimitsRequest"] = S.object([("enabled", S.describe(S.boolean, "true: every write limit (limits.*) applies, each budget full; false: none does."))])
         s["TestLimits"] = S.object([("enabled", S.describe(S.boolean, "Whether the write limits apply now."))])
+        s["TestClockRequest"] = S.object([
+            ("advance", S.describe(S.string(min: 2, max: 16), "Move time by this much: 31d, 12h, 90m, 30s; a leading - moves it back.")),
+            ("set", S.describe(S.string(min: 20, max: 40), "Make now this RFC 3339 date-time (time keeps running from there).")),
+            ("reset", S.describe(S.boolean, "true: back to the real clock.")),
+        ], optional: ["advance", "set", "reset"], description: "Exactly one of advance, set or reset.")
+        s["TestClock"] = S.object([
+            ("now", S.describe(S.string, "The domain's now (ISO 8601 UTC, seconds).")), ("nowMs", S.integer),
+            ("offsetSeconds", S.describe(S.integer, "How far the domain's clock is from the real one (negative: in the past).")),
+            ("moved", S.describe(S.boolean, "offsetSeconds is not 0.")),
+        ])
         var faultRequest = S.object([
             ("action", S.describe(S.enumeration(TestRoutes.faultActions), "What to do to the target's sockets (docs/test-mode.md, Faults).")),
             ("userId", S.describe(S.string(min: 1, max: 200), "Act on every socket of this user.")),

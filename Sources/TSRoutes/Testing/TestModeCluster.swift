@@ -1,3 +1,4 @@
+import TSDomain
 import TSSocketIO
 
 /// The other test-mode nodes of a cluster, as the test routes see them (docs/test-mode.md
@@ -9,6 +10,10 @@ public protocol TestModeCluster: Sendable {
     /// outcome. Bounded by the implementation's deadline; nodes that did not confirm in time are
     /// named in `unanswered`.
     func synchronize(_ step: TestModeClusterStep, local: TestModeLocalNode) async -> TestModeClusterOutcome
+
+    /// Has every other live test-mode node set its movable clock's offset to `offsetMicroseconds`
+    /// (`/api/test/clock`), so one call moves time on every node. Same deadline and `unanswered`.
+    func moveClock(offsetMicroseconds: Int64) async -> TestModeClusterOutcome
 }
 
 /// What a cluster synchronization asks of the other nodes.
@@ -42,10 +47,13 @@ public struct TestModeLocalNode: Sendable {
     let broadcaster: RealtimeBroadcaster
     var hub: SocketIOServer { broadcaster.hub }
     let eventLog: RealtimeEventLog
+    /// The node's movable clock (`/api/test/clock`), nil when its domain runs on another clock.
+    public let clock: MovableWallClock?
 
-    public init(broadcaster: RealtimeBroadcaster, eventLog: RealtimeEventLog) {
+    public init(broadcaster: RealtimeBroadcaster, eventLog: RealtimeEventLog, clock: MovableWallClock? = nil) {
         self.broadcaster = broadcaster
         self.eventLog = eventLog
+        self.clock = clock
     }
 
     /// Disconnects every socket (reason `test reset`) and forgets the events emitted until now;

@@ -21,6 +21,8 @@ public struct TestRoutes: Sendable {
     let faultMaxBufferedBytes: Int
     /// The other test-mode nodes sharing the database, nil for a single node (docs/test-mode.md "Against a cluster").
     let cluster: (any TestModeCluster)?
+    /// The domain's movable clock (`/api/test/clock`), nil when the domain runs on another clock.
+    let clock: MovableWallClock?
 
     /// Most events one `GET /api/test/events` returns.
     public static let maxEventsPerPage = 10_000
@@ -30,6 +32,7 @@ public struct TestRoutes: Sendable {
     public init(domain: TouchSyncDomain, broadcaster: RealtimeBroadcaster, eventLog: RealtimeEventLog, logger: Logger,
                 faultMaxBufferedBytes: Int = 1 << 20, cluster: (any TestModeCluster)? = nil) {
         self.cluster = cluster
+        clock = domain.clock as? MovableWallClock
         self.domain = domain
         self.broadcaster = broadcaster
         self.eventLog = eventLog
@@ -39,7 +42,7 @@ public struct TestRoutes: Sendable {
     }
 
     /// This node's test-mode memory: what a reset clears here, and on the other nodes of a cluster.
-    public var localNode: TestModeLocalNode { TestModeLocalNode(broadcaster: broadcaster, eventLog: eventLog) }
+    public var localNode: TestModeLocalNode { TestModeLocalNode(broadcaster: broadcaster, eventLog: eventLog, clock: clock) }
 
     public func register(into router: inout RouterBuilder) {
         let domain = self.domain
@@ -58,6 +61,10 @@ public struct TestRoutes: Sendable {
             let sockets = hub.connectedSockets.count
             hub.disconnectAll(reason: "test reset")
             let tables = try await DatabaseReset.run(domain.db)
+            if let clock = domain.clock as? MovableWallClock, clock.offsetMicroseconds != 0 {
+                clock.reset()  // a reset puts time back too
+                _ = await cluster?.moveClock(offsetMicroseconds: 0)
+            }
             await node.clearEvents()  // events of earlier writes still on their way are not logged after the reset
             domain.writeLimits.setActive(false)  // a test that turned the limits on does not leave them on for the next
             let nodes = try await Self.synchronize(cluster, .reset, node: node, logger: logger)
@@ -102,6 +109,7 @@ public struct TestRoutes: Sendable {
         })
 
         registerFaults(into: &router)
+        registerClock(into: &router)
         registerLimits(into: &router)
     }
 }

@@ -55,17 +55,18 @@ public final class DatabaseLock: Sendable {
             let who = pid.map { "process \($0)" } ?? "another process"
             return "\(who) is already serving \(databasePath) (it holds \(servingLockPath(for: databasePath))). A second server on the same "
                 + "SQLite file would split realtime: a socket connected to one would never see the writes made through the other. "
-                + "Stop it, or give this one another --database; several nodes share one database on PostgreSQL with Redis "
-                + "carrying their events (--database-url and --redis-url, docs/realtime-cluster.md)."
+                + "Stop it, or give this one another --database; several nodes share one database with Redis carrying their "
+                + "events (--redis-url; across machines on PostgreSQL, --database-url; docs/realtime-cluster.md)."
         }
     }
 
     /// The lock only a serving process holds: `<database>.serve.lock`, exclusive, with its pid.
     public static func servingLockPath(for databasePath: String) -> String { databasePath + ".serve.lock" }
 
-    /// Takes the serving lock exclusively: one `touchsync serve` per SQLite file, since each
-    /// process delivers realtime events only to its own sockets. Fails with `Serving` naming the
-    /// server that holds it. Commands that only open the database (`token`, `migrate`) do not take it.
+    /// Takes the serving lock exclusively: one `touchsync serve` per SQLite file, since without
+    /// Redis each process delivers realtime events only to its own sockets. Fails with `Serving`
+    /// naming the server that holds it. Commands that only open the database (`token`, `migrate`)
+    /// and servers that share events over Redis do not take it.
     public static func serving(databasePath: String) throws -> DatabaseLock {
         let path = servingLockPath(for: databasePath)
         let fd = try openLockFile(path)

@@ -91,8 +91,10 @@ public final class TouchSyncServer: @unchecked Sendable {
         databasePath = databaseURL.map(PostgresURL.redact) ?? path
         try Self.prepareDatabaseFolder(path)  // with database.url this folder still holds the generated JWT secret
         let dbConfig = try DatabaseConfiguration(reader: configuration)
-        // One server per SQLite file: a second would split realtime (DatabaseLock.serving).
-        servingLock = role == .server && databaseURL == nil && path != ":memory:" ? try Self.lockServing(path: path) : nil
+        // One server per SQLite file unless Redis carries the events between them: a second would
+        // split realtime (DatabaseLock.serving).
+        let sharesEvents = !(configuration[.realtimeRedisUrl] ?? "").isEmpty
+        servingLock = role == .server && databaseURL == nil && path != ":memory:" && !sharesEvents ? try Self.lockServing(path: path) : nil
         databaseLock = try Self.lockDatabase(path: path, postgres: databaseURL != nil)  // backup hook
         if let databaseURL {
             guard PostgresURL.isPostgres(databaseURL) else {

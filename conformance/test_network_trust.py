@@ -24,27 +24,10 @@ import pytest
 import requests
 
 from conftest import start_own_server, stop_own_server, wait_for
-from test_protected_mode import Namespace
+from test_protected_mode import netns  # noqa: F401 (the namespace fixture: a peer at another address)
 
-IP = shutil.which("ip")
-CURL = shutil.which("curl")
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
 TEST = {"X-TouchSync-Test": "1"}
-
-
-@pytest.fixture(scope="module")
-def netns():
-    if IP is None or CURL is None:
-        pytest.skip("network-trust test skipped: needs iproute2 (ip) and curl")
-    if os.geteuid() != 0:
-        pytest.skip("network-trust test skipped: creating a network namespace needs root (CI runs as root)")
-    ns = Namespace()
-    why = ns.create()
-    if why:
-        ns.delete()
-        pytest.skip(f"network-trust test skipped: cannot create a network namespace here: {why}")
-    yield ns
-    ns.delete()
 
 
 def remote(server, ns):

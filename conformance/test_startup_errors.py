@@ -92,3 +92,13 @@ def test_the_start_up_log_names_the_readiness_backend():
     listening = [l for l in seen if "HTTP server listening" in l]
     assert listening, "".join(seen)
     assert any(f"poller={p}" in listening[0] for p in ("epoll", "kqueue", "poll")), listening[0]
+
+
+def test_a_misspelt_key_in_a_config_file_gets_did_you_mean():
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "touchsync.json"), "w") as f:
+            f.write('{"server": {"prot": 3001}}')
+        r = run_in(d, "serve", "--config", "touchsync.json", "--database", ":memory:")
+        assert r.returncode == 1, r.stderr
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        assert len(lines) == 1 and "unknown setting server.prot (did you mean server.port?)" in lines[0], r.stderr

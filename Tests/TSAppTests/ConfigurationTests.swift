@@ -33,6 +33,7 @@ final class ConfigurationTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: file) }
         XCTAssertThrowsError(try AppConfiguration.load(configFile: file.path, environment: [:], overrides: [:])) { e in
             XCTAssertTrue("\(e)".contains("server.prot"), "an unknown setting is named: \(e)")
+            XCTAssertTrue("\(e)".contains("did you mean server.port?"), "with the setting it most likely meant: \(e)")
         }
         XCTAssertThrowsError(try AppConfiguration.load(configFile: "/nonexistent/x.json", environment: [:], overrides: [:]))
     }

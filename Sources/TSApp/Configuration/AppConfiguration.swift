@@ -44,7 +44,7 @@ public struct AppConfiguration: Sendable {
             } else if let nested = value.objectValue {
                 try merge(object: nested, prefix: path, source: source)
             } else if !key.hasPrefix("_") && !key.hasPrefix("$") {
-                throw ConfigurationError("\(source): unknown setting \(path)")
+                throw ConfigurationError("\(source): unknown setting \(path)" + (Setting.closestPath(to: path).map { " (did you mean \($0)?)" } ?? ""))
             }
         }
     }

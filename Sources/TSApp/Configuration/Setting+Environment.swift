@@ -45,6 +45,15 @@ extension Setting {
             + described.joined(separator: ", ") + "; the settings and their variables are in the README's settings table"
     }
 
+    /// The setting path closest to a misspelt `path` (a config file's key), when one is close
+    /// enough to be a likely typo: at most a third of its length away.
+    public static func closestPath(to path: String) -> String? {
+        let known = all.map(\.path) + all.compactMap(\.integerForm?.path)
+        guard let closest = known.min(by: { editDistance($0, path) < editDistance($1, path) }),
+              editDistance(closest, path) <= max(2, path.utf8.count / 3) else { return nil }
+        return closest
+    }
+
     /// Levenshtein distance over bytes (the names are ASCII).
     static func editDistance(_ a: String, _ b: String) -> Int {
         let x = Array(a.utf8), y = Array(b.utf8)

@@ -83,3 +83,14 @@ def test_the_formula_has_a_sum_per_archive_and_the_updater_fills_them():
 def test_the_example_is_not_part_of_the_root_package():
     assert "examples" not in read("Package.swift")
     assert "socket.io-client-swift" in read("examples", "socketio-client-swift", "Package.swift")
+
+
+def test_the_example_the_mac_runs_is_a_product_of_its_package():
+    # `swift run NAME` finds only an executable product; a target alone gets a product named after
+    # the target, not after the package, so the name the workflow runs must be declared.
+    wf = yaml.safe_load(read(".github", "workflows", "release.yml"))
+    run = re.search(r"swift run --package-path examples/socketio-client-swift (\S+)", run_lines(wf["jobs"]["macos"]))
+    assert run, "the macOS job runs the example"
+    manifest = read("examples", "socketio-client-swift", "Package.swift")
+    assert re.search(r'\.executable\(name: "%s"' % re.escape(run.group(1)), manifest), \
+        f"examples/socketio-client-swift/Package.swift declares no executable product {run.group(1)!r}"

@@ -9,6 +9,9 @@ import PackageDescription
 let package = Package(
     name: "socketio-client-example",
     platforms: [.macOS(.v13)],
+    // Named so `swift run … socketio-client-example` (the release workflow, README.md) finds it: an
+    // executable target alone gets a product named after the target.
+    products: [.executable(name: "socketio-client-example", targets: ["SocketIOClientExample"])],
     dependencies: [
         .package(url: "https://github.com/socketio/socket.io-client-swift", from: "16.1.0"),
     ],

@@ -14,18 +14,6 @@ final class EveryWriteLimitAPITests: LiveServerTestCase, @unchecked Sendable {  
          "limits.deviceRegistrationsPerSecond": 1, "limits.deviceRegistrationsBurst": 3]
     }
 
-    /// Sends `write` until the first 429 (at most `max` tries): the successes before it and the refusal.
-    func untilRefused(max: Int = 40, _ write: () async throws -> APIClient.Response) async throws -> (Int, APIClient.Response?) {
-        var ok = 0
-        for _ in 0..<max {
-            let r = try await write()
-            if r.status == 429 { return (ok, r) }
-            XCTAssertTrue((200..<300).contains(r.status), String(decoding: r.body, as: UTF8.self))
-            ok += 1
-        }
-        return (ok, nil)
-    }
-
     /// The refusal is 429 with the code in its envelope (`mobile`: the posts' envelope) and a Retry-After of 1-2 s.
     func assertRateLimited(_ response: APIClient.Response?, noun: String, mobile: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws {
         let r = try XCTUnwrap(response, "the limit never refused", file: file, line: line)

@@ -14,23 +14,11 @@ final class WriteLimitsAPITests: LiveServerTestCase, @unchecked Sendable {  // t
 
     let note: JSONValue = ["type": "note", "positionX": 1, "positionY": 2, "width": 10, "height": 10]
 
-    /// Posts until the first 429 (at most `max` tries): the number of successes before it and the refusal.
-    func writeUntilRefused(max: Int = 30, _ write: () async throws -> APIClient.Response) async throws -> (Int, APIClient.Response?) {
-        var ok = 0
-        for _ in 0..<max {
-            let r = try await write()
-            if r.status == 429 { return (ok, r) }
-            XCTAssertTrue((200..<300).contains(r.status), String(decoding: r.body, as: UTF8.self))
-            ok += 1
-        }
-        return (ok, nil)
-    }
-
     func testElementWritesPastTheBurstGet429WithRetryAfterAndOthersAreServed() async throws {
         let alice = try await api.register("alice\(UInt32.random(in: 0...UInt32.max))")
         let bob = try await api.register("bob\(UInt32.random(in: 0...UInt32.max))")
         let room = try await api.post("/api/rooms", ["memberIds": [.string(bob.id)]], token: alice.token).json["data"]?["id"]?.stringValue ?? ""
-        let (ok, refused) = try await writeUntilRefused { try await api.post("/api/rooms/\(room)/elements", note, token: alice.token) }
+        let (ok, refused) = try await untilRefused { try await api.post("/api/rooms/\(room)/elements", note, token: alice.token) }
         // 5 in a burst, plus at most the few that refilled (1/s) while they were sent.
         XCTAssertGreaterThanOrEqual(ok, 5)
         XCTAssertLessThan(ok, 30, "the limit never refused")
@@ -62,7 +50,7 @@ final class WriteLimitsAPITests: LiveServerTestCase, @unchecked Sendable {  // t
         let carol = try await api.register("carol\(UInt32.random(in: 0...UInt32.max))")
         let room = try await api.post("/api/rooms", nil, token: carol.token).json["data"]?["id"]?.stringValue ?? ""
         let element = try await api.post("/api/rooms/\(room)/elements", note, token: carol.token).json["data"]?["id"]?.stringValue ?? ""
-        let (toggles, refusedToggle) = try await writeUntilRefused {
+        let (toggles, refusedToggle) = try await untilRefused {
             try await api.post("/api/rooms/\(room)/elements/\(element)/reactions/toggle", token: carol.token)
         }
         XCTAssertGreaterThanOrEqual(toggles, 3)
@@ -71,7 +59,7 @@ final class WriteLimitsAPITests: LiveServerTestCase, @unchecked Sendable {  // t
         // Element writes were not spent by the toggles.
         let afterToggles = try await api.post("/api/rooms/\(room)/elements", note, token: carol.token)
         XCTAssertEqual(afterToggles.status, 201)
-        let (rooms, refusedRoom) = try await writeUntilRefused { try await api.post("/api/rooms", nil, token: carol.token) }
+        let (rooms, refusedRoom) = try await untilRefused { try await api.post("/api/rooms", nil, token: carol.token) }
         XCTAssertGreaterThanOrEqual(rooms, 1, "one room was created above; the burst is 2")
         XCTAssertEqual(refusedRoom?.status, 429)
     }

@@ -204,3 +204,18 @@ class LiveServerTestCase: XCTestCase, @unchecked Sendable {
 
     override func tearDown() async throws { await live?.stop() }
 }
+
+extension LiveServerTestCase {
+    /// Sends `write` until the first 429 (at most `max` tries): the successes before it and the
+    /// refusal (nil when none came). Every answer before the refusal must be a success.
+    func untilRefused(max: Int = 40, _ write: () async throws -> APIClient.Response) async throws -> (Int, APIClient.Response?) {
+        var ok = 0
+        for _ in 0..<max {
+            let r = try await write()
+            if r.status == 429 { return (ok, r) }
+            XCTAssertTrue((200..<300).contains(r.status), String(decoding: r.body, as: UTF8.self))
+            ok += 1
+        }
+        return (ok, nil)
+    }
+}

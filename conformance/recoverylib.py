@@ -53,8 +53,10 @@ class RawSocket:
 class RecoveringClient:
     """A client of one room through `base` (nginx, pinned with `touchsync_node=<node>`), that on
     losing its connection reconnects as socket.io-client does with recovery: its `pid` and last
-    offset. `created` lists element:created ids in arrival order; `recoveries` and `fresh` count
-    the reconnects that got the session back or not (a fresh one re-joins the room)."""
+    offset. `created` lists element ids in arrival order; `recoveries` and `fresh` count the
+    reconnects that got the session back or not. A fresh one re-joins the room and, as the app
+    does, merges the join's `elements:batch` into what it holds (ids it has not seen yet, in the
+    batch's order): what it missed while away arrives that way instead of as replayed packets."""
 
     def __init__(self, base, token, room, node):
         self.base = base
@@ -113,7 +115,10 @@ class RecoveringClient:
             back.offset = offset
             self.sock = back
             if back.handshake.get("sid") != sid:
-                back.join(self.room)
+                batch = back.join(self.room)[1]["elements"]
+                with self.lock:
+                    held = set(self.created)
+                    self.created += [e["id"] for e in batch if e["id"] not in held]
             return True
         return False
 

@@ -45,6 +45,15 @@ def test_node_killed_behind_nginx_with_recovery_on_its_clients_recover_elsewhere
     rows = tally(clients, sent)
     report(capsys, "node 3 killed (SIGKILL) behind nginx, recovery on; counted: every create of nodes 1 and 2", rows,
            f"recovered {sum(cl.recoveries for cl in on3)} of {len(on3)}, fresh {sum(cl.fresh for cl in on3)}")
+    # A restore needs the dead node's delivery journal to reach the client's last offset. Its last
+    # journal writes are pipelined, not awaited, so SIGKILL can lose them; the survivor then gives a
+    # fresh session rather than guess (docs/realtime-cluster.md, "A journal write lost"), and the
+    # client catches up through the join's batch. Any other reason for a fresh session fails.
     for cl in on3:
-        assert cl.recoveries == 1 and cl.fresh == 0, "a client of node 3 was not recovered elsewhere\n" + c.logs()
+        assert cl.recoveries + cl.fresh == 1, "a client of node 3 reconnected more than once\n" + c.logs()
+    fresh = sum(cl.fresh for cl in on3)
+    if fresh:
+        refusals = sum(open(n.log_path, errors="replace").read().count("journal ends before the client's last offset")
+                       for n in c.nodes[:2])
+        assert refusals >= fresh, f"{fresh} client(s) of node 3 got a fresh session, {refusals} for a lost journal tail:\n" + c.logs()
     assert_once_in_origin_order(c, clients, sent, rows)

@@ -29,9 +29,12 @@ def eio3_server():
         "TOUCHSYNC_AUTH_PASSWORD_ITERATIONS": "1000",
         "TOUCHSYNC_JWT_SECRET": "conformance-secret-0123456789abcdef",
         "TOUCHSYNC_REALTIME_ALLOW_E_I_O3": "true",
-        # Short heartbeat so a client that stays 2 s must have pinged (v3: the client pings).
-        "TOUCHSYNC_REALTIME_PING_INTERVAL_MS": "400",
-        "TOUCHSYNC_REALTIME_PING_TIMEOUT_MS": "400",
+        # Short heartbeat so a client that stays 3.5 s must have pinged (v3: the client pings every
+        # interval; the server closes after interval + timeout without one). The 1.5 s of slack
+        # beyond the interval keeps a client whose thread a loaded machine stalls for a moment
+        # connected (400/400 left 400 ms and dropped the polling client mid-call under load).
+        "TOUCHSYNC_REALTIME_PING_INTERVAL_MS": "1000",
+        "TOUCHSYNC_REALTIME_PING_TIMEOUT_MS": "1500",
         "TOUCHSYNC_LOG_LEVEL": "info",
     })
     proc = subprocess.Popen([binary, "serve", "--port", "0", "--database", os.path.join(tmp, "db.sqlite")],
@@ -91,8 +94,8 @@ def test_eio3_client_connects_with_query_auth_joins_creates_and_receives(eio3_se
 
 
 def test_eio3_client_pings_and_server_pongs_past_the_timeout(eio3_server):
-    # pingInterval + pingTimeout = 800 ms; staying 2.5 s needs the client's pings answered.
-    out, _ = run_client(eio3_server, "polling,websocket", stay=2.5)
+    # pingInterval + pingTimeout = 2.5 s; staying 3.5 s needs the client's pings answered.
+    out, _ = run_client(eio3_server, "polling,websocket", stay=3.5)
     assert out["still_connected"] == [True, True], out
 
 

@@ -4,7 +4,8 @@ import TSJSON
 
 /// `GET /openapi.json`: the document of the routes actually registered. The router is frozen
 /// after this handler is registered, so the table is handed over with `setRoutes` once the
-/// router exists; the document is built once, on first request.
+/// router exists; the document is built once, on first request. `GET /asyncapi.json`: the
+/// AsyncAPI document of the Socket.IO events (`AsyncAPIDocument`), which do not depend on the routes.
 public final class OpenAPIRoutes: Sendable {
     let version: String
     private let state = LockedValue<(routes: [OpenAPIDocument.RouteKey], cached: [UInt8]?)>(([], nil))
@@ -29,6 +30,10 @@ public final class OpenAPIRoutes: Sendable {
                 return b
             }
             return .bytes(bytes, contentType: "application/json", headers: ["Access-Control-Allow-Origin": "*"])
+        }
+        let asyncAPI = AsyncAPIDocument.build(version: version).serialized()
+        router.get("/asyncapi.json") { _ in
+            .bytes(asyncAPI, contentType: "application/json", headers: ["Access-Control-Allow-Origin": "*"])
         }
     }
 }

@@ -5,7 +5,10 @@ import TSJSON
 /// each message is the first (only) argument of a Socket.IO EVENT packet whose event name is the
 /// message's `name`; a `receive` operation is an event the server handles, its `reply` the
 /// argument of the ACK; a `send` operation is an event the server emits, on the channel of its
-/// audience (`room:<roomId>`, `user:<userId>`, or the one joining socket). Payload schemas are
+/// audience (`room:<roomId>`, `user:<userId>`, or the one joining socket). Those channels' address
+/// is null ("dynamic", AsyncAPI 3.0.0 Channel Object) with the Socket.IO room named in
+/// `x-socketio-room`: an address expression would need each parameter's `location` in every
+/// message's payload, and `roomId` is not at one place in all of them. Payload schemas are
 /// JSON Schema whose `$ref`s resolve in `components.schemas`: the same objects as `/openapi.json`.
 public enum AsyncAPIDocument {
     /// `room:join` → `room.join` (component keys allow only `[A-Za-z0-9._-]`).
@@ -25,12 +28,12 @@ public enum AsyncAPIDocument {
             "namespace": ["address": "/", "title": "Socket.IO namespace /",
                           "description": "The default namespace at /socket.io/ (Engine.IO v4, Socket.IO v5; polling and websocket). Authenticate with the CONNECT auth {\"token\": \"<jwt>\"}, ?token= or Authorization: Bearer. Every client event is sent here; its ack answers on it.",
                           "messages": .object(JSONObject())],
-            "room": ["address": "room:{roomId}", "title": "A room's broadcasts",
-                     "description": "The sockets that sent room:join for the room, except the socket whose request caused the event (its own socket, or the one a REST request names with X-Socket-Id).",
-                     "parameters": ["roomId": ["description": "The room's id."]], "messages": .object(JSONObject())],
-            "user": ["address": "user:{userId}", "title": "Every socket of a member",
-                     "description": "Every socket of every member of the room (realtime.globalEvents: members, the default), or every connected socket (all); the originating socket included.",
-                     "parameters": ["userId": ["description": "A member's user id."]], "messages": .object(JSONObject())],
+            "room": ["address": .null, "x-socketio-room": "room:<roomId>", "title": "A room's broadcasts",
+                     "description": "The Socket.IO room room:<roomId>: the sockets that sent room:join for the room, except the socket whose request caused the event (its own socket, or the one a REST request names with X-Socket-Id).",
+                     "messages": .object(JSONObject())],
+            "user": ["address": .null, "x-socketio-room": "user:<userId>", "title": "Every socket of a member",
+                     "description": "The Socket.IO rooms user:<userId> of the room's members: every socket of every member (realtime.globalEvents: members, the default), or every connected socket (all); the originating socket included.",
+                     "messages": .object(JSONObject())],
             "socket": ["address": .null, "title": "The joining socket",
                        "description": "The one socket whose room:join this answers, before the ack.", "messages": .object(JSONObject())],
         ]

@@ -236,10 +236,10 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             let global = await global(events.elementCreatedGlobal, ElementCreatedGlobalPayload(roomId: event.roomId, elementId: element.id,
                                                                                               createdBy: element.createdBy, type: element.type),
                                       roomId: event.roomId, only: only)
-            out.emit([out.room(events.elementCreated.name, events.elementCreated.args(ElementPayload(element)), room, except: except)] + global)
+            out.emit([out.room(events.elementCreated, ElementPayload(element), room, except: except)] + global)
         case .elementUpdated(let element):
             if element.reactions == nil {
-                out.emit([out.room(events.elementUpdated.name, events.elementUpdated.args(ElementPayload(element)), room, except: except)])
+                out.emit([out.room(events.elementUpdated, ElementPayload(element), room, except: except)])
             } else {
                 // `element` is the actor's view: what the log shows when nobody listens.
                 try await emitPerViewer(events.elementUpdated, room: room, except: except, elementId: element.id,
@@ -251,12 +251,13 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             let global = await global(events.elementDeletedGlobal, ElementDeletedGlobalPayload(roomId: event.roomId, elementId: elementId,
                                                                                               deletedBy: event.actorId),
                                       roomId: event.roomId, only: only)
-            out.emit([out.room(events.elementDeleted.name, events.elementDeleted.args(ElementDeletedPayload(elementId: elementId, roomId: event.roomId)),
+            out.emit([out.room(events.elementDeleted, ElementDeletedPayload(elementId: elementId, roomId: event.roomId),
                                room, except: except)] + global)
         case .roomCleared:
-            let payload = RoomClearedPayload(roomId: event.roomId, clearedBy: event.actorId)
-            let global = await global(events.roomClearedGlobal, payload, roomId: event.roomId, only: only)
-            out.emit([out.room(events.roomCleared.name, events.roomCleared.args(payload), room, except: except)] + global)
+            // One encoding for both events (same payload).
+            let args = events.roomCleared.args(RoomClearedPayload(roomId: event.roomId, clearedBy: event.actorId))
+            let global = await global(events.roomClearedGlobal, args, roomId: event.roomId, only: only)
+            out.emit([out.room(events.roomCleared, args, room, except: except)] + global)
         case .roomUpdated:
             // Badges are the recipient's own: one payload (encoded once) per user.
             guard let domain else { return }
@@ -275,7 +276,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                 out.emit([events.roomUpdated.emission(RoomPayload(room: r), .sockets([], room: room, except: except))])
             }
         case .messageCreated(let message):
-            out.emit([out.room(events.messageCreated.name, events.messageCreated.args(MessagePayload(message: message)), room, except: except)])
+            out.emit([out.room(events.messageCreated, MessagePayload(message: message), room, except: except)])
         case .reactionAdded(let elementId, let reaction, let stats):
             try await emitPerViewer(events.reactionAdded, room: room, except: except, elementId: elementId, actorHasReacted: true, out: out) { reacted in
                 ReactionAddedPayload(elementId: elementId, roomId: event.roomId, reaction: reaction, stats: stats.viewed(hasReacted: reacted))
@@ -317,6 +318,11 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// are ready). Each member's channel is recorded as its own emit, as before.
     /// When the members cannot be read, the room event still goes out (and the failure is logged).
     private func global<Payload>(_ event: RealtimeServerEvent<Payload>, _ payload: Payload, roomId: String,
+                                 only: SocketIOSocket?) async -> [SocketIOEmission] {
+        await global(event, event.args(payload), roomId: roomId, only: only)
+    }
+
+    private func global<Payload>(_ event: RealtimeServerEvent<Payload>, _ payload: RealtimeArguments<Payload>, roomId: String,
                                  only: SocketIOSocket?) async -> [SocketIOEmission] {
         let name = event.name
         switch configuration.globalEvents {

@@ -62,9 +62,9 @@ public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
         self.summary = summary
     }
 
-    /// The argument list of one emit (the payload is the only argument).
+    /// The argument list of an emit (the payload is the only argument), encoded once.
     @inline(__always)
-    func args(_ payload: Payload) -> [JSONValue] { [payload.json] }
+    func args(_ payload: Payload) -> RealtimeArguments<Payload> { RealtimeArguments(values: [payload.json]) }
 
     /// One emission of this event to `target`.
     @inline(__always)
@@ -72,9 +72,22 @@ public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
         SocketIOEmission(name, [payload.json], target)
     }
 
+    /// One emission of this event to `target`, with arguments already encoded (two events of one
+    /// payload type, such as `room:cleared` and `room:cleared:global`, share one encoding).
+    @inline(__always)
+    func emission(_ args: RealtimeArguments<Payload>, _ target: SocketIOTarget) -> SocketIOEmission {
+        SocketIOEmission(name, args.values, target)
+    }
+
     public var declaration: RealtimeEventDeclaration {
         RealtimeEventDeclaration(name: name, direction: .serverToClient, summary: summary, payload: Payload.schema, ack: nil, audience: audience)
     }
+}
+
+/// A payload of type `Payload` encoded as an emit's argument list: only an event of that payload
+/// type takes it.
+struct RealtimeArguments<Payload: RealtimeOutbound>: Sendable {
+    let values: [JSONValue]
 }
 
 /// One event as `/asyncapi.json` and the tests read it, whatever its payload types.

@@ -99,17 +99,15 @@ public struct RealtimeHandlers: Sendable {
                 if let limit { try limits.take(limit, user: user) }
                 let result = try await body(socket, try Payload(input))
                 ack?.send([result.json])
-            } catch let e as DomainError {
-                ack?.send([Self.errorPayload(code: e.code, message: e.message)])
-            } catch let e as WriteRateLimited {  // limits.*: this user's budget for this kind of write is spent
-                ack?.send([Self.errorPayload(code: "RATE_LIMITED", message: e.message)])
-            } catch is DatabaseOverloadedError {
-                ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The server is busy; retry shortly")])
             } catch is RoomDeliveryStuck {  // the room's queue is full (RealtimeConfiguration.maxQueuedEventsPerRoom)
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The room's events are not being delivered right now; retry shortly")])
-            } catch is DatabaseUnavailableError {  // PostgreSQL unreachable
-                ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The database is unreachable; retry shortly")])
             } catch {
+                // The REST routes' mapping (APIError.wrap), so a refusal has the same code and
+                // message on both; the ack carries no `field` (the socket wire never had one).
+                if let e = APIError.wrap(error, envelope: .standard) as? APIError {
+                    ack?.send([Self.errorPayload(code: e.code, message: e.message)])
+                    return
+                }
                 logger.error("socket event \(name) from sid=\(socket.id) failed: \(error)")
                 ack?.send([Self.errorPayload(code: "INTERNAL", message: "Internal server error")])
             }

@@ -5,7 +5,8 @@ import TSJSON
 /// handlers are registered from the client → server declarations (`RealtimeHandlers`), the
 /// broadcaster emits under the server → client ones (`RealtimeBroadcaster`), and `/asyncapi.json`
 /// is generated from `all` (`AsyncAPIDocument`). Tests/TSAppTests/AsyncAPITests checks this list
-/// against the handlers the hub has, docs/api.md's tables and the payloads actually emitted.
+/// against the handlers the hub has and docs/api.md's tables, TestModeTests+EventContract against
+/// every ack and payload actually sent, TouchSyncTestingTests/EventModelDriftTests against the kit.
 public enum RealtimeEvents {
     // MARK: client → server
 

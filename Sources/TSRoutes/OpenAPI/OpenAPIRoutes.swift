@@ -9,6 +9,8 @@ import TSJSON
 public final class OpenAPIRoutes: Sendable {
     let version: String
     private let state = LockedValue<(routes: [OpenAPIDocument.RouteKey], cached: [UInt8]?)>(([], nil))
+    /// `/asyncapi.json`, built on first request.
+    private let asyncAPI = LockedValue<[UInt8]?>(nil)
 
     public init(version: String) { self.version = version }
 
@@ -31,9 +33,14 @@ public final class OpenAPIRoutes: Sendable {
             }
             return .bytes(bytes, contentType: "application/json", headers: ["Access-Control-Allow-Origin": "*"])
         }
-        let asyncAPI = AsyncAPIDocument.build(version: version).serialized()
-        router.get("/asyncapi.json") { _ in
-            .bytes(asyncAPI, contentType: "application/json", headers: ["Access-Control-Allow-Origin": "*"])
+        router.get("/asyncapi.json") { [self] _ in
+            let bytes: [UInt8] = asyncAPI.withLock { cached in
+                if let cached { return cached }
+                let b = AsyncAPIDocument.build(version: version).serialized()
+                cached = b
+                return b
+            }
+            return .bytes(bytes, contentType: "application/json", headers: ["Access-Control-Allow-Origin": "*"])
         }
     }
 }

@@ -126,4 +126,11 @@ public struct TouchSyncBackend: Sendable {
         try response.requireSuccess(route: "GET /openapi.json")
         return try response.decode(TouchSyncJSON.self, route: "GET /openapi.json")
     }
+
+    /// The server's AsyncAPI 3.0.0 document of its Socket.IO events (`GET /asyncapi.json`).
+    public func asyncAPIDocument() async throws -> TouchSyncJSON {
+        let response = try await transport.send(.get, "/asyncapi.json")
+        try response.requireSuccess(route: "GET /asyncapi.json")
+        return try response.decode(TouchSyncJSON.self, route: "GET /asyncapi.json")
+    }
 }

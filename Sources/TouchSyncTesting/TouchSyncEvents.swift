@@ -68,6 +68,26 @@ public struct TouchSyncEvents: AsyncSequence, Sendable {
         try await reader.take(name: name, predicate: predicate, timeout: timeout)
     }
 
+    /// Waits for the next event of the payload type's name (`T.event`) whose decoded payload
+    /// satisfies `predicate`, takes it, and returns its payload:
+    ///
+    /// ```swift
+    /// let added = try await events.next(ReactionAddedEvent.self, where: { $0.elementId == photo.id })
+    /// XCTAssertEqual(added.stats.totalReactions, 2)
+    /// ```
+    ///
+    /// - Throws: `TouchSyncError.eventTimeout` as `next(_:where:timeout:)`; a `DecodingError` naming
+    ///   the field when an event of that name arrives whose payload is not a `T` (the server's
+    ///   payload and the kit's model disagree: the event is taken, not skipped).
+    public func next<T: TouchSyncEventPayload>(_ type: T.Type, where predicate: @escaping @Sendable (T) -> Bool = { _ in true },
+                                               timeout: TimeInterval = 10) async throws -> T {
+        let event = try await reader.take(name: T.event, predicate: { event in
+            guard let payload = try? event.payload.decode(T.self) else { return true }  // taken, and decoded again below to throw
+            return predicate(payload)
+        }, timeout: timeout)
+        return try event.payload.decode(T.self)
+    }
+
     /// The events received so far and not taken, oldest first (what a timeout would list).
     public var pending: [RealtimeEvent] { get async { await reader.buffered } }
 

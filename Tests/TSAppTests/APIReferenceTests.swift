@@ -54,18 +54,9 @@ final class APIReferenceTests: XCTestCase {
         XCTAssertFalse(doc.contains(".." + "/shared"))
     }
 
-    /// Event names the server emits: DomainEvent names and the literals the realtime layer emits.
+    /// Event names the server emits: its server → client declarations (AsyncAPITests checks that
+    /// every emitted event is declared).
     static func serverEventNames() throws -> Set<String> {
-        var names: Set<String> = []
-        let files = ["Sources/TSDomain/Services/DomainEvent.swift", "Sources/TSRoutes/Realtime/RealtimeBroadcaster.swift",
-                     "Sources/TSRoutes/Realtime/RealtimeHandlers.swift"]
-        let regex = try Regex(#""([a-z]+(?::[a-z]+)+)""#)
-        for f in files {
-            let source = try String(contentsOf: root.appendingPathComponent(f), encoding: .utf8)
-            for line in source.split(separator: "\n") where line.contains("return \"") || line.contains("emit(") || line.contains("global(") {
-                for m in line.matches(of: regex) { if let s = m.output[1].substring { names.insert(String(s)) } }
-            }
-        }
-        return names
+        Set(RealtimeEvents.all.filter { $0.direction == .serverToClient }.map(\.name))
     }
 }

@@ -12,6 +12,7 @@ final class ModelDriftTests: LiveServerTestCase {
     static let notWrapped: [String: String] = [
         "GET /metrics": "Prometheus text, not JSON",
         "GET /openapi.json": "read as JSON by TouchSyncBackend.openAPIDocument()",
+        "GET /asyncapi.json": "read as JSON by TouchSyncBackend.asyncAPIDocument() (EventModelDriftTests)",
     ]
     /// The test-mode routes, wrapped by TouchSyncBackend and TouchSyncFaults.
     static let testModeRoutes = ["POST /api/test/reset", "POST /api/test/fixtures", "GET /api/test/events",

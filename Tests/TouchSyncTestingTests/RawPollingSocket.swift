@@ -29,6 +29,18 @@ enum RawPollingSocket {
         return sid
     }
 
+    /// Sends the Socket.IO EVENT `[event, payload]` on session `sid` (no ack asked: what the
+    /// server emits in return is read from its event log).
+    static func emit(to server: URL, sid: String, _ event: String, _ payload: [String: String]) async throws {
+        var post = URLRequest(url: try XCTUnwrap(URL(string: server.absoluteString + "/socket.io/?EIO=4&transport=polling&sid=" + sid)))
+        post.httpMethod = "POST"
+        post.setValue("text/plain;charset=UTF-8", forHTTPHeaderField: "Content-Type")
+        let body = try JSONSerialization.data(withJSONObject: [event, payload])
+        post.httpBody = Data("42".utf8) + body
+        let (answer, status) = try await fetch(post)
+        XCTAssertEqual(status, 200, answer)
+    }
+
     /// One raw exchange: the body as text and the status.
     static func fetch(_ request: URLRequest) async throws -> (String, Int) {
         try await withCheckedThrowingContinuation { c in

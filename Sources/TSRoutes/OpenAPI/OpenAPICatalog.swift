@@ -145,6 +145,8 @@ public enum OpenAPICatalog {
                        Body(403, "Not this machine, not in metrics.allowFrom, no token; the message says how to open it", schema: S.ref("Error"))]),
         Op(.GET, "/openapi.json", tag: "Operations", summary: "This document", security: .none, envelope: .none,
            responses: [Body(200, "OpenAPI 3.1", schema: ["type": "object"])]),
+        Op(.GET, "/asyncapi.json", tag: "Operations", summary: "The Socket.IO events as an AsyncAPI 3.0.0 document", security: .none, envelope: .none,
+           responses: [Body(200, "AsyncAPI 3.0.0", schema: ["type": "object"])]),
 
         // Socket.IO (docs/realtime.md): the Engine.IO transport answers every method on its path.
         Op(.GET, "/socket.io/*", tag: "Realtime", summary: "Engine.IO v4 / Socket.IO v5: polling GET and WebSocket upgrade",

@@ -203,12 +203,11 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// room can leave in between (this runs in the room's drain).
     private func deliver(_ join: JoinDelivery) {
         let jsons = join.elements.map(\.json)
+        let to = SocketIOTarget.socket(join.socket.id, namespace: join.socket.namespace)
         // Through the hub (not socket.emit) so the emit is recorded for /api/test/events and the inspector.
-        let batch = SocketIOEmission("elements:batch", [.object(["roomId": .string(join.roomId), "elements": .array(jsons)])],
-                                     .socket(join.socket.id, namespace: join.socket.namespace))
-        var emissions = [batch]
+        var emissions = [RealtimeEvents.elementsBatch.emission(ElementsBatch(roomId: join.roomId, encoded: jsons), to)]
         if configuration.legacyJoinEvents {
-            emissions += jsons.map { SocketIOEmission("element:created", [.object(["element": $0])], .socket(join.socket.id, namespace: join.socket.namespace)) }
+            emissions += jsons.map { RealtimeEvents.elementCreated.emission(ElementPayload(encoded: $0), to) }
         }
         hub.emitCountingOffsets(emissions) { [hub, recovery] offsets in
             guard let recovery, join.socket.pid != nil else { return }
@@ -230,32 +229,35 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         let except = event.originSocketId
         let out = Emitter(hub: hub, only: only, journal: journal, leftOut: leftOut)
         defer { out.finish() }
+        let events = RealtimeEvents.self
         switch event.kind {
         case .elementCreated(let element):
             // Both events leave together: a member's socket gets them in one write.
-            let global = await global("element:created:global", ["roomId": .string(event.roomId), "elementId": .string(element.id),
-                                                               "createdBy": .string(element.createdBy), "type": .string(element.type.rawValue)],
+            let global = await global(events.elementCreatedGlobal, ElementCreatedGlobalPayload(roomId: event.roomId, elementId: element.id,
+                                                                                              createdBy: element.createdBy, type: element.type),
                                       roomId: event.roomId, only: only)
-            out.emit([out.room(event.name, [.object(["element": element.json])], room, except: except)] + global)
+            out.emit([out.room(events.elementCreated, ElementPayload(element), room, except: except)] + global)
         case .elementUpdated(let element):
             if element.reactions == nil {
-                out.emit([out.room(event.name, [.object(["element": element.json])], room, except: except)])
+                out.emit([out.room(events.elementUpdated, ElementPayload(element), room, except: except)])
             } else {
                 // `element` is the actor's view: what the log shows when nobody listens.
-                try await emitPerViewer(event.name, room: room, except: except, elementId: element.id,
+                try await emitPerViewer(events.elementUpdated, room: room, except: except, elementId: element.id,
                                         actorHasReacted: element.reactions?.hasReacted ?? false, out: out) { reacted in
-                    [.object(["element": element.viewed(hasReacted: reacted).json])]
+                    ElementPayload(element.viewed(hasReacted: reacted))
                 }
             }
         case .elementDeleted(let elementId):
-            let global = await global("element:deleted:global", ["roomId": .string(event.roomId), "elementId": .string(elementId),
-                                                               "deletedBy": .string(event.actorId)], roomId: event.roomId, only: only)
-            out.emit([out.room(event.name, [.object(["elementId": .string(elementId), "roomId": .string(event.roomId)])], room, except: except)]
-                     + global)
+            let global = await global(events.elementDeletedGlobal, ElementDeletedGlobalPayload(roomId: event.roomId, elementId: elementId,
+                                                                                              deletedBy: event.actorId),
+                                      roomId: event.roomId, only: only)
+            out.emit([out.room(events.elementDeleted, ElementDeletedPayload(elementId: elementId, roomId: event.roomId),
+                               room, except: except)] + global)
         case .roomCleared:
-            let payload: JSONObject = ["roomId": .string(event.roomId), "clearedBy": .string(event.actorId)]
-            let global = await global("room:cleared:global", payload, roomId: event.roomId, only: only)
-            out.emit([out.room(event.name, [.object(payload)], room, except: except)] + global)
+            // One encoding for both events (same payload).
+            let args = events.roomCleared.args(RoomClearedPayload(roomId: event.roomId, clearedBy: event.actorId))
+            let global = await global(events.roomClearedGlobal, args, roomId: event.roomId, only: only)
+            out.emit([out.room(events.roomCleared, args, room, except: except)] + global)
         case .roomUpdated:
             // Badges are the recipient's own: one payload (encoded once) per user.
             guard let domain else { return }
@@ -266,24 +268,22 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             var emissions: [SocketIOEmission] = []
             for (uid, sockets) in byUser {
                 guard let r = try await domain.rooms.room(roomId: event.roomId, viewer: uid) else { continue }
-                emissions.append(SocketIOEmission(event.name, [.object(["room": r.json])], .sockets(sockets, room: room, except: except)))
+                emissions.append(events.roomUpdated.emission(RoomPayload(room: r), .sockets(sockets, room: room, except: except)))
             }
             if !emissions.isEmpty { out.emit(emissions) }
             if byUser.isEmpty, only == nil, let r = try await domain.rooms.room(roomId: event.roomId, viewer: event.actorId) {
                 // Nobody listens: still logged (docs/test-mode.md), with the actor's view and 0 recipients.
-                out.emit([SocketIOEmission(event.name, [.object(["room": r.json])], .sockets([], room: room, except: except))])
+                out.emit([events.roomUpdated.emission(RoomPayload(room: r), .sockets([], room: room, except: except))])
             }
         case .messageCreated(let message):
-            out.emit([out.room(event.name, [.object(["message": message.json])], room, except: except)])
+            out.emit([out.room(events.messageCreated, MessagePayload(message: message), room, except: except)])
         case .reactionAdded(let elementId, let reaction, let stats):
-            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId, actorHasReacted: true, out: out) { reacted in
-                [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "reaction": reaction.json,
-                          "stats": stats.viewed(hasReacted: reacted).json])]
+            try await emitPerViewer(events.reactionAdded, room: room, except: except, elementId: elementId, actorHasReacted: true, out: out) { reacted in
+                ReactionAddedPayload(elementId: elementId, roomId: event.roomId, reaction: reaction, stats: stats.viewed(hasReacted: reacted))
             }
         case .reactionRemoved(let elementId, let userId, let stats):
-            try await emitPerViewer(event.name, room: room, except: except, elementId: elementId, actorHasReacted: false, out: out) { reacted in
-                [.object(["elementId": .string(elementId), "roomId": .string(event.roomId), "userId": .string(userId),
-                          "stats": stats.viewed(hasReacted: reacted).json])]
+            try await emitPerViewer(events.reactionRemoved, room: room, except: except, elementId: elementId, actorHasReacted: false, out: out) { reacted in
+                ReactionRemovedPayload(elementId: elementId, roomId: event.roomId, userId: userId, stats: stats.viewed(hasReacted: reacted))
             }
         }
     }
@@ -292,11 +292,11 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// element: one group per variant, each encoded once. With no recipient the event is still
     /// emitted to nobody, so the event log records it (docs/test-mode.md) with the variant the
     /// actor would see (`actorHasReacted`) and 0 recipients (not when replaying for one socket).
-    private func emitPerViewer(_ name: String, room: String, except: String?, elementId: String, actorHasReacted: Bool, out: Emitter,
-                               _ build: (Bool) -> [JSONValue]) async throws {
+    private func emitPerViewer<Payload>(_ event: RealtimeServerEvent<Payload>, room: String, except: String?, elementId: String,
+                                        actorHasReacted: Bool, out: Emitter, _ build: (Bool) -> Payload) async throws {
         let sockets = out.members(of: room).filter { $0.id != except }
         guard !sockets.isEmpty else {
-            if out.only == nil { out.emit([SocketIOEmission(name, build(actorHasReacted), .sockets([], room: room, except: except))]) }
+            if out.only == nil { out.emit([event.emission(build(actorHasReacted), .sockets([], room: room, except: except))]) }
             return
         }
         guard let domain else { return }
@@ -308,8 +308,8 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             if let uid = s.userID, reacted.contains(uid) { yes.append(s.id) } else { no.append(s.id) }
         }
         var emissions: [SocketIOEmission] = []
-        if !yes.isEmpty { emissions.append(SocketIOEmission(name, build(true), .sockets(yes, room: room, except: except))) }
-        if !no.isEmpty { emissions.append(SocketIOEmission(name, build(false), .sockets(no, room: room, except: except))) }
+        if !yes.isEmpty { emissions.append(event.emission(build(true), .sockets(yes, room: room, except: except))) }
+        if !no.isEmpty { emissions.append(event.emission(build(false), .sockets(no, room: room, except: except))) }
         out.emit(emissions)
     }
 
@@ -317,10 +317,17 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// send along with the room event (members are read first, so nothing leaves before both
     /// are ready). Each member's channel is recorded as its own emit, as before.
     /// When the members cannot be read, the room event still goes out (and the failure is logged).
-    private func global(_ name: String, _ payload: JSONObject, roomId: String, only: SocketIOSocket?) async -> [SocketIOEmission] {
+    private func global<Payload>(_ event: RealtimeServerEvent<Payload>, _ payload: Payload, roomId: String,
+                                 only: SocketIOSocket?) async -> [SocketIOEmission] {
+        await global(event, event.args(payload), roomId: roomId, only: only)
+    }
+
+    private func global<Payload>(_ event: RealtimeServerEvent<Payload>, _ payload: RealtimeArguments<Payload>, roomId: String,
+                                 only: SocketIOSocket?) async -> [SocketIOEmission] {
+        let name = event.name
         switch configuration.globalEvents {
         case .all:
-            return [SocketIOEmission(name, [.object(payload)], .sockets(only.map { [$0.id] } ?? hub.connectedSockets.map(\.id), room: "*", except: nil))]
+            return [event.emission(payload, .sockets(only.map { [$0.id] } ?? hub.connectedSockets.map(\.id), room: "*", except: nil))]
         case .members:
             guard let domain else { return [] }
             do {
@@ -328,9 +335,9 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                 if let only {
                     // Replaying: to that socket when it is in one of the members' channels.
                     let mine = only.rooms
-                    return channels.contains(where: mine.contains) ? [SocketIOEmission(name, [.object(payload)], .socket(only.id))] : []
+                    return channels.contains(where: mine.contains) ? [event.emission(payload, .socket(only.id))] : []
                 }
-                return [SocketIOEmission(name, [.object(payload)], .rooms(channels))]
+                return [event.emission(payload, .rooms(channels))]
             } catch {
                 logger.error("\(name) in room \(roomId) not sent: reading the members failed: \(error)")
                 return []

@@ -52,70 +52,63 @@ public struct RealtimeHandlers: Sendable {
         hub.onDisconnect { socket, reason in
             logger.info("socket disconnected sid=\(socket.id) user=\(socket.userID ?? "-") reason=\(reason)")
         }
-        let limits = domain.writeLimits
-        on("room:join") { socket, input in
-            try limits.take(.readMarker, user: socket.userID ?? "")  // a join marks the room's elements seen: a write
-            return try await self.join(socket, input)
+        let events = RealtimeEvents.self
+        on(events.roomJoin) { socket, request in try await self.join(socket, roomId: request.roomId) }
+        on(events.roomLeave) { socket, request in
+            socket.leave(RealtimeConfiguration.roomChannel(request.roomId))
+            return RoomLeaveAck(roomId: request.roomId)
         }
-        on("room:leave") { socket, input in
-            let roomId = try input.string("roomId", maxLength: 64)
-            socket.leave(RealtimeConfiguration.roomChannel(roomId))
-            return .object(["roomId": .string(roomId)])
+        on(events.elementCreate) { socket, request in
+            ElementPayload(try await domain.elements.create(roomId: request.roomId, actor: socket.userID ?? "", input: request.fields,
+                                                            originSocketId: socket.id))
         }
-        on("element:create") { socket, input in
-            try limits.take(.elementWrite, user: socket.userID ?? "")
-            let e = try await domain.elements.create(roomId: try input.string("roomId", maxLength: 64), actor: socket.userID ?? "",
-                                                     input: input, originSocketId: socket.id)
-            return .object(["element": e.json])
+        on(events.elementUpdate) { socket, request in
+            ElementPayload(try await domain.elements.update(roomId: request.roomId, elementId: request.elementId, actor: socket.userID ?? "",
+                                                            input: request.changes, originSocketId: socket.id))
         }
-        on("element:update") { socket, input in
-            try limits.take(.elementWrite, user: socket.userID ?? "")
-            let e = try await domain.elements.update(roomId: try input.string("roomId", maxLength: 64), elementId: try input.string("elementId", maxLength: 64),
-                                                     actor: socket.userID ?? "", input: Input(Self.without(input.object, ["roomId", "elementId"])),
-                                                     originSocketId: socket.id)
-            return .object(["element": e.json])
-        }
-        on("element:delete") { socket, input in
-            try limits.take(.elementWrite, user: socket.userID ?? "")
-            let id = try input.string("elementId", maxLength: 64)
-            try await domain.elements.delete(roomId: try input.string("roomId", maxLength: 64), elementId: id, actor: socket.userID ?? "",
+        on(events.elementDelete) { socket, request in
+            try await domain.elements.delete(roomId: request.roomId, elementId: request.elementId, actor: socket.userID ?? "",
                                              originSocketId: socket.id)
-            return .object(["elementId": .string(id)])
+            return ElementDeleteAck(elementId: request.elementId)
         }
-        on("room:clear") { socket, input in
-            try limits.take(.elementWrite, user: socket.userID ?? "")
-            let roomId = try input.string("roomId", maxLength: 64)
-            let n = try await domain.elements.clear(roomId: roomId, actor: socket.userID ?? "", originSocketId: socket.id)
-            return .object(["roomId": .string(roomId), "deleted": .int(Int64(n))])
+        on(events.roomClear) { socket, request in
+            let n = try await domain.elements.clear(roomId: request.roomId, actor: socket.userID ?? "", originSocketId: socket.id)
+            return RoomClearAck(roomId: request.roomId, deleted: n)
         }
-        on("element:reaction:toggle") { socket, input in
-            try limits.take(.reactionToggle, user: socket.userID ?? "")
-            return try await domain.reactions.toggle(roomId: try input.string("roomId", maxLength: 64), elementId: try input.string("elementId", maxLength: 64),
-                                              actor: socket.userID ?? "", originSocketId: socket.id).json
+        on(events.reactionToggle) { socket, request in
+            try await domain.reactions.toggle(roomId: request.roomId, elementId: request.elementId, actor: socket.userID ?? "",
+                                              originSocketId: socket.id)
         }
     }
 
-    /// Registers a handler that reads its first argument as an object and answers the ack.
-    private func on(_ event: String, _ body: @escaping @Sendable (SocketIOSocket, Input) async throws -> JSONValue) {
+    /// Registers the handler of a declared event: the payload (its first argument) must be an
+    /// object; the event's write limit is spent, then the payload is read into its type and
+    /// `body` runs; its result, or the error, answers the ack.
+    private func on<Payload, Ack>(_ event: RealtimeClientEvent<Payload, Ack>,
+                                  _ body: @escaping @Sendable (SocketIOSocket, Payload) async throws -> Ack) {
         let logger = self.logger
-        hub.on(event) { socket, args, ack in
+        let limits = domain.writeLimits
+        let name = event.name
+        let limit = event.limit
+        hub.on(name) { socket, args, ack in
             do {
-                guard socket.userID != nil else { throw DomainError.unauthorized("unauthorized") }
+                guard let user = socket.userID else { throw DomainError.unauthorized("unauthorized") }
                 guard let first = args.first else { throw DomainError.validation(field: "payload", message: "is required") }
-                let result = try await body(socket, try Input(value: first))
-                ack?.send([result])
-            } catch let e as DomainError {
-                ack?.send([Self.errorPayload(code: e.code, message: e.message)])
-            } catch let e as WriteRateLimited {  // limits.*: this user's budget for this kind of write is spent
-                ack?.send([Self.errorPayload(code: "RATE_LIMITED", message: e.message)])
-            } catch is DatabaseOverloadedError {
-                ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The server is busy; retry shortly")])
+                let input = try Input(value: first)
+                // Before the payload is read, as the REST routes take it before their body is checked.
+                if let limit { try limits.take(limit, user: user) }
+                let result = try await body(socket, try Payload(input))
+                ack?.send([result.json])
             } catch is RoomDeliveryStuck {  // the room's queue is full (RealtimeConfiguration.maxQueuedEventsPerRoom)
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The room's events are not being delivered right now; retry shortly")])
-            } catch is DatabaseUnavailableError {  // PostgreSQL unreachable
-                ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The database is unreachable; retry shortly")])
             } catch {
-                logger.error("socket event \(event) from sid=\(socket.id) failed: \(error)")
+                // The REST routes' mapping (APIError.wrap), so a refusal has the same code and
+                // message on both; the ack carries no `field` (the socket wire never had one).
+                if let e = APIError.wrap(error, envelope: .standard) as? APIError {
+                    ack?.send([Self.errorPayload(code: e.code, message: e.message)])
+                    return
+                }
+                logger.error("socket event \(name) from sid=\(socket.id) failed: \(error)")
                 ack?.send([Self.errorPayload(code: "INTERNAL", message: "Internal server error")])
             }
         }
@@ -126,8 +119,7 @@ public struct RealtimeHandlers: Sendable {
     /// room's drain sends this socket one `elements:batch` and puts it in the room's channel at
     /// that place, so the batch and the events after it hold every element exactly once. The ack
     /// follows the batch.
-    private func join(_ socket: SocketIOSocket, _ input: Input) async throws -> JSONValue {
-        let roomId = try input.string("roomId", maxLength: 64)
+    private func join(_ socket: SocketIOSocket, roomId: String) async throws -> RoomJoinAck {
         guard let uid = socket.userID else { throw DomainError.unauthorized("unauthorized") }
         let ticket = DeliveryTicket()
         let broadcaster = self.broadcaster
@@ -137,7 +129,7 @@ public struct RealtimeHandlers: Sendable {
         guard await ticket.wait() else {
             throw RoomDeliveryStuck()
         }
-        return .object(["roomId": .string(roomId), "elementCount": .int(Int64(elements.count))])
+        return RoomJoinAck(roomId: roomId, elementCount: elements.count)
     }
 
     /// A `room:join` dropped because its room's delivery queue was full.
@@ -145,9 +137,5 @@ public struct RealtimeHandlers: Sendable {
 
     static func errorPayload(code: String, message: String) -> JSONValue {
         .object(["error": .object(["code": .string(code), "message": .string(message)])])
-    }
-
-    static func without(_ o: JSONObject, _ keys: Set<String>) -> JSONObject {
-        JSONObject(o.pairs.filter { !keys.contains($0.key) }.map { ($0.key, $0.value) })
     }
 }

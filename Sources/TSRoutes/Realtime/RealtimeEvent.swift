@@ -1,0 +1,103 @@
+import TSDomain
+import TSJSON
+import TSSocketIO
+
+/// The payload of a Socket.IO event or ack: one JSON object, described by a JSON Schema whose
+/// `$ref`s point into `#/components/schemas` (the objects of docs/api.md, shared with
+/// `/openapi.json`). The schema is what `/asyncapi.json` publishes for it.
+public protocol RealtimePayload: Sendable {
+    static var schema: JSONValue { get }
+}
+
+/// A payload the server sends. Encoded through TSJSON's `JSONValue` (built once per emission
+/// and serialized once per variant by the hub), never through `JSONEncoder`: it is the fan-out path.
+public protocol RealtimeOutbound: RealtimePayload {
+    var json: JSONValue { get }
+}
+
+/// A payload the server receives. Read with the same field checks as a REST body (`Input`), so
+/// a bad field gets the same `VALIDATION_ERROR` (and the same field name) on both.
+public protocol RealtimeInbound: RealtimePayload {
+    init(_ input: Input) throws
+}
+
+/// Who gets a server → client event (docs/realtime.md "Server → client").
+public enum RealtimeAudience: String, Sendable, CaseIterable {
+    /// The sockets in the room's channel `room:<roomId>`, except the socket that caused the event.
+    case room
+    /// Every socket of every member of the room, through the members' channels `user:<userId>`
+    /// (`realtime.globalEvents: "members"`), or every connected socket (`"all"`).
+    case members
+    /// The one socket whose `room:join` it answers.
+    case joiningSocket
+}
+
+/// A client → server event: its name, the payload its handler receives, the ack it answers,
+/// and the write limit it spends before its payload is read (limits.*, docs/limits.md).
+public struct RealtimeClientEvent<Payload: RealtimeInbound, Ack: RealtimeOutbound>: Sendable {
+    public let name: String
+    public let summary: String
+    public let limit: WriteLimits.Kind?
+
+    init(_ name: String, limit: WriteLimits.Kind?, _ summary: String) {
+        self.name = name
+        self.limit = limit
+        self.summary = summary
+    }
+
+    public var declaration: RealtimeEventDeclaration {
+        RealtimeEventDeclaration(name: name, direction: .clientToServer, summary: summary, payload: Payload.schema, ack: Ack.schema, audience: nil)
+    }
+}
+
+/// A server → client event: its name, payload type, audience and what causes it.
+public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
+    public let name: String
+    public let audience: RealtimeAudience
+    public let summary: String
+
+    init(_ name: String, to audience: RealtimeAudience, _ summary: String) {
+        self.name = name
+        self.audience = audience
+        self.summary = summary
+    }
+
+    /// The argument list of an emit (the payload is the only argument), encoded once.
+    @inline(__always)
+    func args(_ payload: Payload) -> RealtimeArguments<Payload> { RealtimeArguments(values: [payload.json]) }
+
+    /// One emission of this event to `target`.
+    @inline(__always)
+    func emission(_ payload: Payload, _ target: SocketIOTarget) -> SocketIOEmission {
+        SocketIOEmission(name, [payload.json], target)
+    }
+
+    /// One emission of this event to `target`, with arguments already encoded (two events of one
+    /// payload type, such as `room:cleared` and `room:cleared:global`, share one encoding).
+    @inline(__always)
+    func emission(_ args: RealtimeArguments<Payload>, _ target: SocketIOTarget) -> SocketIOEmission {
+        SocketIOEmission(name, args.values, target)
+    }
+
+    public var declaration: RealtimeEventDeclaration {
+        RealtimeEventDeclaration(name: name, direction: .serverToClient, summary: summary, payload: Payload.schema, ack: nil, audience: audience)
+    }
+}
+
+/// A payload of type `Payload` encoded as an emit's argument list: only an event of that payload
+/// type takes it.
+struct RealtimeArguments<Payload: RealtimeOutbound>: Sendable {
+    let values: [JSONValue]
+}
+
+/// One event as `/asyncapi.json` and the tests read it, whatever its payload types.
+public struct RealtimeEventDeclaration: Sendable {
+    public enum Direction: String, Sendable { case clientToServer, serverToClient }
+    public let name: String
+    public let direction: Direction
+    public let summary: String
+    public let payload: JSONValue
+    /// The ack's schema on success (client → server only); a failure is the `Error` object.
+    public let ack: JSONValue?
+    public let audience: RealtimeAudience?
+}

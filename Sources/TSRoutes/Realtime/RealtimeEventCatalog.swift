@@ -1,0 +1,276 @@
+import TSDomain
+import TSJSON
+
+/// Every Socket.IO event of the default namespace, declared once (docs/realtime.md): the
+/// handlers are registered from the client → server declarations (`RealtimeHandlers`), the
+/// broadcaster emits under the server → client ones (`RealtimeBroadcaster`), and `/asyncapi.json`
+/// is generated from `all` (`AsyncAPIDocument`). Tests/TSAppTests/AsyncAPITests checks this list
+/// against the handlers the hub has and docs/api.md's tables, TestModeTests+EventContract against
+/// every ack and payload actually sent, TouchSyncTestingTests/EventModelDriftTests against the kit.
+public enum RealtimeEvents {
+    // MARK: client → server
+
+    public static let roomJoin = RealtimeClientEvent<RoomRequest, RoomJoinAck>(
+        "room:join", limit: .readMarker,
+        "Join the room's broadcasts (member check) and mark its elements seen; elements:batch goes to this socket before the ack.")
+    public static let roomLeave = RealtimeClientEvent<RoomRequest, RoomLeaveAck>(
+        "room:leave", limit: nil, "Leave the room's broadcasts (the membership is unchanged).")
+    public static let elementCreate = RealtimeClientEvent<ElementCreateRequest, ElementPayload>(
+        "element:create", limit: .elementWrite, "Create an element, as POST /api/rooms/:roomId/elements; broadcasts element:created and element:created:global.")
+    public static let elementUpdate = RealtimeClientEvent<ElementUpdateRequest, ElementPayload>(
+        "element:update", limit: .elementWrite, "Update an element, as PATCH /api/rooms/:roomId/elements/:elementId; broadcasts element:updated.")
+    public static let elementDelete = RealtimeClientEvent<ElementDeleteRequest, ElementDeleteAck>(
+        "element:delete", limit: .elementWrite, "Delete an element; broadcasts element:deleted and element:deleted:global.")
+    public static let roomClear = RealtimeClientEvent<RoomRequest, RoomClearAck>(
+        "room:clear", limit: .elementWrite, "Delete every element of the room; broadcasts room:cleared and room:cleared:global.")
+    public static let reactionToggle = RealtimeClientEvent<ElementRequest, ToggleResult>(
+        "element:reaction:toggle", limit: .reactionToggle,
+        "Toggle the caller's heart, as the REST toggle (the ack is its data); broadcasts element:reaction:added or element:reaction:removed.")
+
+    // MARK: server → client
+
+    public static let elementsBatch = RealtimeServerEvent<ElementsBatch>(
+        "elements:batch", to: .joiningSocket, "The room's elements, to the socket that sent room:join, before its ack.")
+    public static let elementCreated = RealtimeServerEvent<ElementPayload>(
+        "element:created", to: .room, "An element was created (REST or socket).")
+    public static let elementUpdated = RealtimeServerEvent<ElementPayload>(
+        "element:updated", to: .room, "An element was updated; reactions.hasReacted is the recipient's.")
+    public static let elementDeleted = RealtimeServerEvent<ElementDeletedPayload>(
+        "element:deleted", to: .room, "An element was deleted.")
+    public static let roomCleared = RealtimeServerEvent<RoomClearedPayload>(
+        "room:cleared", to: .room, "Every element of the room was deleted.")
+    public static let roomUpdated = RealtimeServerEvent<RoomPayload>(
+        "room:updated", to: .room, "The room was renamed; its badges are the recipient's.")
+    public static let messageCreated = RealtimeServerEvent<MessagePayload>(
+        "message:created", to: .room, "A message was sent.")
+    public static let reactionAdded = RealtimeServerEvent<ReactionAddedPayload>(
+        "element:reaction:added", to: .room, "A toggle added a heart; stats are the recipient's.")
+    public static let reactionRemoved = RealtimeServerEvent<ReactionRemovedPayload>(
+        "element:reaction:removed", to: .room, "A toggle removed a heart; stats are the recipient's.")
+    public static let elementCreatedGlobal = RealtimeServerEvent<ElementCreatedGlobalPayload>(
+        "element:created:global", to: .members, "An element was created (keeps a MyRooms screen's counts live without joining).")
+    public static let elementDeletedGlobal = RealtimeServerEvent<ElementDeletedGlobalPayload>(
+        "element:deleted:global", to: .members, "An element was deleted.")
+    public static let roomClearedGlobal = RealtimeServerEvent<RoomClearedPayload>(
+        "room:cleared:global", to: .members, "Every element of the room was deleted.")
+
+    /// Every declaration, client → server first, in the order of docs/api.md.
+    public static let all: [RealtimeEventDeclaration] = [
+        roomJoin.declaration, roomLeave.declaration, elementCreate.declaration, elementUpdate.declaration,
+        elementDelete.declaration, roomClear.declaration, reactionToggle.declaration,
+        elementsBatch.declaration, elementCreated.declaration, elementUpdated.declaration, elementDeleted.declaration,
+        roomCleared.declaration, roomUpdated.declaration, messageCreated.declaration, reactionAdded.declaration,
+        reactionRemoved.declaration, elementCreatedGlobal.declaration, elementDeletedGlobal.declaration, roomClearedGlobal.declaration,
+    ]
+}
+
+private typealias S = OpenAPISchema
+
+/// The id of a room or element in a socket payload: what `Input.string(_, maxLength: 64)` accepts.
+private let inboundId = S.string(min: 1, max: 64)
+
+// MARK: client → server payloads
+// Open objects: a field a socket event does not use is ignored (docs/api.md "Socket.IO").
+// Fields are read in the order the handlers always read them, so the first bad one is reported.
+
+/// `{roomId}`.
+public struct RoomRequest: RealtimeInbound {
+    public let roomId: String
+    public init(_ input: Input) throws { roomId = try input.string("roomId", maxLength: 64) }
+    public static var schema: JSONValue { S.object([("roomId", inboundId)], open: true) }
+}
+
+/// `{roomId, elementId}`.
+public struct ElementRequest: RealtimeInbound {
+    public let roomId: String
+    public let elementId: String
+    public init(_ input: Input) throws {
+        roomId = try input.string("roomId", maxLength: 64)
+        elementId = try input.string("elementId", maxLength: 64)
+    }
+    public static var schema: JSONValue { S.object([("roomId", inboundId), ("elementId", inboundId)], open: true) }
+}
+
+/// `{roomId}` + the fields of `CreateElementRequest`, checked by `ElementService.create`.
+public struct ElementCreateRequest: RealtimeInbound {
+    public let roomId: String
+    public let fields: Input
+    public init(_ input: Input) throws {
+        roomId = try input.string("roomId", maxLength: 64)
+        fields = input
+    }
+    public static var schema: JSONValue {
+        S.object([("roomId", inboundId)] + OpenAPIComponents.elementMutableProperties, optional: OpenAPIComponents.elementOptional, open: true)
+    }
+}
+
+/// `{roomId, elementId}` + any fields of `UpdateElementRequest`, checked by `ElementService.update`.
+public struct ElementUpdateRequest: RealtimeInbound {
+    public let roomId: String
+    public let elementId: String
+    /// The payload without `roomId` and `elementId`.
+    public let changes: Input
+    public init(_ input: Input) throws {
+        roomId = try input.string("roomId", maxLength: 64)
+        elementId = try input.string("elementId", maxLength: 64)
+        changes = Input(JSONObject(input.object.pairs.filter { $0.key != "roomId" && $0.key != "elementId" }.map { ($0.key, $0.value) }))
+    }
+    public static var schema: JSONValue {
+        S.object([("roomId", inboundId), ("elementId", inboundId)] + OpenAPIComponents.elementMutableProperties,
+                 optional: Set(OpenAPIComponents.elementMutableProperties.map(\.0)), open: true)
+    }
+}
+
+/// `{roomId, elementId}`, the element's id read first.
+public struct ElementDeleteRequest: RealtimeInbound {
+    public let elementId: String
+    public let roomId: String
+    public init(_ input: Input) throws {
+        elementId = try input.string("elementId", maxLength: 64)
+        roomId = try input.string("roomId", maxLength: 64)
+    }
+    public static var schema: JSONValue { S.object([("roomId", inboundId), ("elementId", inboundId)], open: true) }
+}
+
+// MARK: acks
+
+/// `room:join`'s ack.
+public struct RoomJoinAck: RealtimeOutbound {
+    public let roomId: String
+    public let elementCount: Int
+    public var json: JSONValue { .object(["roomId": .string(roomId), "elementCount": .int(Int64(elementCount))]) }
+    public static var schema: JSONValue { S.object([("roomId", S.id), ("elementCount", S.describe(S.integer, "Elements in elements:batch."))]) }
+}
+
+/// `room:leave`'s ack: the room id as sent.
+public struct RoomLeaveAck: RealtimeOutbound {
+    public let roomId: String
+    public var json: JSONValue { .object(["roomId": .string(roomId)]) }
+    public static var schema: JSONValue { S.object([("roomId", S.string)]) }
+}
+
+/// `element:delete`'s ack.
+public struct ElementDeleteAck: RealtimeOutbound {
+    public let elementId: String
+    public var json: JSONValue { .object(["elementId": .string(elementId)]) }
+    public static var schema: JSONValue { S.object([("elementId", S.id)]) }
+}
+
+/// `room:clear`'s ack.
+public struct RoomClearAck: RealtimeOutbound {
+    public let roomId: String
+    public let deleted: Int
+    public var json: JSONValue { .object(["roomId": .string(roomId), "deleted": .int(Int64(deleted))]) }
+    public static var schema: JSONValue { S.object([("roomId", S.id), ("deleted", S.describe(S.integer, "Elements deleted."))]) }
+}
+
+/// `element:reaction:toggle`'s ack: the REST toggle's `data`.
+extension ToggleResult: RealtimeOutbound {
+    public static var schema: JSONValue { S.ref("ToggleResult") }
+}
+
+// MARK: server → client payloads
+
+/// `{element}`: `element:created`, `element:updated`, and the ack of `element:create` / `element:update`.
+public struct ElementPayload: RealtimeOutbound {
+    /// `Element.json` (one element's JSON is built once, however many events carry it).
+    let element: JSONValue
+    public init(_ element: Element) { self.element = element.json }
+    init(encoded element: JSONValue) { self.element = element }
+    public var json: JSONValue { .object(["element": element]) }
+    public static var schema: JSONValue { S.object([("element", S.ref("Element"))]) }
+}
+
+/// `elements:batch`.
+public struct ElementsBatch: RealtimeOutbound {
+    public let roomId: String
+    /// `Element.json` of each element (shared with the legacy `element:created` per element).
+    let elements: [JSONValue]
+    init(roomId: String, encoded elements: [JSONValue]) {
+        self.roomId = roomId
+        self.elements = elements
+    }
+    public var json: JSONValue { .object(["roomId": .string(roomId), "elements": .array(elements)]) }
+    public static var schema: JSONValue { S.object([("roomId", S.id), ("elements", S.array(S.ref("Element")))]) }
+}
+
+/// `element:deleted`.
+public struct ElementDeletedPayload: RealtimeOutbound {
+    public let elementId: String
+    public let roomId: String
+    public var json: JSONValue { .object(["elementId": .string(elementId), "roomId": .string(roomId)]) }
+    public static var schema: JSONValue { S.object([("elementId", S.id), ("roomId", S.id)]) }
+}
+
+/// `room:cleared` and `room:cleared:global`.
+public struct RoomClearedPayload: RealtimeOutbound {
+    public let roomId: String
+    public let clearedBy: String
+    public var json: JSONValue { .object(["roomId": .string(roomId), "clearedBy": .string(clearedBy)]) }
+    public static var schema: JSONValue { S.object([("roomId", S.id), ("clearedBy", S.id)]) }
+}
+
+/// `room:updated`: the room as its recipient sees it.
+public struct RoomPayload: RealtimeOutbound {
+    public let room: Room
+    public var json: JSONValue { .object(["room": room.json]) }
+    public static var schema: JSONValue { S.object([("room", S.ref("Room"))]) }
+}
+
+/// `message:created`.
+public struct MessagePayload: RealtimeOutbound {
+    public let message: Message
+    public var json: JSONValue { .object(["message": message.json]) }
+    public static var schema: JSONValue { S.object([("message", S.ref("Message"))]) }
+}
+
+/// `element:reaction:added`: `stats` as the recipient sees them.
+public struct ReactionAddedPayload: RealtimeOutbound {
+    public let elementId: String
+    public let roomId: String
+    public let reaction: Reaction
+    public let stats: ElementStats
+    public var json: JSONValue {
+        .object(["elementId": .string(elementId), "roomId": .string(roomId), "reaction": reaction.json, "stats": stats.json])
+    }
+    public static var schema: JSONValue {
+        S.object([("elementId", S.id), ("roomId", S.id), ("reaction", S.ref("Reaction")), ("stats", S.ref("ElementStats"))])
+    }
+}
+
+/// `element:reaction:removed`: `stats` as the recipient sees them.
+public struct ReactionRemovedPayload: RealtimeOutbound {
+    public let elementId: String
+    public let roomId: String
+    public let userId: String
+    public let stats: ElementStats
+    public var json: JSONValue {
+        .object(["elementId": .string(elementId), "roomId": .string(roomId), "userId": .string(userId), "stats": stats.json])
+    }
+    public static var schema: JSONValue {
+        S.object([("elementId", S.id), ("roomId", S.id), ("userId", S.describe(S.id, "Whose heart was removed.")), ("stats", S.ref("ElementStats"))])
+    }
+}
+
+/// `element:created:global`.
+public struct ElementCreatedGlobalPayload: RealtimeOutbound {
+    public let roomId: String
+    public let elementId: String
+    public let createdBy: String
+    public let type: ElementType
+    public var json: JSONValue {
+        .object(["roomId": .string(roomId), "elementId": .string(elementId), "createdBy": .string(createdBy), "type": .string(type.rawValue)])
+    }
+    public static var schema: JSONValue {
+        S.object([("roomId", S.id), ("elementId", S.id), ("createdBy", S.id), ("type", S.ref("ElementType"))])
+    }
+}
+
+/// `element:deleted:global`.
+public struct ElementDeletedGlobalPayload: RealtimeOutbound {
+    public let roomId: String
+    public let elementId: String
+    public let deletedBy: String
+    public var json: JSONValue { .object(["roomId": .string(roomId), "elementId": .string(elementId), "deletedBy": .string(deletedBy)]) }
+    public static var schema: JSONValue { S.object([("roomId", S.id), ("elementId", S.id), ("deletedBy", S.id)]) }
+}

@@ -32,6 +32,8 @@ struct Capacity: ParsableCommand {
     var seedOnly = false
     @Option(help: "Elements per seeded room (what a room:join loads).")
     var roomElements = 100
+    @Option(help: "Fixture loads (one cohort of 60 users each) in flight while seeding.")
+    var seedConcurrency = 8
 
     // Pinning
     @Option(help: "CPUs of the server (taskset list, e.g. 0).")
@@ -82,10 +84,10 @@ struct Capacity: ParsableCommand {
     var connectWindow = 64
 
     func validate() throws {
-        guard start > 0, step > 0, max >= start else { throw ValidationError("want 0 < --start ≤ --max and --step > 0") }
+        guard max > 0, seedOnly || (start > 0 && step > 0 && max >= start) else { throw ValidationError("want 0 < --start ≤ --max and --step > 0") }
         guard serverBin != nil || url != nil else { throw ValidationError("give --server-bin (the tool starts the server) or --url (a running one)") }
         guard serverBin == nil || url == nil else { throw ValidationError("--server-bin and --url exclude each other") }
-        guard dragUpdates >= 0, roomElements > 0, connectWindow > 0, usersPerAddress > 0 else { throw ValidationError("counts must be positive") }
+        guard dragUpdates >= 0, roomElements > 0, connectWindow > 0, usersPerAddress > 0, seedConcurrency > 0 else { throw ValidationError("counts must be positive") }
         for d in [warmup, steady, grace, heartEvery, writeEvery, dragInterval, myRoomsEvery, interactionsEvery, switchEvery, backgroundEvery, backgroundPause] {
             _ = try Self.duration(d)
         }
@@ -150,7 +152,8 @@ struct Capacity: ParsableCommand {
                 say("NOTE: seeding the running server through /api/test/fixtures: it runs in test mode, where answers wait for their "
                       + "broadcasts and every event is logged; restart it without --test-mode and pass --seed-file for a capacity figure")
             }
-            seed = try CapacitySeed.load(users: max, elements: roomElements, host: server.host, port: server.port, loop: loop)
+            seed = try CapacitySeed.load(users: max, elements: roomElements, host: server.host, port: server.port, loop: loop,
+                                         inFlight: seedConcurrency)
             try seed.save(to: "\(data)/seed.json")
             server.stop()
         }

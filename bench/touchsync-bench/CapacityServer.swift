@@ -67,14 +67,11 @@ final class CapacityServer: @unchecked Sendable {
         var args = ["serve", "--host", host, "--port", String(port), "--log-level", "warning"]
         if let url = launch.databaseURL { args += ["--database-url", url] } else { args += ["--database", databasePath!] }
         if seeding { args.append("--test-mode") }
+        // Always through taskset: unpinned means every CPU, not the load side's CPUs, which a
+        // child would otherwise inherit.
         let p = Process()
-        if let cpus = launch.cpus {
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
-            p.arguments = ["-c", cpus, launch.binary] + args
-        } else {
-            p.executableURL = URL(fileURLWithPath: launch.binary)
-            p.arguments = args
-        }
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+        p.arguments = ["-c", launch.cpus ?? "0-\(sysconf(Int32(_SC_NPROCESSORS_ONLN)) - 1)", launch.binary] + args
         p.environment = env
         let log = "\(launch.dataDirectory)/server\(seeding ? "-seed" : "").log"
         FileManager.default.createFile(atPath: log, contents: nil)
@@ -83,6 +80,7 @@ final class CapacityServer: @unchecked Sendable {
         p.standardError = handle
         try p.run()
         process = p
+        stopOnSignals()
         pid = p.processIdentifier  // taskset execs the server: same pid
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
@@ -92,6 +90,23 @@ final class CapacityServer: @unchecked Sendable {
         }
         throw BenchError("the server did not answer /health within 120 s; see \(log)")
     }
+
+    /// On SIGINT or SIGTERM the server the tool started stops too, then the tool exits.
+    private func stopOnSignals() {
+        guard signalSources.isEmpty else { return }
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [self] in
+                stop()
+                exit(128 + sig)
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    private var signalSources: [any DispatchSourceSignal] = []
 
     /// SIGTERM, then SIGKILL after 20 s.
     func stop() {

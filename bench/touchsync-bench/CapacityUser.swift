@@ -90,7 +90,6 @@ final class CapacityUser: @unchecked Sendable {
             let ws = try SocketIOBenchClient.open(index: index, host: driver.host, port: driver.port, token: token, loop: driver.loop,
                                                   sid: sid, source: source)
             socket = ws
-            ws.holdUpgrade = true
             ws.onConnected = { [unowned self] c in
                 guard c === self.socket else { return }
                 self.connectedSince = self.now
@@ -105,6 +104,7 @@ final class CapacityUser: @unchecked Sendable {
             ws.onClose = { [unowned self] c, why in if c === self.socket { self.lost("socket closed: \(why)") } }
             let c = try HTTPBenchClient.open(host: driver.host, port: driver.port, loop: driver.loop, id: UInt64(index), source: source)
             post = c
+            ws.pollsInFlight += 1
             c.request("POST", "/socket.io/?EIO=4&transport=polling&sid=\(sid)", token: nil, body: "40{\"token\":\"\(token)\"}",
                       contentType: "text/plain;charset=UTF-8") { status, body in
                 c.connection.close(.local("posted"))
@@ -114,7 +114,7 @@ final class CapacityUser: @unchecked Sendable {
                     self.connectFailed("CONNECT POST answered HTTP \(status) \(String(decoding: body.prefix(120), as: UTF8.self))")
                     return
                 }
-                ws.holdUpgrade = false
+                ws.pollsInFlight -= 1
             }
             longPoll(sid: sid, epoch: e)
         } catch {
@@ -124,19 +124,20 @@ final class CapacityUser: @unchecked Sendable {
 
     /// The long-poll of the session until the probe: its payload's packets (separated by 0x1E,
     /// Engine.IO v4) go to the websocket client, where the CONNECT's answer may arrive first.
-    /// The server ends the poll with a noop once it answered the probe; then polling stops, and
-    /// what the session has for the client waits for the upgrade.
+    /// The server ends the poll with a noop once it answered the probe; no poll follows, and what
+    /// the session has for the client waits for the upgrade.
     private func longPoll(sid: String, epoch e: Int) {
         guard let p = poll, let ws = socket, e == epoch else { return }
-        if ws.probed || ws.upgraded {
-            p.connection.close(.local("upgraded"))
+        if ws.probed {
+            p.connection.close(.local("probed"))
             poll = nil
             return
         }
+        ws.pollsInFlight += 1
         p.request("GET", "/socket.io/?EIO=4&transport=polling&sid=\(sid)", token: nil) { status, body in
             guard e == self.epoch else { return }
             guard status == 200 else {
-                if !ws.probed { self.connectFailed("long-poll answered HTTP \(status)") }
+                self.connectFailed("long-poll answered HTTP \(status) \(String(decoding: body.prefix(120), as: UTF8.self))")
                 return
             }
             var start = 0
@@ -145,6 +146,7 @@ final class CapacityUser: @unchecked Sendable {
                 start = i + 1
             }
             self.longPoll(sid: sid, epoch: e)
+            ws.pollsInFlight -= 1
         }
     }
 

@@ -35,11 +35,12 @@ final class SocketIOBenchClient: ConnectionHandler, @unchecked Sendable {
     private var upgradingSid: String?
     private(set) var probed = false
     private(set) var upgraded = false
-    /// Set while a polling POST is in flight: the upgrade's `5` waits for it, as engine.io-client
-    /// pauses the polling transport (and Socket.IO-Client-Swift flushes its POSTs) before
-    /// upgrading; a POST arriving after the upgrade is refused with a 400.
-    var holdUpgrade = false {
-        didSet { if !holdUpgrade { finishUpgrade() } }
+    /// Polling requests (POST or GET) of the session still in flight: the upgrade's `5` waits
+    /// until there are none, as engine.io-client pauses the polling transport (its poll and its
+    /// POST finish) before upgrading; a polling request that reaches the server after the upgrade
+    /// is refused with a 400.
+    var pollsInFlight = 0 {
+        didSet { if pollsInFlight == 0 { finishUpgrade() } }
     }
     /// The HTTP 101 arrived (RFC 6455 §4.1); frames follow.
     private var handshakeDone = false
@@ -132,7 +133,7 @@ final class SocketIOBenchClient: ConnectionHandler, @unchecked Sendable {
     }
 
     private func finishUpgrade() {
-        guard probed, !upgraded, !holdUpgrade, state != .closed else { return }
+        guard probed, !upgraded, pollsInFlight == 0, state != .closed else { return }
         sendText([UInt8(ascii: "5")])
         upgraded = true
         onUpgraded?(self)

@@ -11,7 +11,7 @@
 #
 #   bench/run-capacity.sh                                         # 1000, 2000, … up to 20000 users
 #   bench/run-capacity.sh --start 8000 --step 1000 --max 14000 --bisect 3
-#   DATABASE_URL=postgres://… bench/run-capacity.sh               # the same run on PostgreSQL
+#   DATABASE_URL=postgres://… DATABASE_PID=<postmaster pid> bench/run-capacity.sh   # the same run on PostgreSQL
 #   NO_BUILD=1 bench/run-capacity.sh --start 100 --step 100 --max 300 --warmup 10s --steady 30s   # a functional run
 source "$(dirname "$0")/lib.sh"
 data="${CAPACITY_DATA:-bench/.data-capacity}"
@@ -25,6 +25,7 @@ log="$data/capacity-$stamp.log"
 args=(capacity --server-bin "$BIN/touchsync" --data "$data" --server-cpus "$SERVER_CPU" --client-cpus "$LOAD_CPU"
       --synchronous "${SYNC:-FULL}")
 [[ -n "${DATABASE_URL:-}" ]] && args+=(--database-url "$DATABASE_URL")
+[[ -n "${DATABASE_PID:-}" ]] && args+=(--database-pid "$DATABASE_PID")
 args+=("$@")
 # The tool raises its open-file limit itself (and says when it cannot); the server inherits it.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -48,14 +49,15 @@ def f(r, k, fmt="{:.1f}"):
     v = r.get(k)
     return "—" if v is None else fmt.format(v)
 print()
-print("| users | create→visible p99 ms | join p99 ms | reconnect p99 ms | REST p99 ms | errors | server CPU % | RSS MB | KB/user (anon) | load CPU % | lag p99 ms | load1 | verdict |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| users | create→visible p99 ms | join p99 ms | reconnect p99 ms | REST p99 ms | errors | server CPU % | PostgreSQL CPU % | RSS MB | KB/user (anon) | load CPU % | lag p99 ms | load1 | verdict |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     verdict = "invalid" if not r.get("valid", 1) else ("pass" if r.get("passed") else "fail")
     cpu = "—" if r.get("server_cpu") is None else f"{100 * r['server_cpu']:.0f}"
+    db = "—" if r.get("database_cpu") is None else f"{100 * r['database_cpu']:.0f}"
     per_user = f"{f(r, 'rss_kb_per_user')} ({f(r, 'rss_anon_kb_per_user')})"
     print(f"| {int(r['users'])} | {f(r, 'visible_p99_ms')} | {f(r, 'join_p99_ms')} | {f(r, 'reconnect_p99_ms')} | {f(r, 'rest_p99_ms')} | "
-          f"{int(r.get('errors', 0))} | {cpu} | {f(r, 'server_rss_mb')} | {per_user} | {100 * r.get('load_cpu', 0):.0f} | {f(r, 'lag_p99_ms', '{:.2f}')} | "
+          f"{int(r.get('errors', 0))} | {cpu} | {db} | {f(r, 'server_rss_mb')} | {per_user} | {100 * r.get('load_cpu', 0):.0f} | {f(r, 'lag_p99_ms', '{:.2f}')} | "
           f"{r.get('load1', '—')} | {verdict} |")
 print()
 print(next((l for l in reversed(lines) if l.startswith("capacity: ")), "capacity: (no capacity line: the run stopped early)"))

@@ -16,6 +16,8 @@ struct Capacity: ParsableCommand {
     var serverBin: String?
     @Option(help: "PostgreSQL for the server the tool starts (postgres://…); its tables are emptied by the seed.")
     var databaseUrl: String?
+    @Option(help: "PostgreSQL's postmaster pid: its CPU and its backends' over each window is reported beside the server's.")
+    var databasePid: Int?
     @Option(help: "database.synchronous of the measured SQLite server.")
     var synchronous = "FULL"
     @Option(help: "KEY=VALUE environment of the measured server (repeatable), e.g. TOUCHSYNC_LIMITS_ENABLED=false.")

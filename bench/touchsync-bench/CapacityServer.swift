@@ -157,6 +157,30 @@ enum ProcFS {
         return out
     }
 
+    /// utime + stime of `pid` and every process descended from it (PostgreSQL's postmaster and
+    /// its backends), in clock ticks. A backend that exits takes its ticks with it, so this
+    /// undercounts short-lived ones; a server's pooled connections keep theirs.
+    static func treeTicks(pid: Int32) -> Int {
+        var parent: [Int32: Int32] = [:], ticks: [Int32: Int] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let p = Int32(name), let text = try? String(contentsOfFile: "/proc/\(p)/stat", encoding: .utf8),
+                  let close = text.lastIndex(of: ")") else { continue }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            guard fields.count > 13, let pp = Int32(fields[1]), let u = Int(fields[11]), let s = Int(fields[12]) else { continue }
+            parent[p] = pp
+            ticks[p] = u + s
+        }
+        var total = 0
+        for (p, t) in ticks {
+            var q: Int32? = p
+            while let x = q, x > 1 {
+                if x == pid { total += t; break }
+                q = parent[x]
+            }
+        }
+        return total
+    }
+
     /// A `/proc/PID/status` field in KiB (`VmRSS:`, `RssAnon:`), or nil.
     static func statusKiB(pid: Int32, field: String = "VmRSS:") -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }

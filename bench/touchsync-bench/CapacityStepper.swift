@@ -20,6 +20,7 @@ struct CapacityStep: Sendable {
     var framesPerSecond = 0.0
     /// Shares of one core over the window.
     var serverCPU: Double?
+    var databaseCPU: Double?
     var loadCPU = 0.0
     var loadBusiestThread = 0.0
     var lag = Percentiles([])
@@ -105,6 +106,7 @@ struct CapacityStepper {
 
         let me = getpid()
         let serverTicks0 = server.pid.flatMap { ProcFS.cpuTicks(pid: $0) }
+        let databaseTicks0 = command.databasePid.map { ProcFS.treeTicks(pid: Int32($0)) }
         let loadTicks0 = ProcFS.cpuTicks(pid: me) ?? 0
         let threads0 = ProcFS.threadTicks(pid: me)
         let frames0 = loop.submitAndWait { driver.recorder.framesIn }
@@ -118,6 +120,7 @@ struct CapacityStepper {
         loop.submitAndWait { driver.recorder.end() }
         let seconds = Date().timeIntervalSince(t0)
         let serverTicks1 = server.pid.flatMap { ProcFS.cpuTicks(pid: $0) }
+        let databaseTicks1 = command.databasePid.map { ProcFS.treeTicks(pid: Int32($0)) }
         let loadTicks1 = ProcFS.cpuTicks(pid: me) ?? 0
         let threads1 = ProcFS.threadTicks(pid: me)
         let frames1 = loop.submitAndWait { driver.recorder.framesIn }
@@ -130,6 +133,7 @@ struct CapacityStepper {
         r.framesPerSecond = Double(frames1 - frames0) / seconds
         let tick = ProcFS.ticksPerSecond
         if let a = serverTicks0, let b = serverTicks1 { r.serverCPU = Double(b - a) / tick / seconds }
+        if let a = databaseTicks0, let b = databaseTicks1 { r.databaseCPU = Double(b - a) / tick / seconds }
         r.loadCPU = Double(loadTicks1 - loadTicks0) / tick / seconds
         r.loadBusiestThread = threads1.map { k, v in Double(v - (threads0[k] ?? 0)) / tick / seconds }.max() ?? 0
         r.serverRSSKiB = rss
@@ -201,7 +205,9 @@ struct CapacityStepper {
         let cpu = r.serverCPU.map { String(format: "%.1f %% of a core", 100 * $0) } ?? "unknown (no --server-pid)"
         let rss = r.serverRSSKiB.map { String(format: "RSS %.1f MB", Double($0) * 1.024 / 1000) } ?? "RSS unknown"
         let perUser = r.rssPerUserKB.map { String(format: ", %.1f KB per user over the idle server (anonymous: %.1f KB)", $0, r.anonPerUserKB ?? .nan) } ?? ""
-        say("  server: CPU \(cpu), \(rss)\(perUser)" + (command.databaseUrl != nil ? " (PostgreSQL's own CPU not counted)" : ""))
+        let database = r.databaseCPU.map { String(format: "; PostgreSQL (--database-pid): CPU %.1f %% of a core", 100 * $0) }
+            ?? (command.databaseUrl != nil ? " (PostgreSQL's own CPU not counted: --database-pid)" : "")
+        say("  server: CPU \(cpu), \(rss)\(perUser)" + database)
         say(String(format: "  load side: CPU %.1f %% (busiest thread %.1f %% of a core), loop lag p99 %.2f ms max %.2f ms, %.0f events/s in",
                      100 * r.loadCPU, 100 * r.loadBusiestThread, r.lag.p99, r.lag.max, r.framesPerSecond))
         let verdict = !r.invalid.isEmpty ? "INVALID: " + r.invalid.joined(separator: "; ")
@@ -215,6 +221,7 @@ struct CapacityStepper {
             "events_in_per_s": r.framesPerSecond, "passed": r.passed ? 1 : 0, "valid": r.invalid.isEmpty ? 1 : 0, "seconds": r.seconds, "load1": r.load1,
         ]
         if let c = r.serverCPU { result["server_cpu"] = c }
+        if let c = r.databaseCPU { result["database_cpu"] = c }
         if let k = r.serverRSSKiB { result["server_rss_mb"] = Double(k) * 1.024 / 1000 }
         if let p = r.rssPerUserKB { result["rss_kb_per_user"] = p }
         if let p = r.anonPerUserKB { result["rss_anon_kb_per_user"] = p }
@@ -229,6 +236,7 @@ struct CapacityStepper {
             notes.append(String(format: "p99 create→visible %.1f ms, join %.1f ms, reconnect %.1f ms, REST %.1f ms, 0 errors", p.visibleToAll.p99, p.join.p99,
                                 p.reconnect.p99, p.rest.p99))
             if let c = p.serverCPU { notes.append(String(format: "server CPU %.0f %% of a core", 100 * c)) }
+            if let c = p.databaseCPU { notes.append(String(format: "PostgreSQL CPU %.0f %% of a core", 100 * c)) }
             if let k = p.serverRSSKiB { notes.append(String(format: "RSS %.0f MB", Double(k) * 1.024 / 1000)) }
             if let u = p.rssPerUserKB { notes.append(String(format: "%.1f KB per user (anonymous %.1f KB)", u, p.anonPerUserKB ?? .nan)) }
             notes.append(String(format: "load side %.0f %% CPU", 100 * p.loadCPU))

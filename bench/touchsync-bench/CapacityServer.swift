@@ -67,11 +67,18 @@ final class CapacityServer: @unchecked Sendable {
         var args = ["serve", "--host", host, "--port", String(port), "--log-level", "warning"]
         if let url = launch.databaseURL { args += ["--database-url", url] } else { args += ["--database", databasePath!] }
         if seeding { args.append("--test-mode") }
-        // Always through taskset: unpinned means every CPU, not the load side's CPUs, which a
-        // child would otherwise inherit.
+        // Through taskset(1) where it exists: unpinned means every CPU, not the load side's CPUs,
+        // which a child would otherwise inherit.
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
-        p.arguments = ["-c", launch.cpus ?? "0-\(sysconf(Int32(_SC_NPROCESSORS_ONLN)) - 1)", launch.binary] + args
+        let taskset = "/usr/bin/taskset"
+        if FileManager.default.isExecutableFile(atPath: taskset) {
+            p.executableURL = URL(fileURLWithPath: taskset)
+            p.arguments = ["-c", launch.cpus ?? "0-\(sysconf(Int32(_SC_NPROCESSORS_ONLN)) - 1)", launch.binary] + args
+        } else {
+            guard launch.cpus == nil else { throw BenchError("--server-cpus needs taskset(1) (util-linux), not found at \(taskset)") }
+            p.executableURL = URL(fileURLWithPath: launch.binary)
+            p.arguments = args
+        }
         p.environment = env
         let log = "\(launch.dataDirectory)/server\(seeding ? "-seed" : "").log"
         FileManager.default.createFile(atPath: log, contents: nil)
@@ -120,21 +127,9 @@ final class CapacityServer: @unchecked Sendable {
 
     /// A port nobody listens on now (bound and released; the server binds it right after).
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket(): errno \(errno)") }
-        defer { close(fd) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        a.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &a) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                bind(fd, sa, len) == 0 && getsockname(fd, sa, &len) == 0
-            }
-        }
-        guard ok else { throw BenchError("bind(127.0.0.1:0): errno \(errno)") }
-        return Int(UInt16(bigEndian: a.sin_port))
+        let s = try Socket.makeListener(host: "127.0.0.1", port: 0, backlog: 1)
+        defer { s.close() }
+        return try s.localPort()
     }
 }
 
@@ -225,21 +220,27 @@ enum LoadSide {
     /// when privileged). Returns the limit now in force and, when short of `needed`, why.
     static func raiseOpenFiles(to needed: Int) -> (limit: Int, problem: String?) {
         var r = rlimit()
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &r)
+        getrlimit(resource(RLIMIT_NOFILE), &r)
         if Int(r.rlim_cur) >= needed { return (Int(r.rlim_cur), nil) }
         var want = r
         want.rlim_cur = rlim_t(needed)
         if want.rlim_max < want.rlim_cur { want.rlim_max = want.rlim_cur }
-        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &want) == 0 { return (needed, nil) }
+        if setrlimit(resource(RLIMIT_NOFILE), &want) == 0 { return (needed, nil) }
         let hardError = errno
         want = r
         want.rlim_cur = r.rlim_max
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &want)
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &r)
+        _ = setrlimit(resource(RLIMIT_NOFILE), &want)
+        getrlimit(resource(RLIMIT_NOFILE), &r)
         return (Int(r.rlim_cur), "open-file limit \(r.rlim_cur) < \(needed) needed: the hard limit \(r.rlim_max) cannot be raised "
                 + "(errno \(hardError)); run as root or raise `ulimit -Hn`")
     }
 }
+
+/// RLIMIT_NOFILE as `getrlimit`/`setrlimit` take it, without a platform conditional: Darwin's
+/// <sys/resource.h> makes it an Int32, glibc's a `__rlimit_resource` enumerator; the overload
+/// that fits the imported type is chosen at compile time.
+private func resource<T: BinaryInteger>(_ code: T) -> Int32 { Int32(code) }
+private func resource<T: RawRepresentable>(_ code: T) -> Int32 where T.RawValue: BinaryInteger { Int32(code.rawValue) }
 
 /// One HTTP request on a fresh connection, blocking the calling (non-loop) thread.
 enum LoopHTTP {

@@ -24,7 +24,7 @@ def test_a_short_capacity_run_reports_every_measure_and_its_verdict():
     with tempfile.TemporaryDirectory() as data:
         r = subprocess.run(
             [BENCH, "capacity", "--server-bin", BIN, "--data", data, "--start", "20", "--step", "20", "--max", "20",
-             "--warmup", "1s", "--steady", "8s", "--grace", "2s",
+             "--warmup", "1s", "--steady", "8s",
              # Every action several times within 8 s (the real periods are 10 s to 5 minutes).
              "--heart-every", "2s", "--write-every", "2s", "--my-rooms-every", "4s", "--interactions-every", "4s",
              "--switch-every", "4s", "--background-every", "6s", "--background-pause", "500ms"],

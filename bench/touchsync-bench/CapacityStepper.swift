@@ -170,7 +170,7 @@ struct CapacityStepper {
 
     private func judge(_ r: inout CapacityStep) {
         func over(_ name: String, _ p: Percentiles, _ limit: Double) {
-            if p.count > 0, p.p99 > limit { r.failures.append(String(format: "%@ p99 %.1f ms > %.0f", name, p.p99, limit)) }
+            if p.count > 0, p.p99 > limit { r.failures.append(String(format: "%@ p99 %.1f ms > %g", name, p.p99, limit)) }
         }
         over("create→visible", r.visibleToAll, command.maxVisibleMs)
         over("join", r.join, command.maxJoinMs)

@@ -17,21 +17,25 @@ final class HTTPBenchClient: ConnectionHandler, @unchecked Sendable {
         self.port = port
     }
 
-    static func open(host: String, port: Int, loop: EventLoop, id: UInt64) throws -> HTTPBenchClient {
+    /// `source`: the local address to connect from (`Connection.connect`).
+    static func open(host: String, port: Int, loop: EventLoop, id: UInt64, source: String? = nil) throws -> HTTPBenchClient {
         let c = HTTPBenchClient(host: host, port: port)
-        c.connection = try Connection.connect(host: host, port: port, on: loop, id: id) { _ in c }
+        c.connection = try Connection.connect(host: host, port: port, on: loop, id: id, source: source) { _ in c }
         return c
     }
 
-    /// Sends a request; `done(status, body)` runs when the whole response arrived.
+    /// Sends a request; `done(status, body)` runs when the whole response arrived. `headers`:
+    /// extra header lines, each "Name: value".
     func request(_ method: String, _ path: String, token: String?, body: String? = nil,
+                 contentType: String = "application/json", headers: [String] = [],
                  done: @escaping (Int, UnsafeRawBufferPointer) -> Void) {
         precondition(completion == nil, "one request at a time")
         completion = done
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
+        for h in headers { head += "\(h)\r\n" }
         if let body {
-            head += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            head += "Content-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
         } else {
             head += "Content-Length: 0\r\n\r\n"
         }
@@ -49,7 +53,12 @@ final class HTTPBenchClient: ConnectionHandler, @unchecked Sendable {
         }
     }
 
+    /// A request in flight when the connection closes completes with status 0 and no body.
     func connectionDidClose(_ connection: Connection, reason: CloseReason) {
+        if let done = completion {
+            completion = nil
+            done(0, UnsafeRawBufferPointer(start: nil, count: 0))
+        }
         onClose?("\(reason)")
     }
 

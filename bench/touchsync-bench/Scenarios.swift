@@ -55,11 +55,7 @@ struct BenchEnv: Sendable {
     /// VmRSS of the server in KiB (from /proc/PID/status), or nil. `field: "RssAnon:"` gives
     /// its anonymous part (heap, stacks: without the file-backed pages of code and libraries).
     func serverRSS(field: String = "VmRSS:") -> Int? {
-        guard let pid = serverPID, let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix(field) {
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
-        }
-        return nil
+        serverPID.flatMap { ProcFS.statusKiB(pid: $0, field: field) }
     }
 
     /// CPU time of the server in clock ticks (`/proc/PID/stat` utime, stime), whole process
@@ -179,7 +175,7 @@ final class SocketFleet: @unchecked Sendable {
                         c.emitWithAck("[\"room:join\",{\"roomId\":\"\(room)\"}]")
                     } else { self.socketReady(c) }
                 }
-                c.onAck = { [unowned self] c, _ in
+                c.onAck = { [unowned self] c, _, _ in
                     if c.state == .connected, self.readyTimes.count < self.count, !c.joinedOnce {
                         c.joinedOnce = true
                         self.socketReady(c)
@@ -496,7 +492,7 @@ final class JoinScenario: @unchecked Sendable {
         started = Array(repeating: 0, count: sockets)
         fleet.onReady = { [unowned self] in
             for c in self.fleet.clients {
-                c.onAck = { [unowned self] c, _ in self.ackLatencies.append(self.clock.now() &- self.started[c.index]); self.next(c) }
+                c.onAck = { [unowned self] c, _, _ in self.ackLatencies.append(self.clock.now() &- self.started[c.index]); self.next(c) }
             }
             self.measuring = true
             for c in self.fleet.clients { self.join(c) }

@@ -1,6 +1,7 @@
 import TSSockets
 
-/// A minimal websocket-only Socket.IO v5 / Engine.IO v4 client for load generation.
+/// A minimal Socket.IO v5 / Engine.IO v4 client over a websocket for load generation: a
+/// websocket-only session, or the upgrade of a session opened over polling (`open(sid:)`).
 /// RFC 6455 client side: the upgrade request, unmasked server frames in, masked frames out (the
 /// mask key is zero, which RFC 6455 §5.3 allows; the payload is then unchanged). The accept key is
 /// not verified: this is a load generator against our own server, not a conformance client.
@@ -24,19 +25,43 @@ final class SocketIOBenchClient: ConnectionHandler, @unchecked Sendable {
     var onConnected: ((SocketIOBenchClient) -> Void)?
     /// A Socket.IO EVENT (`42…`): the whole Engine.IO message, valid only during the call.
     var onEvent: ((SocketIOBenchClient, UnsafeRawBufferPointer) -> Void)?
-    /// A Socket.IO ACK (`43<id>…`): the ack id.
-    var onAck: ((SocketIOBenchClient, Int) -> Void)?
+    /// A Socket.IO ACK (`43<id>[…]`): the ack id and the whole Engine.IO message (valid only during the call).
+    var onAck: ((SocketIOBenchClient, Int, UnsafeRawBufferPointer) -> Void)?
     var onClose: ((SocketIOBenchClient, String) -> Void)?
+    /// The upgrade of a polling session finished (`5` sent): emits may go on this websocket.
+    var onUpgraded: ((SocketIOBenchClient) -> Void)?
+    /// The sid of the polling session this websocket upgrades (nil: websocket-only), whether the
+    /// server answered the probe (`3probe`), and whether the upgrade finished (`5` sent).
+    private var upgradingSid: String?
+    private(set) var probed = false
+    private(set) var upgraded = false
+    /// Polling requests (POST or GET) of the session still in flight: the upgrade's `5` waits
+    /// until there are none, as engine.io-client pauses the polling transport (its poll and its
+    /// POST finish) before upgrading; a polling request that reaches the server after the upgrade
+    /// is refused with a 400.
+    var pollsInFlight = 0 {
+        didSet { if pollsInFlight == 0 { finishUpgrade() } }
+    }
+    /// The HTTP 101 arrived (RFC 6455 §4.1); frames follow.
+    private var handshakeDone = false
 
     init(index: Int, token: String) {
         self.index = index
         self.token = token
     }
 
-    static func open(index: Int, host: String, port: Int, token: String, loop: EventLoop) throws -> SocketIOBenchClient {
+    /// Opens the websocket. Without `sid` it is a websocket-only session (token in the query, and
+    /// the CONNECT sent on the Engine.IO open). With `sid` it upgrades an Engine.IO session opened
+    /// over polling (Engine.IO v4 "upgrade": `2probe`, the server's `3probe`, then `5`); the
+    /// caller sends the CONNECT, and packets that arrive on the session's long-poll go through
+    /// `receiveEnginePacket`. `source`: the local address to connect from.
+    static func open(index: Int, host: String, port: Int, token: String, loop: EventLoop, sid: String? = nil,
+                     source: String? = nil) throws -> SocketIOBenchClient {
         let client = SocketIOBenchClient(index: index, token: token)
-        client.connection = try Connection.connect(host: host, port: port, on: loop, id: UInt64(index)) { _ in client }
-        let request = "GET /socket.io/?EIO=4&transport=websocket&token=\(token) HTTP/1.1\r\nHost: \(host):\(port)\r\n"
+        client.upgradingSid = sid
+        client.connection = try Connection.connect(host: host, port: port, on: loop, id: UInt64(index), source: source) { _ in client }
+        let query = sid.map { "sid=\($0)" } ?? "token=\(token)"
+        let request = "GET /socket.io/?EIO=4&transport=websocket&\(query) HTTP/1.1\r\nHost: \(host):\(port)\r\n"
             + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         client.connection.write(Array(request.utf8))
         return client
@@ -83,14 +108,16 @@ final class SocketIOBenchClient: ConnectionHandler, @unchecked Sendable {
             inboundStart = 0
         }
         inbound.append(contentsOf: bytes)
-        if state == .connecting {
+        if !handshakeDone {
             guard let end = Self.headerEnd(inbound) else { return }
             guard inbound.count > 12, inbound[9] == UInt8(ascii: "1"), inbound[10] == UInt8(ascii: "0"), inbound[11] == UInt8(ascii: "1") else {
                 fail("upgrade refused: \(String(decoding: inbound.prefix(64), as: UTF8.self))")
                 return
             }
             inboundStart = end
-            state = .upgraded
+            handshakeDone = true
+            if state == .connecting { state = .upgraded }  // a CONNECT answered on the long-poll may have come first
+            if upgradingSid != nil { sendText(Array("2probe".utf8)) }
         }
         parseFrames()
         if inboundStart > 0 && inboundStart == inbound.count {
@@ -103,6 +130,13 @@ final class SocketIOBenchClient: ConnectionHandler, @unchecked Sendable {
         let was = state
         state = .closed
         if was != .closed { onClose?(self, "\(reason)") }
+    }
+
+    private func finishUpgrade() {
+        guard probed, !upgraded, pollsInFlight == 0, state != .closed else { return }
+        sendText([UInt8(ascii: "5")])
+        upgraded = true
+        onUpgraded?(self)
     }
 
     private func fail(_ why: String) {
@@ -139,7 +173,7 @@ final class SocketIOBenchClient: ConnectionHandler, @unchecked Sendable {
             inboundStart = start + length
             switch b0 & 0x0F {
             case 0x1, 0x2:
-                inbound.withUnsafeBytes { all in engineMessage(UnsafeRawBufferPointer(rebasing: all[start..<(start + length)])) }
+                inbound.withUnsafeBytes { all in receiveEnginePacket(UnsafeRawBufferPointer(rebasing: all[start..<(start + length)])) }
             case 0x8:
                 fail("websocket close")
             case 0x9:
@@ -152,16 +186,24 @@ final class SocketIOBenchClient: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    // Engine.IO v4 packet types: 0 open, 2 ping, 3 pong, 4 message. Socket.IO v5 inside a message:
-    // 0 CONNECT, 2 EVENT, 3 ACK, 4 CONNECT_ERROR.
-    private func engineMessage(_ m: UnsafeRawBufferPointer) {
+    // Engine.IO v4 packet types: 0 open, 2 ping, 3 pong, 4 message, 5 upgrade, 6 noop. Socket.IO
+    // v5 inside a message: 0 CONNECT, 2 EVENT, 3 ACK, 4 CONNECT_ERROR.
+    /// One Engine.IO packet, from this websocket or from the session's long-poll before the upgrade.
+    func receiveEnginePacket(_ m: UnsafeRawBufferPointer) {
         guard let type = m.first else { return }
         switch type {
         case UInt8(ascii: "0"):
             state = .open
             sendText(Array("40{\"token\":\"\(token)\"}".utf8))
         case UInt8(ascii: "2"):
-            sendText([UInt8(ascii: "3")])
+            // A ping that came on the long-poll before the upgrade goes unanswered here; the
+            // server allows pingTimeout (20 s) and the next ping comes on the websocket.
+            if upgradingSid == nil || upgraded { sendText([UInt8(ascii: "3")]) }
+        case UInt8(ascii: "3"):
+            if upgradingSid != nil, !probed, m.count == 6, Bytes.hasPrefix(m, Array("3probe".utf8)) {
+                probed = true
+                finishUpgrade()
+            }
         case UInt8(ascii: "4"):
             guard m.count >= 2 else { return }
             switch m[1] {
@@ -174,7 +216,7 @@ final class SocketIOBenchClient: ConnectionHandler, @unchecked Sendable {
                 var id = 0
                 var i = 2
                 while i < m.count, m[i] >= 48, m[i] <= 57 { id = id * 10 + Int(m[i] - 48); i += 1 }
-                onAck?(self, id)
+                onAck?(self, id, m)
             case UInt8(ascii: "4"):
                 fail("connect error: \(String(decoding: m, as: UTF8.self))")
             default:

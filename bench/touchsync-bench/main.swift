@@ -8,8 +8,8 @@ import TSSockets
 struct TouchSyncBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "touchsync-bench",
-        abstract: "Socket.IO load generator: fan-out, room join, reconnect storm.",
-        subcommands: [Fanout.self, Join.self, Reconnect.self, JSONParse.self])
+        abstract: "Socket.IO load generator: fan-out, room join, reconnect storm, app-user capacity.",
+        subcommands: [Fanout.self, Join.self, Reconnect.self, Capacity.self, JSONParse.self])
 }
 
 struct Common: ParsableArguments {

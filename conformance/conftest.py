@@ -187,7 +187,9 @@ def wait_for(predicate, timeout=10.0, interval=0.05):
 # --- parallel runs (pytest-xdist) ------------------------------------------------------------------
 def pytest_configure(config):
     # scripts/test runs the suite on pytest-xdist workers (`-n`, each worker its own session and so
-    # its own `server`), except the tests marked `serial`, which it runs afterwards in one process
-    # (docs/testing.md, "Parallel conformance").
+    # its own `server`), except the tests marked `serial` (one at a time, in a phase of their own) and
+    # `buildtree` (last, after the Swift tests) (docs/testing.md, "Parallel conformance").
     config.addinivalue_line("markers", "serial: never runs beside another test (a cluster, network namespaces, "
                                        "or a file/port other tests use); scripts/test runs these in their own phase")
+    config.addinivalue_line("markers", "buildtree: uses the package's build directory (`swift build`/`swift run` there, "
+                                       "or .build/debug.yaml); scripts/test runs these last, after every `swift test`")

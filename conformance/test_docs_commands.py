@@ -33,9 +33,9 @@ import pytest
 
 from conftest import ROOT
 
-# Never beside another test (scripts/test runs the `serial` ones in their own phase): runs the documentation's
+# Never beside a `swift test` or another build-directory test (scripts/test runs the `buildtree` ones last, in one process): runs the documentation's
 # commands in the repository (swift build/run rewrite .build/debug.yaml, which test_platform_checks.py reads).
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.buildtree
 
 BIN = os.environ.get("TOUCHSYNC_BIN") or os.path.join(ROOT, ".build", "debug", "touchsync")
 MARKER = re.compile(r"^<!-- (runnable(?:: (with a server|in the repository))?|not runnable: (.+?)|file: (\S+)) -->$")

@@ -17,9 +17,9 @@ import textwrap
 
 import pytest
 
-# Never beside another test (scripts/test runs the `serial` ones in their own phase): reads .build/debug.yaml,
+# Never beside a `swift build` (scripts/test runs the `buildtree` ones last, in one process): reads .build/debug.yaml,
 # which a `swift build --product …` (test_docs_commands.py) rewrites.
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.buildtree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

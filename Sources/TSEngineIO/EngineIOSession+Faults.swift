@@ -8,7 +8,7 @@ import TSWebSocket
 extension EngineIOSession {
     /// What `sendPreEncoded` does with packets while faults are active (lock held): nil to send
     /// them now, else whether the session took them (queued, dropped or swallowed).
-    func faultedSendLocked(_ packets: [EnginePreEncodedPacket], _ f: EngineSessionFaults, into actions: inout Deferred) -> Bool? {
+    func faultedSendLocked(_ packets: [EnginePreEncodedPacket], _ f: EngineSessionFaults, into actions: inout Actions) -> Bool? {
         if f.silenced { return true }
         if f.dropRemaining > 0, let first = packets.first, let name = EngineSessionFaults.eventName(first), f.dropEvents.contains(name) {
             f.dropRemaining -= 1
@@ -20,7 +20,7 @@ extension EngineIOSession {
         guard f.enqueue(packets, now: clock.now()) else {
             server?.logger.warning("test fault: session \(id) passed realtime.faultMaxBufferedBytes (\(f.maxBufferedBytes) bytes held or delayed); dropped as a slow consumer")
             state.faults = nil
-            closeLocked(reason: EngineCloseReason.slowConsumer, pollReply: nil, into: &actions)
+            state.machine.close(reason: EngineCloseReason.slowConsumer, pollReply: nil, into: &actions)
             return false
         }
         scheduleFaultFlushLocked(f)
@@ -42,7 +42,7 @@ extension EngineIOSession {
     func flushFaultQueue(scheduledAt: UInt64? = nil, ignoringDelay: Bool = false) {
         while true {
             let batch: [[EnginePreEncodedPacket]]? = lock.withLock {
-                guard !state.closed, let f = state.faults else { return nil }
+                guard !state.machine.isClosed, let f = state.faults else { return nil }
                 if let scheduledAt, f.flushAt == scheduledAt { f.flushAt = nil }
                 let due = f.takeDue(now: clock.now(), ignoringDelay: ignoringDelay)
                 if due.isEmpty {
@@ -63,7 +63,7 @@ extension EngineIOSession {
     /// lock held: leaf locks only).
     public func applyFault(_ fault: EngineFault, maxBufferedBytes: Int, onDrop: (@Sendable (String) -> Void)? = nil) -> Bool {
         let ok: Bool = lock.withLock {
-            guard !state.closed else { return false }
+            guard !state.machine.isClosed else { return false }
             let f = state.faults ?? EngineSessionFaults(maxBufferedBytes: maxBufferedBytes)
             f.maxBufferedBytes = maxBufferedBytes
             switch fault {
@@ -107,13 +107,13 @@ extension EngineIOSession {
     /// one pingTimeout after the client must have given up, so it is bounded either way.
     public func silenceUntilPingTimeout() -> Bool {
         let ok: Bool = lock.withLock {
-            guard !state.closed else { return false }
+            guard !state.machine.isClosed else { return false }
             let f = state.faults ?? EngineSessionFaults(maxBufferedBytes: 0)
             f.discardQueue()
             f.silenced = true
             state.faults = f
             shared.timers.cancel(self)
-            state.timerDeadline = nil
+            state.machine.timerCancelled()
             return true
         }
         guard ok else { return false }
@@ -130,31 +130,12 @@ extension EngineIOSession {
     /// reset (RST). A parked long-poll GET is answered 400 (its connection is not ours to cut
     /// without an answer). The session closes with the matching reason.
     public func dropTransport(reset: Bool) -> Bool {
-        var actions = Deferred()
-        var transports: [any EngineWebSocketTransport] = []
-        let ok: Bool = lock.withLock {
-            guard !state.closed else { return false }
+        perform { actions in
+            guard !state.machine.isClosed else { return false }
             state.faults = nil
-            if let ws = state.ws { transports.append(ws) }
-            if let p = state.probe { transports.append(p) }
-            state.ws = nil
-            state.probe = nil
-            if let cont = state.pendingPoll {
-                state.pendingPoll = nil
-                actions.resume = (cont, .error(.unknownSID))
-            }
-            closeLocked(reason: reset ? EngineCloseReason.transportError : EngineCloseReason.transportClose, pollReply: nil, into: &actions)
+            state.machine.dropTransport(reset: reset, into: &actions)
             return true
         }
-        for ws in transports {
-            if let ws = ws as? WebSocketConnection {
-                if reset { ws.connection.reset(.local("test fault: transport error")) } else { ws.connection.closeGracefully(.local("test fault: transport close")) }
-            } else {
-                ws.engineClose()
-            }
-        }
-        actions.run(self)
-        return ok
     }
 }
 

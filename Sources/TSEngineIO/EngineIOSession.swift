@@ -15,6 +15,11 @@ protocol EngineWebSocketTransport: AnyObject, Sendable {
     /// in its own send, late enough for the peer to have read this one.
     func engineSend(frame: [UInt8], thenAfter gapNanoseconds: UInt64, _ next: @escaping @Sendable () -> Void)
     func engineClose()
+    /// A Close frame without status code, and the TCP connection closed without waiting for the
+    /// peer's Close (server shutdown).
+    func engineGoAway()
+    /// The TCP connection ends with no Close frame: a FIN, or a reset when `reset` (test faults).
+    func engineDrop(reset: Bool)
     /// Calls `body` once this WebSocket's loop has taken in (and handled) what had already
     /// arrived on it: after a later loop iteration, which polls the socket again.
     func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void)
@@ -185,32 +190,14 @@ public final class EngineIOSession: @unchecked Sendable {
     }
 
     /// The WebSocket this session writes to, when it is on the websocket transport
-    /// (broadcast writes pre-encoded frames to it directly). Nil while set-up writes are paced,
-    /// so a broadcast then queues behind them (`sendPreEncoded`), and nil while faults are
-    /// injected, so a broadcast meets them there.
+    /// (broadcast writes pre-encoded frames to it directly). Nil while faults are injected, so a
+    /// broadcast meets them there.
     var activeWebSocket: (any EngineWebSocketTransport)? {
         // v3 sessions frame binary messages differently: they take the per-session path.
-        lock.withLock { state.machine.isPacing || protocolVersion == 3 || state.faults != nil ? nil : state.machine.webSocket }
+        lock.withLock { protocolVersion == 3 || state.faults != nil ? nil : state.machine.webSocket }
     }
 
-    // MARK: set-up pacing
-
-    /// Runs `body` with websocket writes paced: every packet sent meanwhile (and any sent after
-    /// it while they drain) leaves in its own write, after the previous one has been flushed.
-    /// Used for the Socket.IO CONNECT reply and the connect handler's first emits, which the
-    /// reference server never coalesces into one TCP segment. Other writes are not affected.
-    /// Without `configuration.setupPacing` it only runs `body`.
-    public func withPacedWrites<T>(_ body: () throws -> T) rethrows -> T {
-        guard configuration.setupPacing != nil else { return try body() }
-        lock.withLock { state.machine.pacing = true }
-        defer { lock.withLock { state.machine.pacing = false } }
-        return try body()
-    }
-
-    /// The previous paced frame was flushed: write the next one, or leave paced mode.
-    func pacedWriteCompleted() {
-        perform { state.machine.pacedWriteCompleted(into: &$0) }
-    }
+    // MARK: closing
 
     /// The close reply still owed to the GET of the cycle the client closed (taken once).
     func takeCloseReply() -> [UInt8]? {
@@ -227,10 +214,6 @@ public final class EngineIOSession: @unchecked Sendable {
     /// Carries out what the machine decided, after the lock is released.
     private func run(_ a: Actions, answering parked: CheckedContinuation<EnginePollOutcome, Never>?) {
         for (ws, f) in a.frames { ws.engineSend(frame: f) }
-        if let (ws, f) = a.pacedFrame {
-            let gap = configuration.setupPacing?.gapNanoseconds ?? 0
-            ws.engineSend(frame: f, thenAfter: gap) { self.pacedWriteCompleted() }
-        }
         for (ws, t) in a.texts { ws.engineSend(text: t) }
         if let outcome = a.answerPoll { parked?.resume(returning: outcome) }
         if !a.closeTransports.isEmpty { end(a.closeTransports, a.transportEnding) }
@@ -253,14 +236,8 @@ public final class EngineIOSession: @unchecked Sendable {
             switch ending {
             case .closeFrame:
                 ws.engineClose()
-            case .goAway:
-                if let ws = ws as? WebSocketConnection { ws.goAway(reason: "server shutting down") } else { ws.engineClose() }
-            case .drop(let reset):
-                if let ws = ws as? WebSocketConnection {
-                    if reset { ws.connection.reset(.local("test fault: transport error")) } else { ws.connection.closeGracefully(.local("test fault: transport close")) }
-                } else {
-                    ws.engineClose()
-                }
+            case .goAway: ws.engineGoAway()
+            case .drop(let reset): ws.engineDrop(reset: reset)
             }
         }
     }

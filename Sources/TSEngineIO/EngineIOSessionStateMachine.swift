@@ -3,7 +3,7 @@
 /// close, a timer, a close or shutdown) appends what the session must do to an `Actions` value,
 /// and `EngineIOSession` only carries them out after releasing its lock — the shape of
 /// `ConnectionCloseStateMachine` and postgres-nio's `ConnectionStateMachine`. It owns the
-/// polling queue, the heartbeat and the set-up pacing queue. Pure: no I/O, no clock (times come
+/// polling queue and the heartbeat. Pure: no I/O, no clock (times come
 /// with the events), no timers (it says when to arm one); tested event by event with byte
 /// fixtures in `EngineIOSessionStateMachineTests`.
 ///
@@ -50,12 +50,9 @@ struct EngineIOSessionStateMachine {
         case drop(reset: Bool)
     }
 
-    /// What the session does once its lock is released, in this order: frames, the paced frame,
-    /// texts, the poll answer, transport closes, deliveries, upgrade and close notices, rearm.
+    /// What the session does once its lock is released, in this order: frames, texts, the poll answer, transport closes, deliveries, upgrade and close notices, rearm.
     struct Actions {
         var frames: [(any EngineWebSocketTransport, [UInt8])] = []
-        /// A set-up frame written alone, `pacedWriteCompleted` to follow once flushed plus the gap.
-        var pacedFrame: (any EngineWebSocketTransport, [UInt8])?
         var texts: [(any EngineWebSocketTransport, String)] = []
         /// The answer for the parked GET (which the machine has un-parked).
         var answerPoll: EnginePollOutcome?
@@ -101,15 +98,6 @@ struct EngineIOSessionStateMachine {
     private(set) var heartbeat: EngineHeartbeat
     /// The deadline the session's timer is armed for, if any.
     private var timerDeadline: UInt64?
-    /// Set-up pacing (the Socket.IO CONNECT reply and the connect handler's emits): while
-    /// `pacing`, or while a paced write is in flight, websocket frames queue in `pacedQueue`.
-    /// The first is written alone; once that write has left (flushed, plus the gap), everything
-    /// queued meanwhile goes in one write — as the reference writes only after the previous
-    /// write completed, then flushes its buffer.
-    var pacing = false
-    private(set) var pacedInFlight = false
-    private var pacedQueue: [[UInt8]] = []
-
     init(transport: EngineTransport, protocolVersion: Int, supportsBinary: Bool, queueMaxBytes: Int,
          heartbeat: EngineHeartbeat, upgradeTimeoutNanoseconds: UInt64) {
         phase = transport == .polling ? .polling(.none) : .opening
@@ -144,9 +132,6 @@ struct EngineIOSessionStateMachine {
         default: return nil
         }
     }
-
-    /// Whether set-up writes are being paced (broadcasts then queue behind them).
-    var isPacing: Bool { pacing || pacedInFlight }
 
     var hasParkedPoll: Bool { polling?.pollParked ?? false }
 
@@ -193,12 +178,7 @@ struct EngineIOSessionStateMachine {
         case .closed:
             return false
         case .websocket(let ws):
-            if isPacing {
-                for p in packets { pacedQueue.append(frame(p)) }
-                if !pacedInFlight { nextPacedWrite(ws, into: &actions) }
-            } else {
-                for p in packets { actions.frames.append((ws, frame(p))) }
-            }
+            for p in packets { actions.frames.append((ws, frame(p))) }
             return true
         case .opening, .polling:
             // While a probe is attached, sends keep going to the queue (polling); on the
@@ -217,43 +197,15 @@ struct EngineIOSessionStateMachine {
         protocolVersion == 3 ? webSocketFrame(forSegment: p.segment) : p.frame
     }
 
-    /// An Engine.IO control packet (ping, pong) on the active transport: behind any paced set-up
-    /// frames still queued (a ping never overtakes the CONNECT reply's follow-ups).
+    /// An Engine.IO control packet (ping, pong) on the active transport.
     private mutating func sendControl(_ packet: EnginePreEncodedPacket, into actions: inout Actions) -> Bool {
         if case .websocket(let ws) = phase {
-            if pacedInFlight { pacedQueue.append(packet.frame) } else { actions.frames.append((ws, packet.frame)) }
+            actions.frames.append((ws, packet.frame))
             return true
         }
         guard pollingState().queue.append(packet.segment) else { return false }
         flushPoll(into: &actions)
         return true
-    }
-
-    /// Takes the next paced write: the first queued frame when none is in flight, else every
-    /// queued frame as one write; leaves paced mode when nothing is queued.
-    private mutating func nextPacedWrite(_ ws: any EngineWebSocketTransport, into actions: inout Actions) {
-        guard !pacedQueue.isEmpty else {
-            pacedInFlight = false
-            pacedQueue = []
-            return
-        }
-        if pacedInFlight {
-            actions.pacedFrame = (ws, pacedQueue.reduce(into: []) { $0.append(contentsOf: $1) })
-            pacedQueue = []
-        } else {
-            pacedInFlight = true
-            actions.pacedFrame = (ws, pacedQueue.removeFirst())
-        }
-    }
-
-    /// The previous paced frame was flushed (plus the gap): write the next one, or leave paced mode.
-    mutating func pacedWriteCompleted(into actions: inout Actions) {
-        guard case .websocket(let ws) = phase else {
-            pacedInFlight = false
-            pacedQueue = []
-            return
-        }
-        nextPacedWrite(ws, into: &actions)
     }
 
     /// Answers the parked GET with everything queued, if both exist.
@@ -286,7 +238,6 @@ struct EngineIOSessionStateMachine {
             pollingOnly = true
         }
         phase = .closed
-        pacedQueue = []
         if let p = owesNextPoll ? pollingState() : polling {
             if p.pollParked {
                 p.pollParked = false

@@ -17,6 +17,8 @@ final class EngineIOSessionStateMachineTests: XCTestCase {
         func engineSend(frame: [UInt8]) {}
         func engineSend(frame: [UInt8], thenAfter gapNanoseconds: UInt64, _ next: @escaping @Sendable () -> Void) {}
         func engineClose() {}
+        func engineGoAway() {}
+        func engineDrop(reset: Bool) {}
         func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void) {}
         var loop: EventLoop { fatalError("the state machine never asks for the loop") }
         func sendFrameBytesOnLoop(_ bytes: [UInt8]) {}
@@ -258,29 +260,6 @@ final class EngineIOSessionStateMachineTests: XCTestCase {
         XCTAssertEqual(a.closedReason, EngineCloseReason.slowConsumer)
         XCTAssertTrue(a.closeTransports.isEmpty)
         XCTAssertEqual(m.transport, .websocket)
-    }
-
-    func testPacedSetupWritesLeaveOneByOne() {
-        var m = machine(.websocket)
-        let ws = FakeWebSocket()
-        m.webSocketAttached(ws)
-        m.pacing = true
-        var a = Actions()
-        _ = m.send(message("40"), into: &a)
-        _ = m.send(message("42[\"a\"]"), into: &a)
-        XCTAssertTrue(a.frames.isEmpty)
-        XCTAssertEqual(a.pacedFrame?.1, frame("440"), "the CONNECT reply alone")
-        m.pacing = false
-        var b = Actions()
-        m.timerFired(now: 25 * Self.s, into: &b)
-        XCTAssertTrue(b.frames.isEmpty, "a ping does not overtake the paced frames")
-        var c = Actions()
-        m.pacedWriteCompleted(into: &c)
-        XCTAssertEqual(c.pacedFrame?.1, frame("442[\"a\"]") + frame("2"), "the rest in one write")
-        var d = Actions()
-        m.pacedWriteCompleted(into: &d)
-        XCTAssertNil(d.pacedFrame)
-        XCTAssertFalse(m.isPacing)
     }
 
     func testEIO3ClientPingIsAnsweredAndMovesTheDeadline() {

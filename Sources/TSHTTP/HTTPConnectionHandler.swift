@@ -3,19 +3,40 @@ import TSSockets
 
 /// Serves HTTP/1.1 on one connection (RFC 9112 §9): parses requests, runs the responder for one
 /// request at a time, writes responses in request order, and enforces the timeouts.
-// @unchecked Sendable: all mutable state is confined to `connection.loop`. The only cross-thread
-// step is the handler Task, which hands its response back with `loop.executeOrRun` (inline when
-// the task already runs on the loop, see `EventLoopTaskExecutor`).
-final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
+///
+/// All mutable state belongs to `connection.loop` (`EventLoopBound`, checked on every access).
+/// The only cross-thread step is the handler Task, which hands its response back with
+/// `loop.executeOrRun` (inline when the task already runs on the loop, see
+/// `EventLoopTaskExecutor`).
+final class HTTPConnectionHandler: ConnectionHandler, Sendable {
     let connection: Connection
     let context: HTTPServerContext
     let registry: HTTPLoopRegistry
-    /// Every decision about this connection (what to serve, when to pause, close or hand off);
-    /// this class only carries them out.
-    private var machine: HTTPConnectionStateMachine
-    private var encoder = HTTPResponseEncoder()
-    /// The timeout tick while the machine is serving (cancelled on close and upgrade).
-    private var tick: ScheduledTaskHandle?
+
+    struct LoopState {
+        /// Every decision about this connection (what to serve, when to pause, close or hand
+        /// off); this class only carries them out.
+        var machine: HTTPConnectionStateMachine
+        var encoder = HTTPResponseEncoder()
+        /// The timeout tick while the machine is serving (cancelled on close and upgrade).
+        var tick: ScheduledTaskHandle?
+    }
+    private let loopState: EventLoopBound<LoopState>
+
+    // Each access is one statement long: nothing here calls out (into the connection, which may
+    // call back) while the state is being modified.
+    private var machine: HTTPConnectionStateMachine {
+        get { loopState.withValue { $0.machine } }
+        _modify { yield &loopState.value.machine }
+    }
+    private var encoder: HTTPResponseEncoder {
+        get { loopState.withValue { $0.encoder } }
+        _modify { yield &loopState.value.encoder }
+    }
+    private var tick: ScheduledTaskHandle? {
+        get { loopState.withValue { $0.tick } }
+        set { loopState.withValue { $0.tick = newValue } }
+    }
 
     private static let continueBytes: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
     /// Bodies above this are written as their own part (no copy into the head buffer).
@@ -31,7 +52,9 @@ final class HTTPConnectionHandler: ConnectionHandler, @unchecked Sendable {
                                               idleTimeout: context.configuration.idleTimeout.clockNanoseconds,
                                               bodyReadTimeout: context.configuration.bodyReadTimeout.clockNanoseconds,
                                               now: context.configuration.clock.now())
-        machine = HTTPConnectionStateMachine(limits: context.limits, timeouts: timeouts, drainLowWater: Self.drainLowWater)
+        loopState = EventLoopBound(LoopState(machine: HTTPConnectionStateMachine(limits: context.limits, timeouts: timeouts,
+                                                                                 drainLowWater: Self.drainLowWater)),
+                                   loop: connection.loop)
     }
 
     private var now: UInt64 { context.configuration.clock.now() }

@@ -128,10 +128,7 @@ extension EngineIOSession {
             }
         }
         let now = clock.now()
-        perform { actions in
-            guard !isSilencedLocked else { return }
-            state.machine.webSocketReceived(decoded, on: ws, now: now, into: &actions)
-        }
+        perform { state.machine.webSocketReceived(decoded, on: ws, now: now, into: &$0) }
     }
 
     /// One of this session's WebSockets closed.

@@ -30,6 +30,16 @@ protocol EngineWebSocketTransport: AnyObject, Sendable {
     func sendFrameBytesOnLoop(_ bytes: [UInt8])
 }
 
+/// A stage installed around one session's outbound packets from outside the session (test mode's
+/// faults, `EngineSessionFaults`): while installed, what the layer above sends goes to it
+/// instead of the transport, and it hands on what it lets through with `sendDirect`. A session
+/// drops its stage when it closes.
+protocol EngineOutboundStage: AnyObject, Sendable {
+    /// Packets the layer above sent (called without the session's lock); returns whether the
+    /// session took them.
+    func send(_ packets: [EnginePreEncodedPacket], through session: EngineIOSession) -> Bool
+}
+
 /// What every session of one server shares (immutable).
 final class EngineIOSessionContext: Sendable {
     let configuration: EngineIOConfiguration
@@ -84,8 +94,9 @@ public final class EngineIOSession: @unchecked Sendable {
         var parkedPoll: CheckedContinuation<EnginePollOutcome, Never>?
         /// `userInfo` (kept under the session lock: no lock object of its own per session).
         var userInfo: (any AnyObject & Sendable)?
-        /// Injected faults (test mode; `EngineIOSession+Faults.swift`), nil when none.
-        var faults: EngineSessionFaults?
+        /// The stage installed around the outbound packets, nil when none (always, outside test
+        /// mode).
+        var outboundStage: (any EngineOutboundStage)?
     }
 
     /// Guards `state`, and only this session's state: the layer above keeps its own lock for its
@@ -154,6 +165,7 @@ public final class EngineIOSession: @unchecked Sendable {
         var parked: CheckedContinuation<EnginePollOutcome, Never>?
         let result: T = lock.withLock {
             let r = event(&actions)
+            if actions.closedReason != nil { state.outboundStage = nil }
             if actions.answerPoll != nil {
                 parked = state.parkedPoll
                 state.parkedPoll = nil
@@ -179,22 +191,32 @@ public final class EngineIOSession: @unchecked Sendable {
 
     /// Sends packets encoded once for many recipients (broadcast). Returns false when the
     /// session is closed or was closed because its buffer bound was passed (slow consumer).
-    /// `throughFaults` false: the fault queue's own flush, which must not be faulted again.
     @discardableResult
-    public func sendPreEncoded(_ packets: [EnginePreEncodedPacket], throughFaults: Bool = true) -> Bool {
-        perform { actions in
-            if state.machine.isClosed { return false }
-            if throughFaults, let f = state.faults, let taken = faultedSendLocked(packets, f, into: &actions) { return taken }
+    public func sendPreEncoded(_ packets: [EnginePreEncodedPacket]) -> Bool {
+        var stage: (any EngineOutboundStage)?
+        let ok: Bool = perform { actions in
+            if let s = state.outboundStage {
+                stage = s
+                return true
+            }
             return state.machine.send(packets, into: &actions)
         }
+        guard let stage else { return ok }
+        return stage.send(packets, through: self)
+    }
+
+    /// Sends packets past the outbound stage (what the stage lets through).
+    @discardableResult
+    func sendDirect(_ packets: [EnginePreEncodedPacket]) -> Bool {
+        perform { state.machine.send(packets, into: &$0) }
     }
 
     /// The WebSocket this session writes to, when it is on the websocket transport
-    /// (broadcast writes pre-encoded frames to it directly). Nil while faults are injected, so a
-    /// broadcast meets them there.
+    /// (broadcast writes pre-encoded frames to it directly). Nil while an outbound stage is
+    /// installed, so a broadcast meets it there.
     var activeWebSocket: (any EngineWebSocketTransport)? {
         // v3 sessions frame binary messages differently: they take the per-session path.
-        lock.withLock { protocolVersion == 3 || state.faults != nil ? nil : state.machine.webSocket }
+        lock.withLock { protocolVersion == 3 || state.outboundStage != nil ? nil : state.machine.webSocket }
     }
 
     // MARK: closing
@@ -247,7 +269,7 @@ public final class EngineIOSession: @unchecked Sendable {
     /// Arms the single session timer at the heartbeat's next deadline (if it changed).
     func rearmTimer() {
         lock.withLock {
-            guard !isSilencedLocked, let (deadline, kind) = state.machine.timerToArm() else { return }
+            guard let (deadline, kind) = state.machine.timerToArm() else { return }
             // The timers hold the session strongly while armed: the timer is cancelled on close
             // and replaced on rearm, which releases it.
             shared.timers.arm(self, at: deadline, kind: kind)

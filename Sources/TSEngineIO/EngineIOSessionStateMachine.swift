@@ -96,6 +96,8 @@ struct EngineIOSessionStateMachine {
     /// How long an attached probe may take to complete the upgrade.
     let upgradeTimeoutNanoseconds: UInt64
     private(set) var heartbeat: EngineHeartbeat
+    /// Gone quiet (`mute`): no heartbeat, and WebSocket input is ignored.
+    private(set) var muted = false
     /// The deadline the session's timer is armed for, if any.
     private var timerDeadline: UInt64?
     init(transport: EngineTransport, protocolVersion: Int, supportsBinary: Bool, queueMaxBytes: Int,
@@ -307,20 +309,25 @@ struct EngineIOSessionStateMachine {
     /// The deadline and list the session's timer must be armed at, when it changed (recorded as
     /// armed); nil when nothing is to arm.
     mutating func timerToArm() -> (deadline: UInt64, kind: EngineSessionTimers.Kind)? {
-        guard !isClosed, let deadline = heartbeat.nextDeadline, timerDeadline != deadline else { return nil }
+        guard !isClosed, !muted, let deadline = heartbeat.nextDeadline, timerDeadline != deadline else { return nil }
         timerDeadline = deadline
         let kind: EngineSessionTimers.Kind = deadline == heartbeat.upgradeDeadline ? .upgrade
             : deadline == heartbeat.pongDeadline ? (heartbeat.clientPings ? .clientPing : .pong) : .ping
         return (deadline, kind)
     }
 
-    /// The timer was taken off (silenced session): the next `timerToArm` arms afresh.
-    mutating func timerCancelled() { timerDeadline = nil }
+    /// The session goes quiet, as a peer that vanished looks from the other side: no more pings
+    /// (the session's timer must be cancelled), WebSocket input ignored. What ends it is a close
+    /// (test mode's "ping timeout" fault closes it after the client's own timeout).
+    mutating func mute() {
+        muted = true
+        timerDeadline = nil
+    }
 
     /// The heartbeat timer fired.
     mutating func timerFired(now: UInt64, into actions: inout Actions) {
         timerDeadline = nil
-        guard !isClosed else { return }
+        guard !isClosed, !muted else { return }
         loop: while true {
             switch heartbeat.tick(now: now) {
             case .none: break loop
@@ -433,6 +440,7 @@ extension EngineIOSessionStateMachine {
     /// A message from one of this session's WebSockets: `packet` nil when it did not decode.
     mutating func webSocketReceived(_ packet: EnginePacket?, on ws: any EngineWebSocketTransport, now: UInt64,
                                     into actions: inout Actions) {
+        if muted { return }
         switch phase {
         case .websocket(let active) where active === ws:
             guard let packet else {

@@ -64,8 +64,10 @@ extension EngineIOServer {
                 // once and the session's transport keeps working.
                 return WebSocketHandshake.response(for: request, configuration: webSocketConfiguration) { [weak self] ws in
                     if let limit = self?.maxOutboundBytesPerWebSocket { ws.connection.maxOutboundBytes = limit }
-                    ws.delegate = EngineWebSocketHandler(session: session)
-                    if !session.attachProbe(ws) { ws.close(code: WebSocketCloseCode.normalClosure, reason: "") }
+                    guard let self else { ws.close(code: WebSocketCloseCode.goingAway, reason: ""); return }
+                    let transport = self.engineTransport(for: ws)
+                    ws.delegate = EngineWebSocketHandler(session: session, transport: transport)
+                    if !session.attachProbe(transport) { ws.close(code: WebSocketCloseCode.normalClosure, reason: "") }
                 }
             }
         }
@@ -96,8 +98,9 @@ extension EngineIOServer {
                 guard let self else { ws.close(code: WebSocketCloseCode.goingAway, reason: ""); return }
                 ws.connection.maxOutboundBytes = self.maxOutboundBytesPerWebSocket
                 let session = self.makeSession(transport: .websocket, handshake: info, protocolVersion: version, address: address)
-                ws.delegate = EngineWebSocketHandler(session: session)
-                session.startWebSocket(ws)
+                let transport = self.engineTransport(for: ws)
+                ws.delegate = EngineWebSocketHandler(session: session, transport: transport)
+                session.startWebSocket(transport)
                 self.sessionDidOpen(session, request: request)
             }
         }

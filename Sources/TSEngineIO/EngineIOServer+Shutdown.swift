@@ -20,36 +20,13 @@ extension EngineIOServer {
 }
 
 extension EngineIOSession {
-    /// See `EngineIOServer.shutdown(reason:)`.
+    /// See `EngineIOServer.shutdown(reason:)` and `EngineIOSessionStateMachine.shutdown`.
     func closeForShutdown(reason: String) {
-        var actions = Deferred()
-        var transports: [any EngineWebSocketTransport] = []
-        lock.withLock {
-            guard !state.closed else { return }
-            // A pending GET's connection closes unanswered; the WebSockets close here (no status
-            // code, no wait) instead of `closeLocked`'s 1000.
-            if let ws = state.ws { transports.append(ws) }
-            if let p = state.probe { transports.append(p) }
-            state.ws = nil
-            state.probe = nil
-            if let cont = state.pendingPoll {
-                state.pendingPoll = nil
-                actions.resume = (cont, .noAnswer)
-            }
-            closeLocked(reason: reason, pollReply: nil, into: &actions)
-        }
-        for ws in transports {
-            if let ws = ws as? WebSocketConnection {
-                ws.goAway(reason: "server shutting down")
-            } else {
-                ws.engineClose()
-            }
-        }
-        actions.run(self)
+        perform { state.machine.shutdown(reason: reason, into: &$0) }
     }
 }
 
 extension EngineIOSession {
     /// Whether a long-poll GET is parked waiting for packets (the one a shutdown leaves unanswered).
-    var hasParkedPoll: Bool { lock.withLock { state.pendingPoll != nil } }
+    var hasParkedPoll: Bool { lock.withLock { state.machine.hasParkedPoll } }
 }

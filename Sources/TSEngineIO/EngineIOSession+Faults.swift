@@ -1,174 +1,215 @@
 import TSSockets
-import TSWebSocket
 
-/// Fault injection (test mode, docs/test-mode.md "Faults"): the hook on the outbound path is
-/// `sendPreEncoded`, which every Socket.IO packet goes through (a faulted session is never
-/// written directly by a broadcast: `activeWebSocket` is nil for it). Heartbeat packets take
-/// their own path (`writeFrameLocked`, the polling queue) and are never delayed, held or dropped.
-extension EngineIOSession {
-    /// What `sendPreEncoded` does with packets while faults are active (lock held): nil to send
-    /// them now, else whether the session took them (queued, dropped or swallowed).
-    func faultedSendLocked(_ packets: [EnginePreEncodedPacket], _ f: EngineSessionFaults, into actions: inout Deferred) -> Bool? {
-        if f.silenced { return true }
-        if f.dropRemaining > 0, let first = packets.first, let name = EngineSessionFaults.eventName(first), f.dropEvents.contains(name) {
-            f.dropRemaining -= 1
-            f.onDrop?(name)
-            if f.isIdle { state.faults = nil }
-            return true
+/// Fault injection (test mode, docs/test-mode.md "Faults"), from outside the session: the faults
+/// are an `EngineOutboundStage` installed on the session, which every Socket.IO packet then goes
+/// through (a session with a stage is never written directly by a broadcast: `activeWebSocket`
+/// is nil for it). Heartbeat packets are written by the session's state machine and never pass
+/// the stage: they are never delayed, held or dropped.
+extension EngineSessionFaults {
+    private enum Admission {
+        case pass
+        case taken(scheduleFlushAt: UInt64?)
+        case overflow
+    }
+
+    /// What the session's layer above sent while these faults are installed.
+    func send(_ packets: [EnginePreEncodedPacket], through session: EngineIOSession) -> Bool {
+        let now = session.clock.now()
+        let admission: Admission = lock.withLock {
+            if silenced { return .taken(scheduleFlushAt: nil) }
+            if dropRemaining > 0, let first = packets.first, let name = Self.eventName(first), dropEvents.contains(name) {
+                dropRemaining -= 1
+                onDrop?(name)
+                return .taken(scheduleFlushAt: nil)
+            }
+            if delayNanoseconds == 0 && !holding && queueIsEmpty && !flushing { return .pass }
+            guard enqueue(packets, now: now) else { return .overflow }
+            return .taken(scheduleFlushAt: flushToScheduleLocked())
         }
-        if f.delayNanoseconds == 0 && !f.holding && f.queueIsEmpty && !f.flushing { return nil }
-        guard f.enqueue(packets, now: clock.now()) else {
-            server?.logger.warning("test fault: session \(id) passed realtime.faultMaxBufferedBytes (\(f.maxBufferedBytes) bytes held or delayed); dropped as a slow consumer")
-            state.faults = nil
-            closeLocked(reason: EngineCloseReason.slowConsumer, pollReply: nil, into: &actions)
+        switch admission {
+        case .pass:
+            return session.sendDirect(packets)
+        case .taken(let at):
+            if let at { session.scheduleFaultFlush(self, at: at) }
+            session.removeFaultsIfIdle(self)
+            return true
+        case .overflow:
+            session.server?.logger.warning("test fault: session \(session.id) passed realtime.faultMaxBufferedBytes (\(maxBufferedBytes) bytes held or delayed); dropped as a slow consumer")
+            session.close(reason: EngineCloseReason.slowConsumer)
             return false
         }
-        scheduleFaultFlushLocked(f)
-        return true
     }
 
-    /// Arms the flush of the queue's head on the timer loop (lock held).
-    private func scheduleFaultFlushLocked(_ f: EngineSessionFaults) {
-        guard !f.flushing, let due = f.nextDue else { return }
-        if let at = f.flushAt, at <= due { return }
-        f.flushAt = due
-        let now = clock.now()
-        timerLoop.scheduleTask(in: due > now ? due - now : 0) { [self] in flushFaultQueue(scheduledAt: due) }
+    /// The deadline to schedule a flush of the queue's head for, if one is needed (lock held).
+    func flushToScheduleLocked() -> UInt64? {
+        guard !flushing, let due = nextDue else { return nil }
+        if let at = flushAt, at <= due { return nil }
+        flushAt = due
+        return due
     }
 
-    /// Writes the queued packets that are due, in order, through the unfaulted path. Runs on the
-    /// timer loop only, so two flushes never interleave; sends made meanwhile queue behind
-    /// (`flushing`), so nothing overtakes a packet being flushed.
-    func flushFaultQueue(scheduledAt: UInt64? = nil, ignoringDelay: Bool = false) {
-        while true {
-            let batch: [[EnginePreEncodedPacket]]? = lock.withLock {
-                guard !state.closed, let f = state.faults else { return nil }
-                if let scheduledAt, f.flushAt == scheduledAt { f.flushAt = nil }
-                let due = f.takeDue(now: clock.now(), ignoringDelay: ignoringDelay)
-                if due.isEmpty {
-                    f.flushing = false
-                    if f.isIdle { state.faults = nil } else { scheduleFaultFlushLocked(f) }
-                    return nil
-                }
-                f.flushing = true
-                return due
-            }
-            guard let batch else { return }
-            for packets in batch { sendPreEncoded(packets, throughFaults: false) }
+    /// Takes what may leave now (lock held): nil when nothing is due (flushing ends).
+    func takeDueLocked(scheduledAt: UInt64?, now: UInt64, ignoringDelay: Bool) -> (batch: [[EnginePreEncodedPacket]]?, reschedule: UInt64?) {
+        if let scheduledAt, flushAt == scheduledAt { flushAt = nil }
+        let due = takeDue(now: now, ignoringDelay: ignoringDelay)
+        if due.isEmpty {
+            flushing = false
+            return (nil, isIdle ? nil : flushToScheduleLocked())
         }
+        flushing = true
+        return (due, nil)
+    }
+}
+
+extension EngineIOSession {
+    /// The faults installed on this session, if any (lock held).
+    private var faultsLocked: EngineSessionFaults? { state.outboundStage as? EngineSessionFaults }
+
+    /// Arms the flush of `faults`' queue head on the timer loop.
+    func scheduleFaultFlush(_ faults: EngineSessionFaults, at due: UInt64) {
+        let now = clock.now()
+        timerLoop.scheduleTask(in: due > now ? due - now : 0) { [self] in flushFaultQueue(faults, scheduledAt: due) }
+    }
+
+    /// Uninstalls `faults` once they have nothing left to do (the session goes back to the
+    /// direct path).
+    func removeFaultsIfIdle(_ faults: EngineSessionFaults) {
+        lock.withLock {
+            guard state.outboundStage === faults, faults.lock.withLock({ faults.isIdle }) else { return }
+            state.outboundStage = nil
+        }
+    }
+
+    /// Writes the queued packets that are due, in order, past the stage. Runs on the timer loop
+    /// only, so two flushes never interleave; sends made meanwhile queue behind (`flushing`), so
+    /// nothing overtakes a packet being flushed.
+    func flushFaultQueue(_ faults: EngineSessionFaults, scheduledAt: UInt64? = nil, ignoringDelay: Bool = false) {
+        while true {
+            let installed = lock.withLock { !state.machine.isClosed && state.outboundStage === faults }
+            guard installed else { return }
+            let now = clock.now()
+            let (batch, reschedule) = faults.lock.withLock {
+                faults.takeDueLocked(scheduledAt: scheduledAt, now: now, ignoringDelay: ignoringDelay)
+            }
+            guard let batch else {
+                if let reschedule { scheduleFaultFlush(faults, at: reschedule) }
+                removeFaultsIfIdle(faults)
+                return
+            }
+            for packets in batch { sendDirect(packets) }
+        }
+    }
+
+    /// The faults installed on this session, installed now when there are none (lock held).
+    private func installedFaultsLocked(maxBufferedBytes: Int) -> EngineSessionFaults {
+        if let f = faultsLocked { return f }
+        let f = EngineSessionFaults(maxBufferedBytes: maxBufferedBytes)
+        state.outboundStage = f
+        return f
     }
 
     /// Applies `fault`; false when the session is closed. `maxBufferedBytes` bounds what
-    /// `delay`/`hold` may queue; `onDrop` is told each dropped event's name (with the session's
+    /// `delay`/`hold` may queue; `onDrop` is told each dropped event's name (with the faults'
     /// lock held: leaf locks only).
     public func applyFault(_ fault: EngineFault, maxBufferedBytes: Int, onDrop: (@Sendable (String) -> Void)? = nil) -> Bool {
-        let ok: Bool = lock.withLock {
-            guard !state.closed else { return false }
-            let f = state.faults ?? EngineSessionFaults(maxBufferedBytes: maxBufferedBytes)
-            f.maxBufferedBytes = maxBufferedBytes
-            switch fault {
-            case .delay(let ms): f.delayNanoseconds = UInt64(max(0, ms)) * 1_000_000
-            case .drop(let events, let count):
-                f.dropEvents = events
-                f.dropRemaining = max(0, count)
-                f.onDrop = onDrop
-            case .hold: f.holding = true
-            case .release: f.holding = false
+        let released: EngineSessionFaults?? = lock.withLock {
+            guard !state.machine.isClosed else { return nil }
+            let f = installedFaultsLocked(maxBufferedBytes: maxBufferedBytes)
+            let idle: Bool = f.lock.withLock {
+                f.maxBufferedBytes = maxBufferedBytes
+                switch fault {
+                case .delay(let ms): f.delayNanoseconds = UInt64(max(0, ms)) * 1_000_000
+                case .drop(let events, let count):
+                    f.dropEvents = events
+                    f.dropRemaining = max(0, count)
+                    f.onDrop = onDrop
+                case .hold: f.holding = true
+                case .release: f.holding = false
+                }
+                return f.isIdle
             }
-            state.faults = f.isIdle ? nil : f
-            return true
+            if idle { state.outboundStage = nil }
+            return .some(fault == .release ? f : nil)
         }
+        guard let released else { return false }
         // Released packets leave from the timer loop, in order.
-        if ok, fault == .release { timerLoop.execute { [self] in flushFaultQueue() } }
-        return ok
+        if let f = released { timerLoop.execute { [self] in flushFaultQueue(f) } }
+        return true
     }
 
     /// Removes every fault; packets still held or delayed leave now, in order (on the timer
     /// loop). A silenced session stays silenced: it is dying by its ping timeout.
     public func clearFaults() {
-        let flush: Bool = lock.withLock {
-            guard let f = state.faults, !f.silenced else { return false }
-            f.delayNanoseconds = 0
-            f.holding = false
-            f.dropRemaining = 0
-            f.dropEvents = []
-            if f.isIdle { state.faults = nil }
-            return true
+        let flush: EngineSessionFaults? = lock.withLock {
+            guard let f = faultsLocked else { return nil }
+            let (silenced, idle): (Bool, Bool) = f.lock.withLock {
+                guard !f.silenced else { return (true, false) }
+                f.delayNanoseconds = 0
+                f.holding = false
+                f.dropRemaining = 0
+                f.dropEvents = []
+                return (false, f.isIdle)
+            }
+            if silenced { return nil }
+            if idle { state.outboundStage = nil }
+            return f
         }
-        if flush { timerLoop.execute { [self] in flushFaultQueue(ignoringDelay: true) } }
+        if let f = flush { timerLoop.execute { [self] in flushFaultQueue(f, ignoringDelay: true) } }
     }
 
     /// The faults active on this session, nil when none.
-    public var faultSnapshot: EngineFaultSnapshot? { lock.withLock { state.faults?.snapshot(sid: id) } }
+    public var faultSnapshot: EngineFaultSnapshot? {
+        lock.withLock { faultsLocked.map { f in f.lock.withLock { f.snapshot(sid: id) } } }
+    }
 
     /// "ping timeout": from now on the session sends nothing (not even pings) and ignores what
-    /// arrives, so the client's own timer (Engine.IO v4 "Heartbeat": no ping within
-    /// pingInterval + pingTimeout) ends the connection. The server closes the session itself
-    /// one pingTimeout after the client must have given up, so it is bounded either way.
+    /// arrives on its WebSocket, so the client's own timer (Engine.IO v4 "Heartbeat": no ping
+    /// within pingInterval + pingTimeout) ends the connection. The server closes the session
+    /// itself one pingTimeout after the client must have given up, so it is bounded either way.
     public func silenceUntilPingTimeout() -> Bool {
         let ok: Bool = lock.withLock {
-            guard !state.closed else { return false }
-            let f = state.faults ?? EngineSessionFaults(maxBufferedBytes: 0)
-            f.discardQueue()
-            f.silenced = true
-            state.faults = f
-            shared.timers.cancel(self)
-            state.timerDeadline = nil
+            guard !state.machine.isClosed else { return false }
+            let f = installedFaultsLocked(maxBufferedBytes: 0)
+            f.lock.withLock {
+                f.discardQueue()
+                f.silenced = true
+            }
+            state.machine.mute()
             return true
         }
         guard ok else { return false }
+        shared.timers.cancel(self)
         let grace = max(.milliseconds(1), configuration.pingInterval) + max(.milliseconds(1), configuration.pingTimeout) * 2
         timerLoop.scheduleTask(in: grace.clockNanoseconds) { [self] in close(reason: EngineCloseReason.pingTimeout) }
         return true
     }
-
-    /// Whether inbound packets are ignored (a silenced session). Lock held.
-    var isSilencedLocked: Bool { state.faults?.silenced == true }
 
     /// "transport close" (`reset` false): the TCP connection ends with a FIN, no Engine.IO
     /// close packet, no WebSocket Close frame. "transport error" (`reset` true): it ends with a
     /// reset (RST). A parked long-poll GET is answered 400 (its connection is not ours to cut
     /// without an answer). The session closes with the matching reason.
     public func dropTransport(reset: Bool) -> Bool {
-        var actions = Deferred()
-        var transports: [any EngineWebSocketTransport] = []
-        let ok: Bool = lock.withLock {
-            guard !state.closed else { return false }
-            state.faults = nil
-            if let ws = state.ws { transports.append(ws) }
-            if let p = state.probe { transports.append(p) }
-            state.ws = nil
-            state.probe = nil
-            if let cont = state.pendingPoll {
-                state.pendingPoll = nil
-                actions.resume = (cont, .error(.unknownSID))
-            }
-            closeLocked(reason: reset ? EngineCloseReason.transportError : EngineCloseReason.transportClose, pollReply: nil, into: &actions)
+        perform { actions in
+            guard !state.machine.isClosed else { return false }
+            state.machine.dropTransport(reset: reset, into: &actions)
             return true
         }
-        for ws in transports {
-            if let ws = ws as? WebSocketConnection {
-                if reset { ws.connection.reset(.local("test fault: transport error")) } else { ws.connection.closeGracefully(.local("test fault: transport close")) }
-            } else {
-                ws.engineClose()
-            }
-        }
-        actions.run(self)
-        return ok
     }
-}
 
-extension EngineIOSession {
     /// Removes every fault at once and discards what they held or delayed (before a server
     /// disconnect, whose DISCONNECT must not wait behind them).
     public func discardFaults() {
         lock.withLock {
-            guard let f = state.faults, !f.silenced else { return }
-            f.discardQueue()
-            state.faults = f.flushing ? f : nil
-            f.delayNanoseconds = 0
-            f.holding = false
-            f.dropRemaining = 0
+            guard let f = faultsLocked else { return }
+            let remove: Bool = f.lock.withLock {
+                guard !f.silenced else { return false }
+                f.discardQueue()
+                f.delayNanoseconds = 0
+                f.holding = false
+                f.dropRemaining = 0
+                return !f.flushing
+            }
+            if remove { state.outboundStage = nil }
         }
     }
 }

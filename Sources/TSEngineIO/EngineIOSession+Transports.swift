@@ -48,48 +48,22 @@ enum EngineWebSocketFraming {
 extension EngineIOSession {
     // MARK: HTTP long-polling (Engine.IO v4, "HTTP long-polling")
 
-    /// A GET: answers at once with the queued packets, else waits until one is queued (the
-    /// server's ping every `pingInterval` bounds the wait). A second concurrent GET closes the
-    /// session: the first gets a `1` close packet, the second a 400.
-    ///
-    /// Order against requests on other connections (which other loops may run first): a GET
-    /// racing the client's own close (`1` in a POST) gets the `6` it would have got parked
-    /// (once; see `closeReplyForNextPoll`); a GET that comes after the ping deadline finds the
-    /// session closed (400), even if the timer that closes it has not run yet.
+    /// A GET: answered at once, or parked until the machine answers it
+    /// (`EngineIOSessionStateMachine.pollArrived`).
     func poll() async -> EnginePollOutcome {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (cont: CheckedContinuation<EnginePollOutcome, Never>) in
-                var actions = Deferred()
-                var immediate: EnginePollOutcome?
-                lock.withLock {
-                    if !state.closed, state.heartbeat.isExpired(at: clock.now()) {
-                        closeLocked(reason: EngineCloseReason.pingTimeout, pollReply: nil, into: &actions)
-                    }
-                    if state.closed {
-                        if let reply = state.closeReplyForNextPoll {
-                            state.closeReplyForNextPoll = nil
-                            immediate = .payload(reply)
-                        } else {
-                            immediate = .error(.unknownSID)
-                        }
-                    } else if state.transport != .polling || state.upgrade == .done {
-                        immediate = .error(.badRequest)
-                    } else if state.pendingPoll != nil {
-                        closeLocked(reason: EngineCloseReason.transportError, pollReply: EnginePacket(.close), into: &actions)
-                        immediate = .error(.badRequest)
-                    } else if !state.queue.isEmpty {
-                        immediate = .payload(drainPollLocked())
-                    } else if state.upgrade == .probed {
-                        // Upgrade in progress: end this poll with a noop so the client can
-                        // send its `5` (Engine.IO v4, "Upgrade").
-                        immediate = .payload(pollPayload([EnginePacket(.noop)]))
-                    } else {
-                        state.pendingPoll = cont
-                        state.pollGeneration &+= 1
+                let now = clock.now()
+                let immediate: EnginePollOutcome? = perform { actions in
+                    switch state.machine.pollArrived(now: now, into: &actions) {
+                    case .answer(let outcome):
+                        return outcome
+                    case .park:
+                        state.parkedPoll = cont
+                        return nil
                     }
                 }
                 if let immediate { cont.resume(returning: immediate) }
-                actions.run(self)
             }
         } onCancel: {
             // The client went away while its GET was parked (reference: closes the session).
@@ -100,32 +74,14 @@ extension EngineIOSession {
     /// A POST: decodes the payload and handles each packet. Over `maxPayload` → 413 and the
     /// session closes; an undecodable payload → 400 and the session closes.
     func post(_ body: [UInt8]) -> EngineHTTPError? {
-        var actions = Deferred()
         // Decoded before the lock is taken (nothing else waits on this session while a large
-        // payload is parsed); an oversized body is never parsed. The checks below still run in
-        // the order the protocol answers them.
+        // payload is parsed); an oversized body is never parsed. The machine still answers in
+        // the order the protocol checks.
         let tooLarge = body.count > configuration.maxPayload
         let decoded: [EnginePacket]? = tooLarge ? nil
             : try? (protocolVersion == 3 ? EngineV3PayloadCodec.decodePayload(body) : EnginePacketCodec.decodePayload(body))
-        let result: EngineHTTPError? = lock.withLock {
-            if !state.closed, state.heartbeat.isExpired(at: clock.now()) {
-                closeLocked(reason: EngineCloseReason.pingTimeout, pollReply: nil, into: &actions)
-            }
-            if state.closed { return .unknownSID }
-            if state.transport != .polling || state.upgrade == .done { return .badRequest }
-            if tooLarge {
-                closeLocked(reason: EngineCloseReason.payloadTooLarge, pollReply: nil, into: &actions)
-                return .payloadTooLarge
-            }
-            guard let packets = decoded else {
-                closeLocked(reason: EngineCloseReason.parseError, pollReply: nil, into: &actions)
-                return .badRequest
-            }
-            for p in packets where !state.closed { receiveLocked(p, viaWebSocket: nil, into: &actions) }
-            return nil
-        }
-        actions.run(self)
-        return result
+        let now = clock.now()
+        return perform { state.machine.post(decoded, tooLarge: tooLarge, now: now, into: &$0) }
     }
 
     // MARK: WebSocket (Engine.IO v4, "WebSocket" and "Upgrade")
@@ -133,13 +89,13 @@ extension EngineIOSession {
     /// Sets the transport of a session opened directly over WebSocket and sends the open packet.
     func startWebSocket(_ ws: any EngineWebSocketTransport) {
         let open = EngineIOConfigurationOpen.text(openPacket(upgrades: []))
-        lock.withLock { state.ws = ws }
+        lock.withLock { state.machine.webSocketAttached(ws) }
         ws.engineSend(text: open)
         rearmTimer()
     }
 
     /// The probing WebSocket of an upgrade in progress, if any.
-    var probeTransport: (any EngineWebSocketTransport)? { lock.withLock { state.closed ? nil : state.probe } }
+    var probeTransport: (any EngineWebSocketTransport)? { lock.withLock { state.machine.probe } }
 
     /// Orders a polling request after what already arrived on the session's probing WebSocket
     /// (its `2probe`, `5`): a client sends those, then opens the request's connection, so a
@@ -152,13 +108,8 @@ extension EngineIOSession {
 
     /// Attaches the probing WebSocket of an upgrade; false (caller closes it) when not allowed.
     func attachProbe(_ ws: any EngineWebSocketTransport) -> Bool {
-        let ok: Bool = lock.withLock {
-            guard !state.closed, state.transport == .polling, state.upgrade == .none, state.probe == nil else { return false }
-            state.probe = ws
-            state.upgrade = .attached
-            state.heartbeat.upgradeStarted(now: clock.now(), timeoutNanoseconds: max(.milliseconds(1), configuration.upgradeTimeout).clockNanoseconds)
-            return true
-        }
+        let now = clock.now()
+        let ok = lock.withLock { state.machine.probeAttached(ws, now: now) }
         if ok { rearmTimer() }
         return ok
     }
@@ -176,68 +127,13 @@ extension EngineIOSession {
                 decoded = EnginePacketCodec.decodeBinaryFrame(b)
             }
         }
-        var actions = Deferred()
-        lock.withLock {
-            guard !state.closed, !isSilencedLocked else { return }
-            if let probe = state.probe, probe === ws {
-                handleProbeLocked(decoded, probe: probe, into: &actions)
-            } else if let active = state.ws, active === ws {
-                guard let packet = decoded else {
-                    closeLocked(reason: EngineCloseReason.parseError, pollReply: nil, into: &actions)
-                    return
-                }
-                receiveLocked(packet, viaWebSocket: active, into: &actions)
-            }
-        }
-        actions.run(self)
-    }
-
-    private func handleProbeLocked(_ packet: EnginePacket?, probe: any EngineWebSocketTransport, into actions: inout Deferred) {
-        if let p = packet, p.type == .ping, p.text == "probe", state.upgrade == .attached {
-            actions.texts.append((probe, "3probe"))
-            state.upgrade = .probed
-            if let cont = state.pendingPoll {
-                state.pendingPoll = nil
-                let payload = state.queue.isEmpty ? pollPayload([EnginePacket(.noop)]) : drainPollLocked()
-                actions.resume = (cont, .payload(payload))
-            }
-        } else if let p = packet, p.type == .upgrade, state.upgrade == .probed {
-            state.transport = .websocket
-            state.ws = probe
-            state.probe = nil
-            state.upgrade = .done
-            state.heartbeat.upgradeEnded()
-            if let cont = state.pendingPoll {
-                state.pendingPoll = nil
-                actions.resume = (cont, .payload(pollPayload([EnginePacket(.noop)])))
-            }
-            for seg in state.queue.drainSegments() { actions.frames.append((probe, webSocketFrame(forSegment: seg))) }
-            actions.upgraded = true
-            actions.rearm = true
-        } else {
-            // Anything else on a probing transport aborts the upgrade (the session stays on polling).
-            actions.closeTransports.append(probe)
-            state.probe = nil
-            state.upgrade = .none
-            state.heartbeat.upgradeEnded()
-        }
+        let now = clock.now()
+        perform { state.machine.webSocketReceived(decoded, on: ws, now: now, into: &$0) }
     }
 
     /// One of this session's WebSockets closed.
     func webSocketDidClose(_ ws: any EngineWebSocketTransport, slowConsumer: Bool = false) {
-        var actions = Deferred()
-        lock.withLock {
-            if let probe = state.probe, probe === ws {
-                state.probe = nil
-                state.upgrade = .none
-                state.heartbeat.upgradeEnded()
-            } else if let active = state.ws, active === ws {
-                state.ws = nil
-                closeLocked(reason: slowConsumer ? EngineCloseReason.slowConsumer : EngineCloseReason.transportClose,
-                            pollReply: nil, into: &actions)
-            }
-        }
-        actions.run(self)
+        perform { state.machine.webSocketClosed(ws, slowConsumer: slowConsumer, into: &$0) }
     }
 }
 

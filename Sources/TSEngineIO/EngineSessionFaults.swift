@@ -1,3 +1,5 @@
+import TSSockets
+
 /// A fault injected into the outbound Socket.IO packets of one session, so a client's offline
 /// paths can be tested against a real server (test mode, `POST /api/test/faults`,
 /// docs/test-mode.md). Engine.IO heartbeat packets are never faulted: a delayed or held socket
@@ -27,10 +29,13 @@ public struct EngineFaultSnapshot: Sendable, Equatable {
     public let queuedBytes: Int
 }
 
-/// The fault state of one session (`EngineIOSession.State.faults`). Guarded by the session's
-/// lock; exists only while a fault is active or its queue drains, so an unfaulted session pays
-/// one nil pointer.
-final class EngineSessionFaults {
+/// The faults of one session, installed around its outbound packets from outside
+/// (`EngineOutboundStage`, by the test-mode API in `EngineIOSession+Faults.swift`): the session
+/// itself has no fault code. Exists only while a fault is active or its queue drains, so an
+/// unfaulted session pays one nil pointer. Every field is guarded by `lock`, which is taken
+/// inside the session's lock where both are held (never the other way round).
+// @unchecked Sendable: every mutable field is guarded by `lock`.
+final class EngineSessionFaults: EngineOutboundStage, @unchecked Sendable {
     struct Queued {
         let packets: [EnginePreEncodedPacket]
         let bytes: Int
@@ -38,6 +43,7 @@ final class EngineSessionFaults {
         let due: UInt64
     }
 
+    let lock = Mutex()
     var delayNanoseconds: UInt64 = 0
     var holding = false
     var dropEvents: Set<String> = []
@@ -53,7 +59,7 @@ final class EngineSessionFaults {
     var flushing = false
     /// The deadline a flush is scheduled for on the timer loop, if any.
     var flushAt: UInt64?
-    /// Told the name of each dropped event. Called with the session's lock held: it must take
+    /// Told the name of each dropped event. Called with the faults' lock held: it must take
     /// only leaf locks and never call back into the session.
     var onDrop: (@Sendable (String) -> Void)?
 

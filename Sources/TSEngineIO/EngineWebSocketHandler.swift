@@ -14,6 +14,10 @@ extension WebSocketConnection: EngineWebSocketTransport {
         }
     }
     func engineClose() { close(code: WebSocketCloseCode.normalClosure, reason: "") }
+    func engineGoAway() { goAway(reason: "server shutting down") }
+    func engineDrop(reset: Bool) {
+        if reset { connection.reset(.local("test fault: transport error")) } else { connection.closeGracefully(.local("test fault: transport close")) }
+    }
     func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void) {
         // The first hop lands in a task phase; the second runs on the following iteration,
         // after its epoll_wait has delivered whatever was readable.
@@ -24,17 +28,23 @@ extension WebSocketConnection: EngineWebSocketTransport {
 
 /// Routes one WebSocket's events to its Engine.IO session (as active or probing transport).
 /// Installed as the connection's delegate in `onUpgrade`; runs on the connection's loop.
-// @unchecked Sendable: `session` is immutable; the class has no other state.
+/// `transport` is what the session knows this WebSocket as (the connection itself, or a wrapper
+/// around it: `EngineIOServer.engineTransport(for:)`).
+// @unchecked Sendable: `session` and `transport` are immutable; the class has no other state.
 final class EngineWebSocketHandler: WebSocketDelegate, @unchecked Sendable {
     let session: EngineIOSession
+    let transport: any EngineWebSocketTransport
 
-    init(session: EngineIOSession) { self.session = session }
+    init(session: EngineIOSession, transport: any EngineWebSocketTransport) {
+        self.session = session
+        self.transport = transport
+    }
 
     func webSocket(_ ws: WebSocketConnection, didReceive message: WebSocketMessage) {
-        session.webSocket(ws, didReceive: message)
+        session.webSocket(transport, didReceive: message)
     }
 
     func webSocketDidClose(_ ws: WebSocketConnection, code: UInt16?, reason: String) {
-        session.webSocketDidClose(ws, slowConsumer: ws.transportCloseReason == .slowConsumer)
+        session.webSocketDidClose(transport, slowConsumer: ws.transportCloseReason == .slowConsumer)
     }
 }

@@ -2,14 +2,16 @@
 ///
 /// A class whose mutable state is loop-confined used to say so in a comment beside an
 /// `@unchecked Sendable`; this box makes the rule a check instead (the idea of SwiftNIO's
-/// `NIOLoopBound`). It is `Sendable` whatever `Value` is, because every access asserts (in debug
-/// builds; release builds pay nothing) that it runs on `loop`: the value can travel to other
-/// threads inside its owner, but only the loop's thread can touch it. Hop first
+/// `NIOLoopBound`). It is `Sendable` whatever `Value` is, because every access checks that it
+/// runs on `loop` — in release builds too: the check is one thread-id compare (`pthread_self`
+/// against the loop's thread, `EventLoop.inEventLoop`), cheap beside the work done with the value,
+/// and a data race it catches would otherwise corrupt memory silently. The value can travel to
+/// other threads inside its owner, but only the loop's thread can touch it. Hop first
 /// (`loop.execute`/`executeOrRun`) to reach it from elsewhere.
 ///
 /// It is a reference (one box shared by its owner's copies), so an owner that keeps only `let`s of
 /// Sendable types and loop-bound boxes can be plainly `Sendable`, without `@unchecked`.
-// @unchecked Sendable: `stored` is only read or written on `loop`'s thread (asserted on every access).
+// @unchecked Sendable: `stored` is only read or written on `loop`'s thread (checked on every access, release builds included).
 public final class EventLoopBound<Value>: @unchecked Sendable {
     /// The loop whose thread owns the value.
     public let loop: EventLoop
@@ -24,16 +26,16 @@ public final class EventLoopBound<Value>: @unchecked Sendable {
     /// The value; on `loop`'s thread only.
     public var value: Value {
         get {
-            assert(loop.inEventLoop, "loop-bound state read off its event loop (\(Value.self))")
+            precondition(loop.inEventLoop, "loop-bound state read off its event loop (\(Value.self))")
             return stored
         }
         set {
-            assert(loop.inEventLoop, "loop-bound state written off its event loop (\(Value.self))")
+            precondition(loop.inEventLoop, "loop-bound state written off its event loop (\(Value.self))")
             stored = newValue
         }
         // In place: `box.value.field = x` does not copy the whole value out and back.
         _modify {
-            assert(loop.inEventLoop, "loop-bound state written off its event loop (\(Value.self))")
+            precondition(loop.inEventLoop, "loop-bound state written off its event loop (\(Value.self))")
             yield &stored
         }
     }
@@ -41,7 +43,7 @@ public final class EventLoopBound<Value>: @unchecked Sendable {
     /// Mutates the value in place (no copy of a collection); on `loop`'s thread only.
     @inline(__always)
     public func withValue<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        assert(loop.inEventLoop, "loop-bound state used off its event loop (\(Value.self))")
+        precondition(loop.inEventLoop, "loop-bound state used off its event loop (\(Value.self))")
         return try body(&stored)
     }
 }

@@ -166,6 +166,8 @@ final class EnginePacedWriteTests: XCTestCase {
             return out
         }
         func engineClose() { lock.withLock { log.append("close") } }
+        func engineGoAway() { lock.withLock { log.append("go away") } }
+        func engineDrop(reset: Bool) { lock.withLock { log.append("drop") } }
         func engineAfterPendingInput(_ body: @escaping @Sendable () -> Void) { body() }
         /// The broadcast fast path's requirements: the engine's timer loop stands in for the
         /// connection's loop, and a broadcast frame is recorded as `broadcast:`.
@@ -174,20 +176,25 @@ final class EnginePacedWriteTests: XCTestCase {
         func sendFrameBytesOnLoop(_ bytes: [UInt8]) { lock.withLock { log.append("broadcast:" + Self.textOfFrames(bytes).joined(separator: "|")) } }
         /// Payload of a small unmasked text frame.
         static func text(_ frame: [UInt8]) -> String { String(decoding: frame.dropFirst(2), as: UTF8.self) }
+        /// Runs the oldest paced write's completion on the loop (where the transport runs it),
+        /// and returns once the loop has run it.
         func completeNext() -> Bool {
             let c: (@Sendable () -> Void)? = lock.withLock { completions.isEmpty ? nil : completions.removeFirst() }
-            c?()
-            return c != nil
+            guard let c else { return false }
+            loop.execute(c)
+            loop.waitForTurns(1)
+            return true
         }
         var entries: [String] { lock.withLock { log } }
     }
 
-    /// A session of a fresh server whose WebSocket is a `RecordingTransport`.
+    /// A session of a fresh server whose WebSocket is a `RecordingTransport` (wrapped for pacing
+    /// as the server wraps a real one).
     func webSocketSession(_ configuration: EngineIOConfiguration) throws -> (EngineIOServer, EngineIOSession, RecordingTransport) {
         let engine = try EngineIOServer(configuration: configuration, logger: Logger(label: "test"))
         let session = engine.makeSession(transport: .websocket, handshake: EngineHandshakeInfo(query: [:], headers: [], remoteAddress: nil))
         let ws = RecordingTransport(loop: engine.timerLoop)
-        session.startWebSocket(ws)
+        session.startWebSocket(engine.engineTransport(for: ws))
         return (engine, session, ws)
     }
 
@@ -216,16 +223,22 @@ final class EnginePacedWriteTests: XCTestCase {
             session.send(text: "2[\"auth\",{}]")
             session.send(text: "2[\"more\"]")
         }
+        // A broadcast reaches the WebSocket through a hop to its loop; a packet sent after it
+        // from this thread must not overtake it.
+        let direct = try XCTUnwrap(session.activeWebSocket)
+        ws.loop.execute { direct.sendFrameBytesOnLoop(EngineWebSocketFraming.textFrame(Array("4broadcast".utf8))) }
         session.send(text: "after")
+        ws.loop.waitForTurns(1)
         XCTAssertEqual(ws.entries.filter { !$0.hasPrefix("text:0{") }, ["paced:40{\"sid\":\"x\"}"],
                        "only the CONNECT reply is written until that write completes")
         XCTAssertTrue(ws.completeNext())
-        XCTAssertEqual(ws.entries.last, "paced:42[\"auth\",{}]|42[\"more\"]|4after",
+        XCTAssertEqual(ws.entries.last, "paced:42[\"auth\",{}]|42[\"more\"]|4broadcast|4after",
                        "then everything queued meanwhile, in order, in one write")
         XCTAssertTrue(ws.completeNext())
         XCTAssertFalse(ws.completeNext())
         session.send(text: "normal")
-        XCTAssertEqual(ws.entries.last, "frame:4normal", "once drained, writes are not paced any more")
+        ws.loop.waitForTurns(1)
+        XCTAssertEqual(ws.entries.last, "broadcast:4normal", "once drained, writes are not paced any more (written on the loop)")
     }
 }
 

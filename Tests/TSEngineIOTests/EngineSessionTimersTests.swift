@@ -9,7 +9,7 @@ import XCTest
 /// still gets its ping at its own deadline and is closed at its own pong deadline, and a closed
 /// session leaves the timers at once.
 final class EngineSessionTimersTests: XCTestCase, ManualClockEngineTesting {
-    func queueEmpty(_ s: EngineIOSession) -> Bool { s.lock.withLock { s.state.queue.isEmpty } }
+    func queueEmpty(_ s: EngineIOSession) -> Bool { s.lock.withLock { s.state.machine.queueIsEmpty } }
 
     func open(_ engine: EngineIOServer) async throws -> EngineIOSession {
         let open = await engine.handle(request(.GET, "EIO=4&transport=polling"))

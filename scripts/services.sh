@@ -36,13 +36,13 @@ start)
     [ "$(id -u)" = "0" ] && chown postgres "$dir/pg" && chmod 755 "$dir"
     as_pg "$bin/initdb" -D "$dir/pg/data" -U touchsync --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/pg/initdb.log" 2>&1 \
       || as_pg "$bin/initdb" -D "$dir/pg/data" -U touchsync --auth=trust -E UTF8 --locale=C >"$dir/pg/initdb.log" 2>&1
-    # TOUCHSYNC_SERVICES_PG_FSYNC=off (scripts/test sets it) skips PostgreSQL's fsync calls. Every
+    # TOUCHSYNC_TEST_PG_FSYNC=off (scripts/test sets it) skips PostgreSQL's fsync calls. Every
     # write still reaches the operating system before its commit returns, so a killed server or
     # client loses nothing the tests can see; only a machine crash could, which no test stages. It
     # makes CREATE/DROP DATABASE (one per live server) about a second cheaper each. The default
     # stays on for the benchmarks (bench/run-compare.sh, bench/run-cluster.sh), which measure it.
-    fsync="${TOUCHSYNC_SERVICES_PG_FSYNC:-on}"
-    case "$fsync" in on|off) ;; *) echo "services.sh: TOUCHSYNC_SERVICES_PG_FSYNC must be on or off, not '$fsync'" >&2; exit 2;; esac
+    fsync="${TOUCHSYNC_TEST_PG_FSYNC:-on}"
+    case "$fsync" in on|off) ;; *) echo "services.sh: TOUCHSYNC_TEST_PG_FSYNC must be on or off, not '$fsync'" >&2; exit 2;; esac
     as_pg "$bin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/server.log" -w -t 60 \
       -o "-p $port -k $dir/pg -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=64MB -c fsync=$fsync" start >/dev/null
     as_pg "$bin/psql" -h 127.0.0.1 -p "$port" -U touchsync -d postgres -qc "CREATE DATABASE touchsync" >/dev/null

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import XCTest
 @testable import TSStorage
@@ -5,10 +6,51 @@ import TSStorageTestSupport
 
 /// The debug-build scheduling check (SQLConnection+Watchdog.swift): a connection `Database` owns
 /// runs statements only inside the job that holds it. A real misuse traps (`preconditionFailure`),
-/// which XCTest cannot catch in process, so these tests route the report to a handler
-/// (`ConnectionWatchdog.misuseHandler`) and check that the statement's own check reported it.
+/// which XCTest cannot catch in process: one test re-runs this test binary as a child that
+/// misuses a connection and checks that it died of the trap with the check's message; the others
+/// route the report to a handler (`ConnectionWatchdog.misuseHandler`) and check that the
+/// statement's own check reported it.
 final class SchedulingWatchdogTests: XCTestCase {
     #if DEBUG
+    static let childEnvironmentKey = "TSSTORAGE_WATCHDOG_CHILD_DB"
+
+    func testAMisusedConnectionTrapsTheProcess() throws {
+        // As DurabilityTests: the child is this test binary run again, found through Linux's /proc.
+        let selfExecutable = "/proc/self/exe"
+        guard FileManager.default.fileExists(atPath: selfExecutable) else {
+            throw XCTSkip("SKIPPED (watchdog trap): re-running this test binary as the child needs \(selfExecutable) (Linux); "
+                          + "on macOS the tests run inside the xctest host, which this test does not drive")
+        }
+        let dir = try makeTemporaryDirectory(self)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: selfExecutable).resolvingSymlinksInPath()
+        process.arguments = ["TSStorageTests.SchedulingWatchdogTests/testMisuseChild"]
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.childEnvironmentKey] = dir + "/watchdog.sqlite"
+        process.environment = environment
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal, "the child must die of the trap, not exit: \(stderr.suffix(2000))")
+        XCTAssertTrue(stderr.contains("SQLConnection misuse: a statement ran on a database connection outside the job that holds it: SELECT 42"),
+                      "the trap names the misuse and the statement: \(stderr.suffix(2000))")
+    }
+
+    /// The child side of `testAMisusedConnectionTrapsTheProcess`; skipped unless run by it.
+    func testMisuseChild() async throws {
+        guard let path = ProcessInfo.processInfo.environment[Self.childEnvironmentKey] else {
+            throw XCTSkip("runs only as the child process of testAMisusedConnectionTrapsTheProcess")
+        }
+        let db = try Database(path: path)
+        let escaped = Escaped()
+        _ = try await db.read { c in escaped.connection = c }
+        _ = try escaped.connection?.scalarInt("SELECT 42")  // traps here
+        XCTFail("the misuse did not trap")
+    }
+
     /// The misuse reports seen while `body` runs (the handler is restored afterwards).
     private func misuseReports(_ body: () throws -> Void) rethrows -> [String] {
         let box = Reports()

@@ -37,15 +37,18 @@ final class ConnectionWatchdog: Sendable {
     func guardJobs() { state.withLock { $0.guarded = true } }
 
     /// The calling thread holds the connection until the matching `leave` (nests on one thread).
-    func enter() {
+    /// False (after reporting the misuse) when another thread's job holds it: then there is
+    /// nothing to leave.
+    func enter() -> Bool {
         let me = ConnectionWatchdog.currentThread
-        let other = state.withLock { s -> Bool in
-            if let holder = s.holder, holder != me { return true }
+        let entered = state.withLock { s -> Bool in
+            if let holder = s.holder, holder != me { return false }
             s.holder = me
             s.depth += 1
-            return false
+            return true
         }
-        if other { ConnectionWatchdog.reportMisuse("a job took a connection that another thread's job holds") }
+        if !entered { ConnectionWatchdog.reportMisuse("a job took a connection that another thread's job holds") }
+        return entered
     }
 
     func leave() {
@@ -86,8 +89,8 @@ extension SQLConnection {
     @inline(__always)
     func allowed<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         #if DEBUG
-        watchdog.enter()
-        defer { watchdog.leave() }
+        let entered = watchdog.enter()
+        defer { if entered { watchdog.leave() } }
         #endif
         return try body()
     }

@@ -154,6 +154,29 @@ final class SchedulingWatchdogTests: XCTestCase {
         XCTAssertFalse(try XCTUnwrap(escaped.connection).isAllowedHere)
     }
 
+    /// Two jobs on one connection at once (the writer's lock makes it impossible today; the check
+    /// is the net if that changes): the second thread's `enter` reports and holds nothing.
+    func testASecondThreadTakingAHeldConnectionIsReported() throws {
+        let watchdog = ConnectionWatchdog()
+        watchdog.guardJobs()
+        XCTAssertTrue(watchdog.enter())
+        defer { watchdog.leave() }
+        let second = Escaped()
+        let done = DispatchSemaphore(value: 0)
+        let reports = try misuseReports {
+            let thread = Thread {
+                second.allowedInside = watchdog.enter()
+                done.signal()
+            }
+            thread.start()
+            XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        }
+        XCTAssertFalse(second.allowedInside)
+        XCTAssertEqual(reports.count, 1, "\(reports)")
+        XCTAssertTrue(reports.first?.contains("another thread's job holds") == true, "\(reports)")
+        XCTAssertTrue(watchdog.allowsCurrentThread, "the first holder still holds it")
+    }
+
     /// A connection no `Database` owns (a tool's or a test's own) has no job to stay inside.
     func testAConnectionNotOpenedByADatabaseIsNotChecked() throws {
         let connection = SQLConnection(sqlite: try SQLiteConnection(path: ":memory:", readOnly: false, configuration: .init()))

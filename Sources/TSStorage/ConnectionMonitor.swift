@@ -137,11 +137,7 @@ extension ConnectionMonitor {
 
     func usabilityError(_ connection: SQLConnection) -> DatabaseUnavailableError? {
         if let error = unavailableError() { return error }
-        #if canImport(CPostgres)
-        if let pg = connection.postgres, !pg.isConnected {
-            do { try pg.reconnect() } catch { return reportLost(error) }
-        }
-        #endif
+        do { try connection.backend.reconnectIfBroken() } catch { return reportLost(error) }
         return nil
     }
 

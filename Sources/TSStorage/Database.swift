@@ -57,38 +57,6 @@ public final class Database: @unchecked Sendable {
     /// Set by `close()`: `health()` fails from then on without a round trip.
     private let closed = Atomic<Bool>(false)
 
-    /// Opens (creating if needed) the SQLite database at `path` with its writer thread and read pool.
-    public convenience init(path: String, configuration: DatabaseConfiguration = .init(),
-                            logger: Logger = Logger(label: "touchsync.storage")) throws {
-        let memory = Database.isMemoryPath(path)
-        Database.createPrivateFileIfMissing(path)
-        let writer = try SQLiteConnection(path: path, readOnly: false, configuration: configuration)
-        if !memory {
-            let mode = (try? writer.scalarString("PRAGMA journal_mode"))?.uppercased() ?? "?"
-            if mode != configuration.journalMode.rawValue {
-                logger.warning("sqlite: journal_mode is \(mode), wanted \(configuration.journalMode.rawValue)", metadata: ["path": "\(path)"])
-            }
-            // After the open: the -wal and -shm exist now (WAL mode), with the database file's mode.
-            if let warning = Database.widerModeWarning(path) { logger.warning("\(warning)") }
-        }
-        let readers = try Database.openReaders(memory ? 0 : configuration.readerCount, orClose: { writer.close() }) {
-            SQLConnection(sqlite: try SQLiteConnection(path: path, readOnly: true, configuration: configuration))
-        }
-        var checkpointer: WALCheckpointer?
-        if !memory && configuration.journalMode == .wal {
-            do {
-                checkpointer = try Database.makeCheckpointer(writer: writer, path: path, configuration: configuration, logger: logger)
-            } catch {
-                readers.forEach { $0.close() }
-                writer.close()
-                throw error
-            }
-        }
-        try self.init(path: path, dialect: .sqlite, writer: SQLConnection(sqlite: writer), readers: readers,
-                      monitor: nil, checkpointer: checkpointer, configuration: configuration, logger: logger)
-        logger.debug("sqlite: opened", metadata: ["path": "\(path)", "readers": "\(readers.count)"])
-    }
-
     /// Opens the database `url` names: `postgres://user:pass@host:port/db` (or `postgresql://`)
     /// for PostgreSQL; `sqlite:PATH` or a plain path for SQLite. PostgreSQL gets one writer
     /// connection and `max(1, readerCount)` reader connections, each on its own thread; start-up
@@ -101,40 +69,14 @@ public final class Database: @unchecked Sendable {
                           configuration: configuration, logger: logger)
             return
         }
-        #if canImport(CPostgres)
-        let redacted = PostgresURL.redact(url)
-        let writer = try Database.connectPostgres(url: url, readOnly: false, configuration: configuration, logger: logger)
-        let readers = try Database.openReaders(max(1, configuration.readerCount), orClose: { writer.close() }) {
-            SQLConnection(postgres: try PostgresConnection(url: url, readOnly: true, configuration: configuration))
-        }
-        let monitor: ConnectionMonitor
-        do {
-            monitor = try ConnectionMonitor(name: "PostgreSQL at \(Database.hostPart(redacted))",
-                                            initialBackoff: configuration.reconnectInitialBackoff,
-                                            maxBackoff: configuration.reconnectMaxBackoff, logger: logger) {
-                try PostgresConnection(url: url, readOnly: true, configuration: configuration).close()
-            }
-        } catch {
-            readers.forEach { $0.close() }
-            writer.close()
-            throw error
-        }
-        try self.init(path: redacted, dialect: .postgres, writer: SQLConnection(postgres: writer), readers: readers,
-                      monitor: monitor, configuration: configuration, logger: logger)
-        writer.roundTrips = postgresRoundTrips
-        for reader in readers { reader.postgres?.roundTrips = postgresRoundTrips }
-        logger.info("storage: PostgreSQL at \(redacted), \(readers.count) readers")
-        #else
-        throw StorageError.misuse("this build has no PostgreSQL support: libpq is linked on Linux only (apt-get install libpq-dev "
-                                  + "and build on Linux), so database.url \(PostgresURL.redact(url)) cannot be used; unset it to use SQLite")
-        #endif
+        try self.init(postgresURL: url, configuration: configuration, logger: logger)
     }
 
     /// `count` reader connections from `open`. When one cannot be opened, those already open and
     /// the writer (`closeWriter`) are closed before the error goes up: a database that fails to
     /// open leaves no connection behind.
-    private static func openReaders(_ count: Int, orClose closeWriter: () -> Void,
-                                    _ open: () throws -> SQLConnection) throws -> [SQLConnection] {
+    static func openReaders(_ count: Int, orClose closeWriter: () -> Void,
+                            _ open: () throws -> SQLConnection) throws -> [SQLConnection] {
         var readers: [SQLConnection] = []
         do {
             for _ in 0..<count { readers.append(try open()) }
@@ -146,8 +88,11 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    private init(path: String, dialect: SQLDialect, writer: SQLConnection, readers: [SQLConnection], monitor: ConnectionMonitor?,
-                 checkpointer: WALCheckpointer? = nil, configuration: DatabaseConfiguration, logger: Logger) throws {
+    /// The engine-neutral part of opening, after an engine's initializer (`Database+SQLite.swift`,
+    /// `Database+Postgres.swift`) has opened its connections: the writer thread and the read pool.
+    /// On failure every connection given is closed.
+    init(path: String, dialect: SQLDialect, writer: SQLConnection, readers: [SQLConnection], monitor: ConnectionMonitor?,
+         checkpointer: WALCheckpointer? = nil, configuration: DatabaseConfiguration, logger: Logger) throws {
         self.path = path
         self.dialect = dialect
         self.configuration = configuration
@@ -155,6 +100,9 @@ public final class Database: @unchecked Sendable {
         self.monitor = monitor
         self.checkpointer = checkpointer
         self.routesReadsThroughWriter = readers.isEmpty
+        // Before the threads start: from here on only the job that holds a connection may use it.
+        writer.restrictToJobs()
+        readers.forEach { $0.restrictToJobs() }
         let core: WriterCore
         do {
             core = try WriterCore(connection: writer, maxBatch: configuration.maxWriteBatch, maxRetries: configuration.maxWriteRetries,
@@ -180,66 +128,7 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// The writer's automatic checkpoint off, its commit hook on, and the checkpointer thread with
-    /// a connection of its own (`WALCheckpointer`; none when `walAutocheckpointPages` is 0: then
-    /// only the hard bound `walMaxBytes` checkpoints, on the writer).
-    private static func makeCheckpointer(writer: SQLiteConnection, path: String, configuration: DatabaseConfiguration,
-                                         logger: Logger) throws -> WALCheckpointer {
-        try writer.executeScript("PRAGMA wal_autocheckpoint = 0")
-        let pageSize = Int(try writer.scalarInt("PRAGMA page_size") ?? 4096)
-        var own: SQLiteConnection?
-        if configuration.walAutocheckpointPages > 0 {
-            // Writable, with the writer's `synchronous` and platform pragmas: a checkpoint's syncs
-            // follow them (SQLiteConnection+Durability.swift).
-            let c = try SQLiteConnection(path: path, readOnly: false, configuration: configuration)
-            try c.executeScript("PRAGMA wal_autocheckpoint = 0")
-            own = c
-        }
-        let checkpointer = try WALCheckpointer(connection: own, passivePages: configuration.walAutocheckpointPages,
-                                               maxBytes: configuration.walMaxBytes, pageSize: pageSize, logger: logger)
-        checkpointer.install(on: writer)
-        return checkpointer
-    }
-
-    /// `host:port/db` of a redacted URL, for log lines.
-    static func hostPart(_ url: String) -> String {
-        guard let scheme = url.range(of: "://") else { return url }
-        let rest = url[scheme.upperBound...]
-        let afterAt = rest.lastIndex(of: "@").map { rest[rest.index(after: $0)...] } ?? rest
-        return String(afterAt.prefix { $0 != "?" })
-    }
-
-    #if canImport(CPostgres)
-    /// The first connection, retried with backoff for `startupWait` (a cluster's nodes may start
-    /// before the database accepts connections).
-    static func connectPostgres(url: String, readOnly: Bool, configuration: DatabaseConfiguration, logger: Logger) throws -> PostgresConnection {
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ configuration.startupWait.clockNanoseconds
-        var backoff = max(.milliseconds(1), configuration.reconnectInitialBackoff)
-        let pause = Condition()
-        var logged = false
-        while true {
-            do {
-                return try PostgresConnection(url: url, readOnly: readOnly, configuration: configuration)
-            } catch let error as StorageError where error.isConnectionLost {
-                let now = DispatchTime.now().uptimeNanoseconds
-                guard now < deadline else { throw error }
-                if !logged {
-                    logger.warning("storage: \(error.message); retrying for up to \(configuration.startupWait) (database.startupWait)")
-                    logged = true
-                }
-                let left = Duration.nanoseconds(Int64(deadline - now))
-                pause.withLock { _ = pause.wait(timeout: min(backoff, left)) }
-                backoff = min(backoff * 2, max(configuration.reconnectMaxBackoff, .milliseconds(1)))
-            }
-        }
-    }
-    #endif
-
     deinit { close() }
-
-    static func isMemoryPath(_ path: String) -> Bool {
-        path == ":memory:" || path.isEmpty || (path.hasPrefix("file:") && (path.contains(":memory:") || path.contains("mode=memory")))
-    }
 
     // MARK: - Reads
 

@@ -7,6 +7,11 @@ import CPostgres
 extension PostgresConnection: SQLBackend {
     var dialect: SQLDialect { .postgres }
 
+    /// libpq marks a connection whose socket broke (`PQstatus` is `CONNECTION_BAD`): connect anew.
+    func reconnectIfBroken() throws {
+        if !isConnected { try reconnect() }
+    }
+
     /// A read snapshot's `BEGIN` waits to travel with the read's first statement, and its
     /// `COMMIT` is sent without waiting (PostgresConnection+Pipeline.swift); every other
     /// statement runs at once.
@@ -39,7 +44,7 @@ extension PostgresConnection: SQLBackend {
         let n = PQntuples(result)
         var out: [T] = []
         out.reserveCapacity(Int(n))
-        for r in 0..<n { out.append(try map(Row(postgresResult: result, row: r))) }
+        for r in 0..<n { out.append(try map(.postgres(PostgresRow(result: result, row: r)))) }
         return out
     }
 
@@ -49,7 +54,7 @@ extension PostgresConnection: SQLBackend {
         let n = PQntuples(result)
         var i: Int32 = 0
         while i < n {
-            try body(Row(postgresResult: result, row: i))
+            try body(.postgres(PostgresRow(result: result, row: i)))
             i += 1
         }
     }
@@ -58,7 +63,7 @@ extension PostgresConnection: SQLBackend {
         let result = try execute(sql, args)
         defer { PQclear(result) }
         guard PQntuples(result) > 0 else { return nil }
-        return try map(Row(postgresResult: result, row: 0))
+        return try map(.postgres(PostgresRow(result: result, row: 0)))
     }
 
     /// `BEGIN` … `COMMIT`, or `ROLLBACK` when `body` (or the commit) throws; inside an open

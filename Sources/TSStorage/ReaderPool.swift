@@ -141,10 +141,13 @@ final class ReaderPool: @unchecked Sendable {
     private func execute(_ job: any ReadJob, on source: Source) {
         switch source {
         case .connection(let connection):
-            if let monitor {
-                job.run(on: connection, snapshot: monitor.resilientSnapshot)
-            } else {
-                job.run(on: connection, snapshot: Database.snapshot)
+            // The read holds its connection for its run (the debug-build scheduling check).
+            connection.allowed {
+                if let monitor {
+                    job.run(on: connection, snapshot: monitor.resilientSnapshot)
+                } else {
+                    job.run(on: connection, snapshot: Database.snapshot)
+                }
             }
         case .writer(let core):
             var ran = false

@@ -25,6 +25,9 @@ protocol SQLBackend: AnyObject {
     /// A statement the caller will run next with these arguments (`SQLConnection.prefetch`).
     func prefetch(_ sql: String, _ args: [SQLValue])
     func prefetch(_ sql: String, _ args: SQLTextSlices)
+    /// Replaces a connection found broken (a server restart) with a fresh one; throws when that
+    /// fails. Nothing on an engine whose connection cannot break (SQLite, in process).
+    func reconnectIfBroken() throws
 }
 
 extension SQLBackend {
@@ -37,4 +40,6 @@ extension SQLBackend {
     }
 
     func prefetch(_ sql: String, _ args: SQLTextSlices) { prefetch(sql, args.values) }
+
+    func reconnectIfBroken() throws {}
 }

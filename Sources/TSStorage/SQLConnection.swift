@@ -19,6 +19,10 @@ public final class SQLConnection {
     let statements: any SQLDialectStatements
     /// The SQLite connection, nil on PostgreSQL.
     public let sqlite: SQLiteConnection?
+    #if DEBUG
+    /// Which thread's job holds this connection (SQLConnection+Watchdog.swift).
+    let watchdog = ConnectionWatchdog()
+    #endif
 
     init(backend: any SQLBackend) {
         self.backend = backend
@@ -40,21 +44,29 @@ public final class SQLConnection {
     // MARK: - Executing SQL
 
     /// Runs one or more `;`-separated statements without arguments (schemas, migrations).
-    public func executeScript(_ sql: String) throws { try backend.executeScript(sql) }
+    public func executeScript(_ sql: String) throws {
+        checkScheduling(sql)
+        try backend.executeScript(sql)
+    }
 
     /// Runs one transaction-control statement (`BEGIN …`, `COMMIT`, `ROLLBACK`): on SQLite a cached
     /// prepared statement (`SQLiteConnection.executeControl`), on PostgreSQL `executeScript`.
-    func executeControl(_ sql: String) throws { try backend.executeControl(sql) }
+    func executeControl(_ sql: String) throws {
+        checkScheduling(sql)
+        try backend.executeControl(sql)
+    }
 
     /// Executes one statement to completion and returns `changes` (rows inserted, updated or deleted).
     @discardableResult
     public func run(_ sql: String, _ args: [SQLValue] = []) throws -> Int {
+        checkScheduling(sql)
         statementsExecuted &+= 1
         return try backend.run(sql, args)
     }
 
     /// Every row of the query, each mapped by `map` (which must not keep the `Row`).
     public func rows<T>(_ sql: String, _ args: [SQLValue] = [], _ map: (Row) throws -> T) throws -> [T] {
+        checkScheduling(sql)
         statementsExecuted &+= 1
         return try backend.rows(sql, args, map)
     }
@@ -62,6 +74,7 @@ public final class SQLConnection {
     /// Calls `body` for every row of the query (the `Row` is valid only during the call), without
     /// collecting results (see `SQLiteConnection.forEachRow`).
     public func forEachRow(_ sql: String, _ args: [SQLValue] = [], _ body: (Row) throws -> Void) throws {
+        checkScheduling(sql)
         statementsExecuted &+= 1
         try backend.forEachRow(sql, args, body)
     }
@@ -69,12 +82,14 @@ public final class SQLConnection {
     /// `forEachRow` with texts given as slices of one buffer (`SQLTextSlices`): on SQLite bound
     /// where they are, without a `String` each.
     public func forEachRow(_ sql: String, _ args: SQLTextSlices, _ body: (Row) throws -> Void) throws {
+        checkScheduling(sql)
         statementsExecuted &+= 1
         try backend.forEachRow(sql, args, body)
     }
 
     /// The first row mapped by `map`, or nil when the query returns no rows.
     public func first<T>(_ sql: String, _ args: [SQLValue] = [], _ map: (Row) throws -> T) throws -> T? {
+        checkScheduling(sql)
         statementsExecuted &+= 1
         return try backend.first(sql, args, map)
     }
@@ -84,10 +99,16 @@ public final class SQLConnection {
     /// run, and its rows wait until `rows`/`forEachRow`/`first` asks for it with the same text
     /// and arguments (PostgresConnection+Pipeline.swift). Nothing on SQLite, and nothing outside
     /// a read (`Database.read`); not counted in `statementsExecuted` (the call that reads it is).
-    public func prefetch(_ sql: String, _ args: [SQLValue] = []) { backend.prefetch(sql, args) }
+    public func prefetch(_ sql: String, _ args: [SQLValue] = []) {
+        checkScheduling(sql)
+        backend.prefetch(sql, args)
+    }
 
     /// `prefetch` of a statement that `forEachRow(_:_:_:)` runs with the same slices.
-    public func prefetch(_ sql: String, _ args: SQLTextSlices) { backend.prefetch(sql, args) }
+    public func prefetch(_ sql: String, _ args: SQLTextSlices) {
+        checkScheduling(sql)
+        backend.prefetch(sql, args)
+    }
 
     /// Column 0 of the first row as an integer; nil when there is no row or the value is NULL.
     public func scalarInt(_ sql: String, _ args: [SQLValue] = []) throws -> Int64? {
@@ -120,6 +141,7 @@ public final class SQLConnection {
     /// are prepared behind `run`/`rows`/`first`.
     public func prepare(_ sql: String) throws -> Statement {
         guard let c = sqlite else { throw StorageError.misuse("prepare is SQLite-only; use run/rows/first", sql: sql) }
+        checkScheduling(sql)
         return try c.prepare(sql)
     }
 
@@ -128,9 +150,15 @@ public final class SQLConnection {
     /// Runs `body` in a transaction: `BEGIN` (SQLite: `BEGIN IMMEDIATE`) … `COMMIT`, or `ROLLBACK`
     /// when `body` (or the commit) throws. Inside an open transaction (e.g. in a `Database.write`
     /// job) it nests as a `SAVEPOINT` instead, so it composes.
-    public func transaction<T>(_ body: () throws -> T) throws -> T { try backend.transaction(body) }
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        checkScheduling("BEGIN")
+        return try backend.transaction(body)
+    }
 
     /// Runs `body` inside `SAVEPOINT` … `RELEASE`; on throw rolls back to the savepoint and
     /// rethrows (on PostgreSQL this also clears the aborted state an error leaves behind).
-    public func savepoint<T>(_ body: () throws -> T) throws -> T { try backend.savepoint(body) }
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        checkScheduling("SAVEPOINT")
+        return try backend.savepoint(body)
+    }
 }

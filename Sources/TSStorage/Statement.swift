@@ -129,7 +129,7 @@ public final class Statement {
     }
 
     /// The current row. Valid only until the next `step`/`reset`.
-    public var row: Row { Row(handle: handle) }
+    public var row: Row { .sqlite(SQLiteRow(handle: handle)) }
 
     /// Resets for re-execution and clears bindings (releasing their copies).
     public func reset() {

@@ -24,7 +24,7 @@ extension WriterCore {
         var failed = 0
         var commitFailed = false
         var transactions: UInt64 = 0
-        connectionLock.withLock {
+        holdingConnection {
             if connectionClosed {
                 failed = failClosed(batch)
             } else {

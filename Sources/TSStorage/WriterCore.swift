@@ -109,7 +109,7 @@ final class WriterCore: @unchecked Sendable {
     /// A maintenance job (checkpoint, pruning bookkeeping): on the writer connection between
     /// batches, outside any transaction, so it never holds the write lock longer than it needs.
     private func runAlone(_ job: any WriteJob) {
-        connectionLock.withLock {
+        holdingConnection {
             if connectionClosed {
                 job.fail(StorageError.misuse("database is closed"))
             } else if let monitor, let error = monitor.usabilityError(connection) {
@@ -133,7 +133,7 @@ final class WriterCore: @unchecked Sendable {
         var committed = 0
         var failed = 0
         var commitFailed = false
-        connectionLock.withLock {
+        holdingConnection {
             if connectionClosed {
                 failed = failClosed(batch)
             } else {
@@ -205,11 +205,18 @@ final class WriterCore: @unchecked Sendable {
         return batch.count
     }
 
+    /// Runs `body` holding `connectionLock`, the connection allowed on this thread for as long
+    /// (the debug-build scheduling check, SQLConnection+Watchdog.swift). Every job uses the
+    /// connection inside one of these.
+    func holdingConnection<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        try connectionLock.withLock { () throws(E) -> T in try connection.allowed(body) }
+    }
+
     // MARK: - Synchronous writes
 
     /// Runs `body` in its own transaction on the calling thread, holding the connection lock.
     func writeSync<T>(_ body: (SQLConnection) throws -> T) throws -> T {
-        try connectionLock.withLock { () throws -> T in
+        try holdingConnection { () throws -> T in
             guard !connectionClosed else { throw StorageError.misuse("database is closed") }
             if let monitor { try monitor.ensureUsable(connection) }
             let nested = connection.isInTransaction
@@ -238,7 +245,7 @@ final class WriterCore: @unchecked Sendable {
 
     /// Runs `body` with the writer connection, outside any transaction the caller did not open.
     func withConnection<T>(_ body: (SQLConnection) throws -> T) throws -> T {
-        try connectionLock.withLock { () throws -> T in
+        try holdingConnection { () throws -> T in
             guard !connectionClosed else { throw StorageError.misuse("database is closed") }
             return try body(connection)
         }

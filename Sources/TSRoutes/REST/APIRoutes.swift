@@ -21,7 +21,7 @@ public struct APIRoutes: Sendable {
         authenticator = Authenticator(auth: domain.auth)
     }
 
-    public func register(into router: inout RouterBuilder) {
+    public func register(into router: inout RouteTable) {
         let d = domain
         let a = authenticator
         let loggedOut = onLogout
@@ -29,18 +29,18 @@ public struct APIRoutes: Sendable {
 
         // Auth and users
         let limits = d.writeLimits
-        router.post("/api/auth/register", Authenticator.open { req in
+        router.post("/api/auth/register", Authenticator.unauthenticated { req in
             // Per client address, before the password is hashed: a new account must not be a way
             // to fresh per-user budgets (limits.signUpsPerHour).
-            try limits.take(.signUp, user: proxies.clientAddress(of: req))
-            return Reply.data(try await d.auth.register(Input(value: RequestValidation.body(of: req))).json, status: 201)
+            try limits.take(.signUp, user: proxies.clientAddress(of: req.request))
+            return Reply.data(try await d.auth.register(req.input()).json, status: 201)
         })
-        router.post("/api/auth/login", Authenticator.open { req in
-            Reply.data(try await d.auth.login(Input(value: RequestValidation.body(of: req)), clientAddress: proxies.clientAddress(of: req)).json)
+        router.post("/api/auth/login", Authenticator.unauthenticated { req in
+            Reply.data(try await d.auth.login(req.input(), clientAddress: proxies.clientAddress(of: req.request)).json)
         })
         router.get("/api/auth/me", a.wrap { ctx in ReadPaths.data { ctx.user.writeJSON(into: &$0) } })
-        router.post("/api/auth/refresh", Authenticator.open { req in
-            guard let token = Authenticator.bearerToken(req.header("Authorization")) else { throw DomainError.unauthorized("Missing bearer token") }
+        router.post("/api/auth/refresh", Authenticator.unauthenticated { req in
+            guard let token = Authenticator.bearerToken(req.request.header("Authorization")) else { throw DomainError.unauthorized("Missing bearer token") }
             return Reply.data(try await d.auth.refresh(token: token).json)
         })
         router.post("/api/auth/logout", a.wrap { ctx in
@@ -119,8 +119,8 @@ public struct APIRoutes: Sendable {
         // bench/RESULTS.md "Toggle under load, round 3").
         router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle", a.wrapRead { token, request in
             try limits.take(.reactionToggle, user: token.userId)  // the token's subject: checked before the write
-            let result = try await d.reactions.toggle(roomId: request.parameters["roomId"] ?? "", elementId: request.parameters["elementId"] ?? "",
-                                                      token: token, originSocketId: RouteContext.originSocketId(of: request))
+            let result = try await d.reactions.toggle(roomId: request.param("roomId"), elementId: request.param("elementId"),
+                                                      token: token, originSocketId: request.originSocketId)
             return (result.reaction.user, ReadPaths.data { result.writeJSON(bytes: &$0) })  // bytes, no tree (Reaction+JSONShape.swift)
         })
         router.get("/api/rooms/:roomId/elements/:elementId/reactions", a.wrap { ctx in

@@ -44,25 +44,31 @@ public struct Authenticator: Sendable {
         return try await auth.authenticate(token: token)
     }
 
-    /// Wraps an authenticated handler: 401 without a valid token; domain errors rendered in the
-    /// envelope of the route family; the caller's id goes into the access log.
-    public func wrap(_ handler: @escaping @Sendable (RouteContext) async throws -> HTTPResponse) -> HTTPHandler {
-        return { request in
-            let envelope = Envelope.forPath(request.path)
-            var userId: String? = nil
+    /// The authentication step of an authenticated route: 401 without a valid token; the caller
+    /// goes into the context (`RequestContext.user`) and the access log; domain errors rendered in
+    /// the envelope of the route family.
+    public func wrap(_ handler: @escaping @Sendable (RouteContext) async throws -> HTTPResponse) -> ContextHandler {
+        return { context in
             do {
-                let user = try await self.user(for: request)
-                userId = user.id
-                var response = try await handler(RouteContext(request: request, user: user, envelope: envelope))
+                let user = try await self.user(for: context.request)
+                context.user = user
+                var response = try await handler(RouteContext(context: context, user: user))
                 response.logUserID = user.id
                 return response
             } catch {
                 // Render known errors here so the access log still names the caller.
-                guard let rendered = APIError.wrap(error, envelope: envelope) as? any HTTPResponseConvertibleError else { throw error }
-                var response = rendered.response(for: request)
-                response.logUserID = userId
+                guard let rendered = APIError.wrap(error, envelope: context.envelope) as? any HTTPResponseConvertibleError else { throw error }
+                var response = rendered.response(for: context.request)
+                response.logUserID = context.user?.id
                 return response
             }
+        }
+    }
+
+    /// A public route of the pipeline (register, login): only the error rendering.
+    public static func unauthenticated(_ handler: @escaping @Sendable (RequestContext) async throws -> HTTPResponse) -> ContextHandler {
+        return { context in
+            do { return try await handler(context) } catch { throw APIError.wrap(error, envelope: context.envelope) }
         }
     }
 

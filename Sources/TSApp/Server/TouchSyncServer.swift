@@ -203,7 +203,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         openAPI.setRoutes(registeredRoutes)
         // The inspector's request list (dx, TouchSyncServer+Inspector.swift) records around the router.
         let responder: any HTTPResponder = requestLog.map { log in
-            InspectorRequestRecorder(inner: frozen, log: log, nowMs: { wallClock.nowMicroseconds() / 1000 })
+            MiddlewareResponder(InspectorRequestRecorder(log: log, nowMs: { wallClock.nowMicroseconds() / 1000 }), around: frozen)
         } ?? frozen
         self.http = HTTPServer(configuration: http, responder: responder, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
         httpBox.set(self.http)

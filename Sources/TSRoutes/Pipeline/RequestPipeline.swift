@@ -11,10 +11,12 @@ import TSHTTP
 ///
 /// Each route gets only the steps that apply to it, decided once when the routes are frozen
 /// (`chain(_:_:)`): a route with none (`/health`, `/metrics`) keeps its handler as registered.
-/// What runs around the router rather than a route — the access log and `X-Request-Id`
-/// (`HTTPConnectionHandler`), the inspector's recorder (`InspectorRequestRecorder`, it sees 404s
-/// too) and the HTTP metrics (`HTTPMetrics`, an `HTTPServerObserver` that also counts requests
-/// no route answers) — is not part of this chain.
+/// Around the router rather than a route, with the same `RouteMiddleware` protocol
+/// (`MiddlewareResponder`): the inspector's recorder (`InspectorRequestRecorder`), which also
+/// records 404s and 405s. Below the responder, in the connection handler, and so not middleware:
+/// the access log and `X-Request-Id`, and the HTTP metrics (`HTTPMetrics`, an
+/// `HTTPServerObserver`), which also count what never reaches a responder (a request the parser
+/// refused, a timeout).
 public struct RequestPipeline: Sendable {
     public typealias Chain = MiddlewarePair<RequestValidation.Check?, MiddlewarePair<TestModeAccess?, FlushAfterWrites?>>
 

@@ -44,23 +44,14 @@ public struct Authenticator: Sendable {
         return try await auth.authenticate(token: token)
     }
 
-    /// The authentication step of an authenticated route: 401 without a valid token; the caller
-    /// goes into the context (`RequestContext.user`) and the access log; domain errors rendered in
-    /// the envelope of the route family.
+    /// An authenticated route's handler behind the authentication step (`Authentication`): the
+    /// handler gets the caller.
     public func wrap(_ handler: @escaping @Sendable (RouteContext) async throws -> HTTPResponse) -> ContextHandler {
+        let step = Authentication(authenticator: self)
         return { context in
-            do {
-                let user = try await self.user(for: context.request)
-                context.user = user
-                var response = try await handler(RouteContext(context: context, user: user))
-                response.logUserID = user.id
-                return response
-            } catch {
-                // Render known errors here so the access log still names the caller.
-                guard let rendered = APIError.wrap(error, envelope: context.envelope) as? any HTTPResponseConvertibleError else { throw error }
-                var response = rendered.response(for: context.request)
-                response.logUserID = context.user?.id
-                return response
+            try await step.handle(&context) { context in
+                guard let user = context.user else { throw DomainError.unauthorized("Missing bearer token") }
+                return try await handler(RouteContext(context: context, user: user))
             }
         }
     }

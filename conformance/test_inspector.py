@@ -402,6 +402,15 @@ def test_request_list_shows_bodies_with_secrets_redacted(test_server, fixtures, 
     shot(browser, "inspector-requests.png")
 
 
+def test_request_list_records_what_no_route_answers(test_server):
+    # The recorder stands in front of the router, not a route: a 404 and a 405 are listed too.
+    assert requests.get(test_server + "/no-such-page-for-the-list").status_code == 404
+    assert requests.put(test_server + "/api/auth/me").status_code == 405
+    entries = requests.get(test_server + "/inspector/api/requests-log?limit=50").json()["requests"]
+    seen = {(e["method"], e["target"], e["status"]) for e in entries}
+    assert ("GET", "/no-such-page-for-the-list", 404) in seen and ("PUT", "/api/auth/me", 405) in seen, seen
+
+
 def test_changes_need_test_or_demo_mode_and_the_action_header(server, test_server, fixtures):
     # The session's server is neither: browsing works, changing is not there.
     assert requests.get(server.url("/inspector/api/browse")).json()["editable"] is False

@@ -32,9 +32,10 @@ public struct RouterBuilder: Sendable {
     public mutating func delete(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.DELETE, pattern, handler) }
     public mutating func options(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.OPTIONS, pattern, handler) }
 
-    /// Replaces each route's handler with `transform(method, pattern, handler)`: a check that
-    /// belongs in front of every handler (request validation against the route's documented
-    /// schema, `TSRoutes.RequestValidation`) is installed once, not repeated in each handler.
+    /// Replaces each route's handler with `transform(method, pattern, handler)`: the steps that
+    /// belong in front of every handler (`TSRoutes.RequestPipeline`: request validation against
+    /// the route's documented schema, test-mode access) are installed once, not repeated in each
+    /// handler.
     public mutating func wrapHandlers(_ transform: (_ method: HTTPMethod, _ pattern: String, _ handler: @escaping HTTPHandler) -> HTTPHandler) {
         routes = routes.map { r in
             Route(method: r.method, pattern: r.pattern, segments: r.segments, handler: transform(r.method, r.pattern, r.handler), order: r.order)

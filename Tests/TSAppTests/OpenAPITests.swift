@@ -44,6 +44,25 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(OpenAPIDocument.undocumented(extra), ["GET /api/undocumented"])
     }
 
+    /// The catalog's `security` and the route's authentication step agree: every operation the
+    /// catalog says needs a token answers 401 without one, before any check of its input (a body
+    /// that breaks its schema too), in its route family's envelope.
+    func testEveryRouteDeclaredWithABearerTokenAnswers401WithoutOne() async throws {
+        let bearer = OpenAPICatalog.operations.filter { $0.security == .bearer && $0.pattern.hasPrefix("/api/") && !$0.pattern.hasPrefix("/api/test") }
+        XCTAssertGreaterThan(bearer.count, 20)
+        for op in bearer {
+            let path = op.pattern.split(separator: "/", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix(":") ? "x" : String($0) }.joined(separator: "/")
+            // URLSession sends no body with a GET.
+            for body: JSONValue? in op.method == .GET ? [nil] : [nil, .array([.int(1)])] {
+                let r = try await api.send("\(op.method)", path, json: body)
+                XCTAssertEqual(r.status, 401, "\(op.method) \(op.pattern) body \(String(describing: body))")
+                let code = op.pattern.hasPrefix("/api/mobile/") ? r.json["code"] : r.json["error"]?["code"]
+                XCTAssertEqual(code, "UNAUTHORIZED", "\(op.method) \(op.pattern): \(String(decoding: r.body, as: UTF8.self))")
+            }
+        }
+    }
+
     func testTestRoutesAreDocumentedOnlyWhenRegistered() async throws {
         let plain = try LiveServer()
         let r = try await APIClient(base: plain.base).get("/openapi.json")

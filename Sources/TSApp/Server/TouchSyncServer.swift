@@ -146,10 +146,19 @@ public final class TouchSyncServer: @unchecked Sendable {
         let logoutHub = hub
         let bridge = redisBridge
         let trustedProxies = try TrustedProxies(reader: configuration)
+        // One chain of middleware in front of every route (RequestPipeline): validation against the
+        // OpenAPI operation, then in test mode the /api/test/* access check and, on /api/** changes,
+        // the wait for the change's events (docs/realtime.md "Order"), so the test that made a
+        // change finds its events in /api/test/events.
+        let pipeline = RequestPipeline(authenticator: Authenticator(auth: domain.auth),
+                                       testAccess: testMode ? TestModeAccess(token: configuration[.testModeToken], trustedProxies: trustedProxies) : nil,
+                                       afterWrites: testMode ? FlushAfterWrites { await broadcaster.flush() } : nil)
+        var api = RouteTable()
         APIRoutes(domain: domain, trustedProxies: trustedProxies, onLogout: { userId in
             for socket in logoutHub.sockets(inRoom: RealtimeConfiguration.userChannel(userId)) { socket.disconnect() }
             bridge?.publishLogout(userId: userId)  // redis hook: and on the other nodes
-        }).register(into: &router)
+        }).register(into: &api)
+        pipeline.mount(api, into: &router)
         backups = try ScheduledBackups.make(configuration: .init(reader: configuration), databasePath: path, postgres: databaseURL != nil,
                                             logger: Logger(label: "touchsync.backup"))  // backup hook
         let metricsAccess = try MetricsAccess(reader: configuration, trustedProxies: trustedProxies, production: production)
@@ -180,24 +189,12 @@ public final class TouchSyncServer: @unchecked Sendable {
             } else {
                 logger.warning("test mode is on: /api/test/* answer any address that sends X-TouchSync-Test: <testModeToken>")
             }
-            // Events leave after the answer, in commit order (docs/realtime.md "Order"); in test mode a
-            // write's answer waits for them, so the test that made it finds them in /api/test/events.
-            router.wrapHandlers { method, pattern, handler in
-                guard method != .GET, method != .HEAD, pattern.hasPrefix("/api/") else { return handler }
-                return { request in
-                    let response = try await handler(request)
-                    await broadcaster.flush()
-                    return response
-                }
-            }
         }
-        // Every /api/test/* route, whoever registered it, behind one check (TestModeAccess).
-        if testMode { TestModeAccess(token: configuration[.testModeToken], trustedProxies: trustedProxies).install(into: &router) }
         let hub = self.hub
         hub.mount(on: &router)
 
-        // Every documented route checks its request against its OpenAPI schema: one source of truth.
-        RequestValidation.install(into: &router, authenticator: Authenticator(auth: domain.auth))
+        // Every other route behind the same chain (the API's routes have theirs).
+        pipeline.install(into: &router, mounted: api)
         let tlsConfiguration = TLSServerSetup.Configuration(reader: configuration)
         tls = try Self.makeTLS(configuration: tlsConfiguration, logger: logger)  // tls hook
         http.connectionTransform = tls?.transformFactory
@@ -206,7 +203,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         openAPI.setRoutes(registeredRoutes)
         // The inspector's request list (dx, TouchSyncServer+Inspector.swift) records around the router.
         let responder: any HTTPResponder = requestLog.map { log in
-            InspectorRequestRecorder(inner: frozen, log: log, nowMs: { wallClock.nowMicroseconds() / 1000 })
+            MiddlewareResponder(InspectorRequestRecorder(log: log, nowMs: { wallClock.nowMicroseconds() / 1000 }), around: frozen)
         } ?? frozen
         self.http = HTTPServer(configuration: http, responder: responder, logger: Logger(label: "touchsync.http"), observer: httpMetrics)
         httpBox.set(self.http)

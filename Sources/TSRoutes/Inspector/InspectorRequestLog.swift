@@ -160,25 +160,24 @@ public final class InspectorRequestLog: Sendable {
     }
 }
 
-/// Wraps the router: answers through `inner`, then records the exchange in `log`.
-public struct InspectorRequestRecorder: HTTPResponder {
-    let inner: any HTTPResponder
+/// The inspector's recording step: records each exchange in `log` once answered. It stands
+/// around the router (`MiddlewareResponder`), so it also records what no route answers (404, 405).
+public struct InspectorRequestRecorder: RouteMiddleware {
     let log: InspectorRequestLog
     let clock: @Sendable () -> Int64
 
     /// `nowMs`: Unix time in milliseconds (the domain's wall clock).
-    public init(inner: any HTTPResponder, log: InspectorRequestLog, nowMs: @escaping @Sendable () -> Int64) {
-        self.inner = inner
+    public init(log: InspectorRequestLog, nowMs: @escaping @Sendable () -> Int64) {
         self.log = log
         clock = nowMs
     }
 
-    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+    public func handle(_ context: inout RequestContext, next: (inout RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
-        let response = await inner.respond(to: request)
+        let response = try await next(&context)
         if response.upgrade == nil {
             let micros = Int64((DispatchTime.now().uptimeNanoseconds - started) / 1000)
-            log.record(request, response, durationMicroseconds: micros, timestampMs: clock())
+            log.record(context.request, response, durationMicroseconds: micros, timestampMs: clock())
         }
         return response
     }

@@ -73,7 +73,7 @@ extension RequestValidation {
     }()
 
     /// Routes whose handler reads a body the fast reader took as byte ranges
-    /// (`validatedPlainStrings`), with no tree and no `String` per item: interaction-state's 50
+    /// (`RequestContext.body` is `.plainStrings`), with no tree and no `String` per item: interaction-state's 50
     /// ids go from the body to SQLite's bindings and the response as bytes
     /// (`ReadPaths.interactionState`). Any other handler gets the tree.
     static let plainStringReaders: Set<String> = ["/api/mobile/posts/interaction-state"]

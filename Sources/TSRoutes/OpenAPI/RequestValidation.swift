@@ -8,21 +8,16 @@ import TSJSON
 /// A request that does not conform gets 400 `VALIDATION_ERROR` naming the field and saying
 /// why, in the route's envelope (415 for a body that is not `application/json`).
 ///
+/// The check is one middleware of the request pipeline (`RequestPipeline`); the handler reads
+/// the body it parsed from `RequestContext.body`.
+///
 /// On a route that needs a bearer token, a request without a valid one is handed to the
 /// handler unchecked, which answers 401: the caller learns nothing about the route's input
 /// before authenticating.
 public enum RequestValidation {
-    /// The body the validation parsed, for the handler (`RouteContext.input()`), so a body is
-    /// parsed once per request. Set only while a validated handler runs.
-    @TaskLocal public static var validatedBody: JSONValue?
-    /// Instead of `validatedBody`, for a route in `plainStringReaders` whose body the fast reader
-    /// took: where the body's plain strings are in `request.body` (each string's bytes are its
-    /// value). Set only while such a handler runs.
-    @TaskLocal public static var validatedPlainStrings: [Range<Int>]?
-
     /// What the validation hands the handler: the parsed body (nil: none), or where a fast
     /// reader found its strings (`RequestValidation+FastBody.swift`).
-    public enum ValidatedBody {
+    public enum ValidatedBody: Sendable {
         case tree(JSONValue?)
         case plainStrings([Range<Int>])
     }
@@ -39,27 +34,29 @@ public enum RequestValidation {
 
     public static func operation(_ method: HTTPMethod, _ pattern: String) -> OpenAPIOperation? { operations["\(method) \(pattern)"] }
 
-    /// Puts the check in front of every documented route that has something to check. Routes of
-    /// the Engine.IO transport (no JSON envelope) answer their own errors and are left alone.
-    public static func install(into router: inout RouterBuilder, authenticator: Authenticator) {
-        router.wrapHandlers { method, pattern, handler in
-            guard let op = operation(method, pattern), op.envelope != .none, op.requestSchema != nil || !op.parameters.isEmpty else {
-                return handler
+    /// The check of the route (method, pattern) as a middleware, or nil when the route documents
+    /// nothing to check. Routes of the Engine.IO transport (no JSON envelope) answer their own
+    /// errors and get none.
+    public static func check(_ method: HTTPMethod, _ pattern: String, authenticator: Authenticator) -> Check? {
+        guard let op = operation(method, pattern), op.envelope != .none, op.requestSchema != nil || !op.parameters.isEmpty else { return nil }
+        return Check(operation: op, authenticator: authenticator)
+    }
+
+    /// The validation step of the request pipeline: checks the request against its documented
+    /// operation and puts what it parsed into `RequestContext.body`, so the body is parsed once.
+    public struct Check: RouteMiddleware {
+        let operation: OpenAPIOperation
+        let authenticator: Authenticator
+
+        public func handle(_ context: inout RequestContext, next: (inout RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
+            do {
+                context.body = try validate(context.request, against: operation)
+            } catch {
+                // 401 before 400: an unauthenticated caller gets the handler's 401.
+                if operation.security == .bearer, (try? await authenticator.user(for: context.request)) == nil { return try await next(&context) }
+                throw error
             }
-            return { request in
-                let body: ValidatedBody
-                do {
-                    body = try validate(request, against: op)
-                } catch {
-                    // 401 before 400: an unauthenticated caller gets the handler's 401.
-                    if op.security == .bearer, (try? await authenticator.user(for: request)) == nil { return try await handler(request) }
-                    throw error
-                }
-                switch body {
-                case .tree(let tree): return try await $validatedBody.withValue(tree) { try await handler(request) }
-                case .plainStrings(let ranges): return try await $validatedPlainStrings.withValue(ranges) { try await handler(request) }
-                }
-            }
+            return try await next(&context)
         }
     }
 
@@ -104,11 +101,5 @@ public enum RequestValidation {
         let digits = raw.hasPrefix("-") ? raw.utf8.dropFirst() : raw.utf8[...]
         guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return Int64(raw)
-    }
-
-    /// The body for a handler: the one validation parsed, or parsed now.
-    public static func body(of request: HTTPRequest) throws -> JSONValue {
-        if let b = validatedBody { return b }
-        return try request.jsonBody()
     }
 }

@@ -35,19 +35,19 @@ enum ReadPaths {
         return json(w.bytes)
     }
 
-    static func myRooms(_ domain: TouchSyncDomain, _ token: VerifiedToken, _ request: HTTPRequest) async throws -> (PublicUser, HTTPResponse) {
+    static func myRooms(_ domain: TouchSyncDomain, _ token: VerifiedToken, _ context: RequestContext) async throws -> (PublicUser, HTTPResponse) {
         let (user, body) = try await domain.rooms.myRoomsJSON(token: token, envelope: data)
         return (user, json(body))
     }
 
-    static func interactionState(_ domain: TouchSyncDomain, _ token: VerifiedToken, _ request: HTTPRequest) async throws
+    static func interactionState(_ domain: TouchSyncDomain, _ token: VerifiedToken, _ context: RequestContext) async throws
         -> (PublicUser, HTTPResponse) {
         // The ids where they stand in the body when the validation's fast reader took it (plain
         // strings: their bytes are their values); otherwise from the parsed body.
-        let ids = if let ranges = RequestValidation.validatedPlainStrings {
-            PostIdSlices(bytes: request.body, ranges: ranges)
+        let ids = if case .plainStrings(let ranges) = context.body {
+            PostIdSlices(bytes: context.request.body, ranges: ranges)
         } else {
-            PostIdSlices(try Input(value: RequestValidation.body(of: request)).stringArray("postIds"))
+            PostIdSlices(try context.input().stringArray("postIds"))
         }
         let (user, body) = try await domain.posts.interactionStatesJSON(postIds: ids, token: token, envelope: interactionState)
         return (user, json(body))
@@ -59,17 +59,17 @@ extension Authenticator {
     /// `Database.read` (`VerifiedToken`): the signature and times are checked here, without I/O.
     /// 401 for a missing, bad, expired or revoked token; a handler error before the user is
     /// known (bad input) still answers 401 first when the token's user does not hold.
-    public func wrapRead(_ handler: @escaping @Sendable (VerifiedToken, HTTPRequest) async throws -> (PublicUser, HTTPResponse)) -> HTTPHandler {
-        return { request in
-            let envelope = Envelope.forPath(request.path)
+    public func wrapRead(_ handler: @escaping @Sendable (VerifiedToken, RequestContext) async throws -> (PublicUser, HTTPResponse)) -> ContextHandler {
+        return { context in
             var userId: String? = nil
             do {
-                guard let raw = Self.bearerToken(request.header("Authorization")) else {
+                guard let raw = Self.bearerToken(context.request.header("Authorization")) else {
                     throw DomainError.unauthorized("Missing bearer token")
                 }
                 let token = try self.auth.verifyToken(raw)
                 do {
-                    var (user, response) = try await handler(token, request)
+                    var (user, response) = try await handler(token, context)
+                    context.user = user
                     response.logUserID = user.id
                     return response
                 } catch DomainError.validation(let field, let message) {
@@ -78,8 +78,8 @@ extension Authenticator {
                     throw DomainError.validation(field: field, message: message)
                 }
             } catch {
-                guard let rendered = APIError.wrap(error, envelope: envelope) as? any HTTPResponseConvertibleError else { throw error }
-                var response = rendered.response(for: request)
+                guard let rendered = APIError.wrap(error, envelope: context.envelope) as? any HTTPResponseConvertibleError else { throw error }
+                var response = rendered.response(for: context.request)
                 response.logUserID = userId
                 return response
             }

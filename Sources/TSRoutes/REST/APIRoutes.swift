@@ -21,7 +21,7 @@ public struct APIRoutes: Sendable {
         authenticator = Authenticator(auth: domain.auth)
     }
 
-    public func register(into router: inout RouterBuilder) {
+    public func register(into router: inout RouteTable) {
         let d = domain
         let a = authenticator
         let loggedOut = onLogout
@@ -29,18 +29,18 @@ public struct APIRoutes: Sendable {
 
         // Auth and users
         let limits = d.writeLimits
-        router.post("/api/auth/register", Authenticator.open { req in
+        router.post("/api/auth/register", Authenticator.unauthenticated { ctx in
             // Per client address, before the password is hashed: a new account must not be a way
             // to fresh per-user budgets (limits.signUpsPerHour).
-            try limits.take(.signUp, user: proxies.clientAddress(of: req))
-            return Reply.data(try await d.auth.register(Input(value: RequestValidation.body(of: req))).json, status: 201)
+            try limits.take(.signUp, user: proxies.clientAddress(of: ctx.request))
+            return Reply.data(try await d.auth.register(ctx.input()).json, status: 201)
         })
-        router.post("/api/auth/login", Authenticator.open { req in
-            Reply.data(try await d.auth.login(Input(value: RequestValidation.body(of: req)), clientAddress: proxies.clientAddress(of: req)).json)
+        router.post("/api/auth/login", Authenticator.unauthenticated { ctx in
+            Reply.data(try await d.auth.login(ctx.input(), clientAddress: proxies.clientAddress(of: ctx.request)).json)
         })
         router.get("/api/auth/me", a.wrap { ctx in ReadPaths.data { ctx.user.writeJSON(into: &$0) } })
-        router.post("/api/auth/refresh", Authenticator.open { req in
-            guard let token = Authenticator.bearerToken(req.header("Authorization")) else { throw DomainError.unauthorized("Missing bearer token") }
+        router.post("/api/auth/refresh", Authenticator.unauthenticated { ctx in
+            guard let token = Authenticator.bearerToken(ctx.request.header("Authorization")) else { throw DomainError.unauthorized("Missing bearer token") }
             return Reply.data(try await d.auth.refresh(token: token).json)
         })
         router.post("/api/auth/logout", a.wrap { ctx in
@@ -61,7 +61,7 @@ public struct APIRoutes: Sendable {
             try limits.take(.roomCreate, user: ctx.user.id)
             return Reply.data(try await d.rooms.create(actor: ctx.user.id, input: ctx.optionalInput()).json, status: 201)
         })
-        router.get("/api/rooms/my-rooms", a.wrapRead { token, req in try await ReadPaths.myRooms(d, token, req) })
+        router.get("/api/rooms/my-rooms", a.wrapRead { token, ctx in try await ReadPaths.myRooms(d, token, ctx) })
         router.get("/api/rooms/:roomId", a.wrap { ctx in
             Reply.data(try await d.rooms.detail(roomId: ctx.param("roomId"), viewer: ctx.user.id).json)
         })
@@ -117,10 +117,10 @@ public struct APIRoutes: Sendable {
         // Reactions
         // The token's user is read inside the toggle's own write (one trip to the writer thread;
         // bench/RESULTS.md "Toggle under load, round 3").
-        router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle", a.wrapRead { token, request in
+        router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle", a.wrapRead { token, ctx in
             try limits.take(.reactionToggle, user: token.userId)  // the token's subject: checked before the write
-            let result = try await d.reactions.toggle(roomId: request.parameters["roomId"] ?? "", elementId: request.parameters["elementId"] ?? "",
-                                                      token: token, originSocketId: RouteContext.originSocketId(of: request))
+            let result = try await d.reactions.toggle(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"),
+                                                      token: token, originSocketId: ctx.originSocketId)
             return (result.reaction.user, ReadPaths.data { result.writeJSON(bytes: &$0) })  // bytes, no tree (Reaction+JSONShape.swift)
         })
         router.get("/api/rooms/:roomId/elements/:elementId/reactions", a.wrap { ctx in
@@ -160,7 +160,7 @@ public struct APIRoutes: Sendable {
                 return Reply.mobile("Post un\(noun)", s.json)
             })
         }
-        router.post("/api/mobile/posts/interaction-state", a.wrapRead { token, req in try await ReadPaths.interactionState(d, token, req) })
+        router.post("/api/mobile/posts/interaction-state", a.wrapRead { token, ctx in try await ReadPaths.interactionState(d, token, ctx) })
 
         // Devices and notifications
         router.post("/api/devices", a.wrap { ctx in

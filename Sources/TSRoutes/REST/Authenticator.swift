@@ -44,25 +44,22 @@ public struct Authenticator: Sendable {
         return try await auth.authenticate(token: token)
     }
 
-    /// Wraps an authenticated handler: 401 without a valid token; domain errors rendered in the
-    /// envelope of the route family; the caller's id goes into the access log.
-    public func wrap(_ handler: @escaping @Sendable (RouteContext) async throws -> HTTPResponse) -> HTTPHandler {
-        return { request in
-            let envelope = Envelope.forPath(request.path)
-            var userId: String? = nil
-            do {
-                let user = try await self.user(for: request)
-                userId = user.id
-                var response = try await handler(RouteContext(request: request, user: user, envelope: envelope))
-                response.logUserID = user.id
-                return response
-            } catch {
-                // Render known errors here so the access log still names the caller.
-                guard let rendered = APIError.wrap(error, envelope: envelope) as? any HTTPResponseConvertibleError else { throw error }
-                var response = rendered.response(for: request)
-                response.logUserID = userId
-                return response
+    /// An authenticated route's handler behind the authentication step (`Authentication`): the
+    /// handler gets the caller.
+    public func wrap(_ handler: @escaping @Sendable (RouteContext) async throws -> HTTPResponse) -> ContextHandler {
+        let step = Authentication(authenticator: self)
+        return { context in
+            try await step.handle(&context) { context in
+                guard let user = context.user else { throw DomainError.unauthorized("Missing bearer token") }
+                return try await handler(RouteContext(context: context, user: user))
             }
+        }
+    }
+
+    /// A public route of the pipeline (register, login): only the error rendering.
+    public static func unauthenticated(_ handler: @escaping @Sendable (RequestContext) async throws -> HTTPResponse) -> ContextHandler {
+        return { context in
+            do { return try await handler(context) } catch { throw APIError.wrap(error, envelope: context.envelope) }
         }
     }
 

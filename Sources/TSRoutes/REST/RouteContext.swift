@@ -2,28 +2,23 @@ import TSDomain
 import TSHTTP
 import TSJSON
 
-/// What an authenticated handler gets: the request, the caller, and helpers to read input.
+/// What an authenticated handler gets: the pipeline's context, whose caller is now known, and
+/// helpers to read input.
 public struct RouteContext: Sendable {
-    public let request: HTTPRequest
+    public let context: RequestContext
     public let user: PublicUser
-    public let envelope: Envelope
+
+    public var request: HTTPRequest { context.request }
+    public var envelope: Envelope { context.envelope }
 
     /// The socket that made this request (`X-Socket-Id`), whose own room events are skipped.
-    /// Longer than 64 characters is refused with 400 before the handler runs (`RequestValidation`).
-    public var originSocketId: String? { Self.originSocketId(of: request) }
+    public var originSocketId: String? { context.originSocketId }
 
-    static func originSocketId(of request: HTTPRequest) -> String? {
-        guard let s = request.header("X-Socket-Id"), !s.isEmpty, s.utf8.count <= 64 else { return nil }
-        return s
-    }
-
-    public func param(_ name: String) -> String { request.parameters[name] ?? "" }
+    public func param(_ name: String) -> String { context.param(name) }
 
     /// The JSON body as an `Input` (already checked against the route's documented schema by
     /// `RequestValidation`); 415 for another content type, 400 for anything but an object.
-    public func input() throws -> Input {
-        try Input(value: RequestValidation.body(of: request))
-    }
+    public func input() throws -> Input { try context.input() }
 
     /// An optional body: an empty body reads as `{}`.
     public func optionalInput() throws -> Input {

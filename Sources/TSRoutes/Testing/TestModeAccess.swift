@@ -84,21 +84,9 @@ public struct TestModeAccess: Sendable {
         }
     }
 
-    /// Puts the check in front of every `/api/test/*` route of `router`, whoever registered it.
-    public func install(into router: inout RouterBuilder) {
-        let access = self
-        router.wrapHandlers { _, pattern, handler in
-            guard pattern == "/api/test" || pattern.hasPrefix("/api/test/") else { return handler }
-            return { request in
-                let decision = access.check(request)
-                switch decision {
-                case .allowed: return try await handler(request)
-                case .wrongToken: return .json(Envelope.standard.errorBody(code: "UNAUTHORIZED", message: Self.message(decision)), status: 401)
-                default: return .json(Envelope.standard.errorBody(code: "FORBIDDEN", message: Self.message(decision)), status: 403)
-                }
-            }
-        }
-    }
+    /// Whether the check stands in front of `pattern`: every `/api/test/*` route, whoever
+    /// registered it (`RequestPipeline`).
+    static func guards(_ pattern: String) -> Bool { pattern == "/api/test" || pattern.hasPrefix("/api/test/") }
 }
 
 /// The `Origin` check of the routes a browser must not drive from another site (test mode, the

@@ -1,0 +1,26 @@
+import Logging
+import TSHTTP
+
+/// Steps that stand around the router rather than a route (Hummingbird's router-level
+/// middleware): they see every request, those no route answers (404, 405) included. The router
+/// renders every error into a response, so `next` never throws here.
+public struct MiddlewareResponder<Middleware: RouteMiddleware, Inner: HTTPResponder>: HTTPResponder {
+    let middleware: Middleware
+    let inner: Inner
+
+    public init(_ middleware: Middleware, around inner: Inner) {
+        self.middleware = middleware
+        self.inner = inner
+    }
+
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        var context = RequestContext(request: request)
+        do {
+            return try await middleware.handle(&context) { context in await inner.respond(to: context.request) }
+        } catch {
+            return HTTPResponse.from(error: error, request: request, logger: Self.logger)
+        }
+    }
+
+    static var logger: Logger { Logger(label: "touchsync.http") }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import TSHTTP
+import TSJSON
+@testable import TSRoutes
+import XCTest
+
+/// The request pipeline's composition (RequestPipeline): steps run outermost first, each sees
+/// what the steps before it put into the context, an absent step passes the request on, and no
+/// task-local storage carries request state anywhere in the server's sources.
+final class RequestPipelineTests: XCTestCase {
+    /// Appends its name to the request's `X-Trace` header on the way in, and answers itself when
+    /// it is `stop`.
+    struct Trace: RouteMiddleware {
+        let name: String
+        var stop = false
+
+        func handle(_ context: inout RequestContext, next: (inout RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
+            let trace = (context.request.header("X-Trace") ?? "") + name
+            context.request.headers.replaceOrAdd(name: "X-Trace", value: trace)
+            if stop { return .text("stopped at \(trace)", status: 403) }
+            return try await next(&context)
+        }
+    }
+
+    func run<M: RouteMiddleware>(_ chain: M) async throws -> (HTTPResponse, String?) {
+        var context = RequestContext(request: HTTPRequest(method: .GET, target: "/api/x"))
+        var seen: String?
+        let response = try await chain.handle(&context) { context in
+            seen = context.request.header("X-Trace")
+            return .text("handled")
+        }
+        return (response, seen)
+    }
+
+    func testStepsRunOutermostFirstAndAnAbsentStepPassesTheRequestOn() async throws {
+        let absent: Trace? = nil
+        let (response, seen) = try await run(MiddlewarePair(Trace(name: "a"), MiddlewarePair(absent, Trace(name: "b"))))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(seen, "ab")
+    }
+
+    func testAStepThatAnswersStopsTheChain() async throws {
+        let (response, seen) = try await run(MiddlewarePair(Trace(name: "a"), MiddlewarePair(Trace(name: "b", stop: true), Trace(name: "c"))))
+        XCTAssertEqual(response.status, 403)
+        XCTAssertEqual(String(decoding: response.body, as: UTF8.self), "stopped at ab")
+        XCTAssertNil(seen)
+    }
+
+    /// Validation puts the body it parsed into the context: the handler reads it without parsing.
+    func testValidationHandsTheParsedBodyToTheHandlerInTheContext() async throws {
+        let live = try LiveServer()
+        let pipeline = RequestPipeline(authenticator: Authenticator(auth: live.server.domain.auth))
+        let chain = try XCTUnwrap(pipeline.chain(.POST, "/api/auth/login"))
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        var context = RequestContext(request: HTTPRequest(method: .POST, target: "/api/auth/login", headers: headers,
+                                                          body: Array(#"{"username":"ann","password":"ann-password"}"#.utf8)))
+        var body: JSONValue?
+        _ = try await chain.handle(&context) { context in
+            if case .tree(let tree) = context.body { body = tree }
+            return .text("handled")
+        }
+        XCTAssertEqual(body?["username"], "ann")
+        XCTAssertNil(pipeline.chain(.GET, "/health"), "a route with nothing to check keeps its handler as registered")
+        await live.stop()
+    }
+
+    func testNoTaskLocalInTheSources() throws {
+        let sources = APIReferenceTests.root.appendingPathComponent("Sources")
+        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }
+            .filter { $0.pathExtension == "swift" } ?? []
+        XCTAssertGreaterThan(files.count, 100)
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            XCTAssertFalse(text.contains("@" + "TaskLocal"), "\(file.path): request state travels in RequestContext, not in a task-local")
+        }
+    }
+}

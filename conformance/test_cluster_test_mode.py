@@ -200,3 +200,31 @@ def test_a_live_node_that_does_not_confirm_is_named_in_a_504_after_a_bounded_wai
         cluster.proxy.heal()
     # Once node 3 is back (its link reconnects with backoff), resets reach all three again.
     assert reset(cluster, n1, timeout=20)["nodes"] == 3
+
+
+def test_moving_the_clock_on_one_node_moves_every_test_mode_node_and_a_token_expires_everywhere(cluster):
+    c = cluster
+    reset(c, c.nodes[0])
+    alice = load(c.nodes[0])["users"]["alice"]
+    for node in test_mode_nodes(c):
+        r = requests.get(node.base + "/api/auth/me", headers={"Authorization": "Bearer " + alice["token"]}, timeout=10)
+        assert r.status_code == 200, (node.base, r.text)
+    # 31 days on node 2: the answer comes once every test-mode node has moved (a 504 names a node that did not).
+    r = requests.post(c.nodes[1].base + "/api/test/clock", json={"advance": "31d"}, timeout=15, headers={"X-TouchSync-Test": "1"})
+    assert r.status_code == 200, r.text
+    assert r.json()["data"]["offsetSeconds"] == 31 * 86_400, r.text
+    try:
+        for node in test_mode_nodes(c):
+            state = requests.get(node.base + "/api/test/clock", timeout=10).json()["data"]
+            assert state["offsetSeconds"] == 31 * 86_400 and state["moved"], (node.base, state)
+            # The 30-day token has expired on every node, not only on the one that was asked.
+            r = requests.get(node.base + "/api/auth/me", headers={"Authorization": "Bearer " + alice["token"]}, timeout=10)
+            assert r.status_code == 401, (node.base, r.text)
+        # The node without test mode has no clock route, and its time did not move.
+        assert requests.get(c.production.base + "/api/test/clock", timeout=10).status_code == 404
+    finally:
+        # A reset puts every node's clock back.
+        reset(c, c.nodes[2])
+    for node in test_mode_nodes(c):
+        state = requests.get(node.base + "/api/test/clock", timeout=10).json()["data"]
+        assert state["offsetSeconds"] == 0 and not state["moved"], (node.base, state)

@@ -69,4 +69,35 @@ final class RealtimePrefetchTests: XCTestCase {
         XCTAssertEqual(cleared, ["a1", "a2", "a3"], "commit order, although the reads answered last first")
         XCTAssertEqual(entries.filter { $0.event == "room:cleared:global" }.count, 3, "each to the members its own read returned")
     }
+
+    /// The gap wait (a missing room number) runs on the injected clock: while it stands still the
+    /// event after the gap waits, however long; moved past `realtime.gapWait`, the number is given up.
+    func testTheGapWaitRunsOnTheInjectedClock() async throws {
+        let hub = try SocketIOServer(configuration: SocketIOConfiguration(), clock: SystemClock(), logger: Logger(label: "test"))
+        let log = RealtimeEventLog(capacity: 100)
+        log.observe(hub)
+        var configuration = RealtimeConfiguration(globalEvents: .all)
+        configuration.gapWait = .milliseconds(20)
+        let clock = ManualClock()
+        let broadcaster = RealtimeBroadcaster(hub: hub, reads: GatedReads(expected: 1), configuration: configuration, clock: clock,
+                                              recovery: nil, logger: Logger(label: "test"))
+        func cleared() -> [String] {
+            log.events(since: 0, limit: 100).entries.filter { $0.event == "room:cleared" }.compactMap { $0.args.first?["clearedBy"]?.stringValue }
+        }
+        func waitFor(_ expected: [String]) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while cleared() != expected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            XCTAssertEqual(cleared(), expected)
+        }
+        broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: "a1", originSocketId: nil, seq: 1))
+        broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: "a3", originSocketId: nil, seq: 3))
+        try await waitFor(["a1"])
+        // Ten gap waits of real time, the injected clock standing still: number 2 is still awaited.
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertEqual(cleared(), ["a1"])
+        XCTAssertEqual(broadcaster.queuedEvents(roomId: "r1"), 1)
+        clock.advance(by: 1_000_000_000)
+        try await waitFor(["a1", "a3"])
+        XCTAssertEqual(broadcaster.orderCounters.skipped, 1, "number 2 given up")
+    }
 }

@@ -66,7 +66,7 @@ let package = Package(
         .target(name: "TSDomain", dependencies: ["TSSync", "TSStorage", "TSCrypto", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // APNs push delivery (token auth, HTTP/2 through libcurl); off unless configured.
         .target(name: "TSAPNs", dependencies: ["CCurl", "CCrypto", "TSCrypto", "TSSync", "TSDomain", "TSStorage", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .target(name: "TSRoutes", dependencies: ["TSSync", "TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSRoutes", dependencies: ["TSSync", "TSSockets", "TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSApp", dependencies: ["TSRedis", "TSTLS", "TSSync", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict,
                 plugins: ["EmbedMigrations"]),
         // Migrations/ compiled into TSApp at build time (`EmbeddedMigrations`), so touchsync runs from any directory.

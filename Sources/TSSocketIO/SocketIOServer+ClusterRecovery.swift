@@ -67,7 +67,7 @@ public struct SocketIORemoteRestore: Sendable {
 
 extension SocketIOServer {
     /// Mirrors this node's recoverable sessions to `mirror` (with recovery on, several nodes).
-    public func setSessionMirror(_ mirror: any SocketIOSessionMirror) { handlers.withLock { $0.mirror = mirror } }
+    public func setSessionMirror(_ mirror: any SocketIOSessionMirror) { sessionMirror.set(mirror) }
 
     /// This node's offset prefix in `namespace` (stable for the process).
     public func recoveryNode(namespace: String) -> String {
@@ -97,7 +97,7 @@ extension SocketIOServer {
 
     /// After a join or leave (and on connect): the mirrored record follows the socket's rooms.
     func mirrorRooms(socketID: String, namespace: String) {
-        guard let mirror = handlers.withLock({ $0.mirror }),
+        guard let mirror = sessionMirror.value,
               let socket = hub.withLock({ $0.adapters[namespace]?.sockets[socketID] }), let r = record(of: socket) else { return }
         mirror.save([r])
     }
@@ -105,7 +105,7 @@ extension SocketIOServer {
     /// A recoverable disconnect keeps the record for the window from now (with the rooms the
     /// socket was in); any other ends it.
     func mirrorDisconnect(_ socket: SocketIOSocket, kept: Bool, rooms: Set<String>) {
-        guard let pid = socket.pid, let mirror = handlers.withLock({ $0.mirror }) else { return }
+        guard let pid = socket.pid, let mirror = sessionMirror.value else { return }
         guard kept else { return mirror.forget(pid: pid) }
         mirror.save([SocketIOSessionRecord(sid: socket.id, pid: pid, namespace: socket.namespace, node: recoveryNode(namespace: socket.namespace),
                                            rooms: rooms.sorted(), userID: socket.userID)])
@@ -115,7 +115,7 @@ extension SocketIOServer {
     func restoreFromAnotherNode(pid: String, offset: String, userID: String?, data: JSONValue, handshake: SocketIOHandshake,
                                 client: SocketIOClient) async -> SocketIOSocket? {
         let ns = handshake.namespace
-        guard let mirror = handlers.withLock({ $0.mirror }), let parsed = SocketIORecoveryLog.parse(offset: offset),
+        guard let mirror = sessionMirror.value, let parsed = SocketIORecoveryLog.parse(offset: offset),
               parsed.node != recoveryNode(namespace: ns) else { return nil }
         let session = client.session
         let attempt = SocketIORemoteRestore(pid: pid, namespace: ns, offsetNode: parsed.node, offsetCounter: parsed.counter, userID: userID) {

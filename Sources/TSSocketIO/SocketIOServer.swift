@@ -46,8 +46,6 @@ public final class SocketIOServer: @unchecked Sendable {
         var onDisconnect: (@Sendable (SocketIOSocket, String) -> Void)?
         var events: [String: EventDataHandler] = [:]
         var emitObserver: (@Sendable (SocketIOEmitRecord) -> Void)?
-        /// Recovery across nodes (SocketIOServer+ClusterRecovery.swift); nil on a node alone.
-        var mirror: (any SocketIOSessionMirror)?
     }
 
     public let configuration: SocketIOConfiguration
@@ -56,6 +54,9 @@ public final class SocketIOServer: @unchecked Sendable {
     let hub = LockedValue(Hub())
     let handlers = LockedValue(Handlers())
     let counters = LockedValue(SocketIOStats())
+    /// Recovery across nodes (SocketIOServer+ClusterRecovery.swift), unset on a node alone: the
+    /// mirror is built on this hub, so it registers itself once, before the server starts.
+    let sessionMirror = SetOnce<any SocketIOSessionMirror>()
 
     /// - Parameter timerLoop: loop for heartbeat/ack/connect timers; nil creates a private
     ///   loop driven by `clock`.
@@ -229,7 +230,7 @@ public final class SocketIOServer: @unchecked Sendable {
         guard let rooms = removed else { return }
         mirrorDisconnect(socket, kept: keep, rooms: rooms)
         // Sessions the bounds dropped here are not recoverable on another node either.
-        if !evicted.isEmpty, let mirror = handlers.withLock({ $0.mirror }) { for pid in evicted { mirror.forget(pid: pid) } }
+        if !evicted.isEmpty, let mirror = sessionMirror.value { for pid in evicted { mirror.forget(pid: pid) } }
         if let f = handlers.withLock({ $0.onDisconnect }) { f(socket, reason) }
     }
 

@@ -20,9 +20,11 @@ extension Mutex where Value == Void {
 /// neither captured by an escaping closure nor shared between two owners; this class is the
 /// shared, capturable form (a result slot filled on another thread, a counter several objects
 /// bump). Keep a plain `Mutex` in a class's stored property wherever one owner suffices.
-public final class LockedValue<Value>: Sendable {
-    // Sendable without `@unchecked`: a Mutex is Sendable whatever it holds (it hands the value
-    // out only inside `withLock`).
+///
+/// `Sendable` only when `Value` is, as `Mutex` is meant to be used: a value that is not
+/// `Sendable` (a class without its own synchronisation) could otherwise leave the lock through
+/// `withLock`'s result or `current` and be used from two threads at once.
+public final class LockedValue<Value> {
     @usableFromInline let mutex: Mutex<UnsafeTransfer<Value>>
 
     public init(_ value: Value) { mutex = Mutex(UnsafeTransfer(value)) }
@@ -44,6 +46,8 @@ public final class LockedValue<Value>: Sendable {
     @inlinable
     public var current: Value { withLock { $0 } }
 }
+
+extension LockedValue: Sendable where Value: Sendable {}
 
 /// Carries a value across a `sending` boundary that region analysis cannot see through: the
 /// value is only ever touched under the owning mutex, which is the guarantee `sending` asks for.

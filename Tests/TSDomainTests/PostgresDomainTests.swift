@@ -144,7 +144,7 @@ final class PostgresDomainTests: XCTestCase {
             before = page.reactions.count == 3 ? page.reactions.last?.id : nil
         } while before != nil
         XCTAssertEqual(reactors, users.map(\.id).reversed())
-        let reacted = try await domain.elements.reactedUsers(elementId: element, among: users.map(\.id))
+        let reacted = try await DatabaseRecipientReads(db: domain.db).heartedBy(elementId: element)
         XCTAssertEqual(reacted, Set(users.map(\.id)))
         var messages: [String] = []
         for i in 0..<5 { messages.append(try await domain.messages.send(roomId: room, actor: users[i % 4].id, input: Input(["text": .string("m\(i)")]), originSocketId: nil).id) }

@@ -46,7 +46,10 @@ final class QueryPlanTests: XCTestCase {
         _ = try await domain.rooms.isMember(roomId: room0, userId: viewer)
         _ = try await domain.elements.list(roomId: room0, viewer: viewer)
         _ = try await domain.elements.update(roomId: room0, elementId: el0, actor: viewer, input: Input(["positionX": 5]), originSocketId: nil)
-        _ = try await domain.elements.reactedUsers(elementId: el0, among: users.map(\.id))
+        // The broadcaster's reads (RecipientReads), one per event that needs them.
+        let recipients = DatabaseRecipientReads(db: db)
+        _ = try await recipients.heartedBy(elementId: el0)
+        _ = try await recipients.rooms(roomId: room0, viewers: users.map(\.id))
         let page = try await domain.reactions.list(roomId: room0, elementId: el0, viewer: viewer, limit: 2, before: nil)
         _ = try await domain.reactions.list(roomId: room0, elementId: el0, viewer: viewer, limit: 2, before: page.reactions.last?.id)
         for i in 0..<5 { _ = try await domain.messages.send(roomId: room0, actor: users[i].id, input: Input(["text": .string("m\(i)")]), originSocketId: nil) }

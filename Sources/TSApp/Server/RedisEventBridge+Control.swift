@@ -52,9 +52,8 @@ final class TestModeControl: @unchecked Sendable {
         var complete: Bool { waitingFor.isSubset(of: answered.keys) }
     }
 
-    /// This node's test-mode memory, nil when test mode is off.
-    let local = LockedValue<TestModeLocalNode?>(nil)
-    let label = LockedValue<String>("")
+    /// This node's test-mode memory and its label, set once when test mode is on; nil when off.
+    let testMode = SetOnce<(local: TestModeLocalNode, label: String)>()
     let peers = LockedValue<[String: Peer]>([:])
     let rounds = LockedValue<[String: Round]>([:])
     let heartbeat = LockedValue<Task<Void, Never>?>(nil)
@@ -145,12 +144,11 @@ extension RedisEventBridge: TestModeCluster {
     /// fixtures loads, and says it is alive (from `start`). `label` names this process in the
     /// other nodes' errors and logs.
     public func enableTestMode(_ node: TestModeLocalNode, label: String) {
-        testControl.local.withLock { $0 = node }
-        testControl.label.withLock { $0 = label }
+        testControl.testMode.set((node, label))
     }
 
     func startTestModeHeartbeat() {
-        guard testControl.local.current != nil else { return }
+        guard testControl.testMode.value != nil else { return }
         let task = Task { [weak self] in
             while !Task.isCancelled {
                 self?.sendHeartbeat()
@@ -161,7 +159,7 @@ extension RedisEventBridge: TestModeCluster {
     }
 
     private func sendHeartbeat() {
-        send(["type": "test-node", "label": .string(testControl.label.current)])
+        send(["type": "test-node", "label": .string(testControl.testMode.value?.label ?? "")])
     }
 
     // MARK: asking
@@ -212,7 +210,7 @@ extension RedisEventBridge: TestModeCluster {
     // MARK: answering
 
     func receiveTestControl(_ type: String, _ envelope: JSONValue, from node: String) async {
-        let local = testControl.local.current
+        let local = testControl.testMode.value?.local
         switch type {
         case "test-node":
             // A node that had not been heard from learns of this one at once, not a heartbeat later.

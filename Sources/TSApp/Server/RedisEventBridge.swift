@@ -40,8 +40,8 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
     private var lastSeen = PeerNumbers(capacity: 4096)
     /// Test mode across the cluster (RedisEventBridge+Control.swift).
     let testControl = TestModeControl()
-    /// Sessions kept in Redis for recovery on another node (recovery on); set before `start`.
-    nonisolated(unsafe) var sessionMirror: RedisSessionMirror?
+    /// Sessions kept in Redis for recovery on another node (recovery on), else nil.
+    let sessionMirror: RedisSessionMirror?
 
     /// Which Redis mechanism carries the events.
     public enum Transport: Sendable, Equatable {
@@ -61,12 +61,13 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
         var lastDropLog: ContinuousClock.Instant?
     }
 
-    public init(configuration: RedisConfiguration, channelPrefix: String, transport kind: Transport = .pubsub, maxInboundBacklog: Int,
-                local: any DomainEventPublisher, hub: SocketIOServer, logger: Logger) throws {
+    init(configuration: RedisConfiguration, channelPrefix: String, transport kind: Transport = .pubsub, maxInboundBacklog: Int,
+                local: any DomainEventPublisher, hub: SocketIOServer, sessionMirror: RedisSessionMirror? = nil, logger: Logger) throws {
         var rng = SystemRandomNumberGenerator()
         nodeId = String(rng.next(), radix: 16) + String(rng.next(), radix: 16)
         self.local = local
         self.hub = hub
+        self.sessionMirror = sessionMirror
         self.logger = logger
         (inboundStream, inbound) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingOldest(max(1, maxInboundBacklog)))
         let continuation = inbound

@@ -41,7 +41,8 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
     static let journalReuse: Duration = .seconds(2)
     static let journalsKept = 8
 
-    init(configuration: RedisConfiguration, prefix: String, hub: SocketIOServer, broadcaster: RealtimeBroadcaster, logger: Logger) throws {
+    init(configuration: RedisConfiguration, prefix: String, hub: SocketIOServer, broadcaster: RealtimeBroadcaster, recovery: ClusterRecovery,
+         logger: Logger) throws {
         let window = hub.configuration.recoveryMaxDisconnection
         journalMax = max(16, hub.configuration.recoveryMaxBufferedPackets)
         client = try RedisCommandClient(configuration: configuration, maxReplyEntries: journalMax * 2 + 64, logger: logger)
@@ -52,9 +53,7 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
         refreshInterval = min(.seconds(10), max(.seconds(1), window / 2))
         ttlMs = Int64((window + refreshInterval).clockNanoseconds / 1_000_000)
         journalKey = Array("\(prefix):sio:journal:\(hub.recoveryNode(namespace: "/"))".utf8)
-        _ = broadcaster.enableClusterRecovery(maxEvents: hub.configuration.recoveryMaxBufferedPackets, window: window) { [weak self] entry in
-            self?.append(entry)
-        }
+        recovery.journalWriter.set { [weak self] entry in self?.append(entry) }
         hub.setSessionMirror(self)
     }
 

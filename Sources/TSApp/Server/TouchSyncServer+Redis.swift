@@ -9,15 +9,24 @@ extension TouchSyncServer {
     /// and then nothing connects anywhere.
     /// With connection state recovery on, sessions are also kept in Redis, for another node to
     /// restore (`RedisSessionMirror`).
-    static func makeRedisBridge(settings: RedisEventBridge.Settings?, local: RealtimeBroadcaster, hub: SocketIOServer) throws -> RedisEventBridge? {
+    static func makeRedisBridge(settings: RedisEventBridge.Settings?, local: RealtimeBroadcaster, recovery: ClusterRecovery?,
+                                hub: SocketIOServer) throws -> RedisEventBridge? {
         guard let settings else { return nil }
-        let bridge = try RedisEventBridge(configuration: settings.redis, channelPrefix: settings.channelPrefix, transport: settings.transport,
-                                          maxInboundBacklog: settings.maxInboundBacklog, local: local, hub: hub, logger: Logger(label: "touchsync.redis"))
-        if hub.configuration.recoveryMaxDisconnection > .zero {
-            bridge.sessionMirror = try RedisSessionMirror(configuration: settings.redis, prefix: settings.channelPrefix, hub: hub, broadcaster: local,
-                                                          logger: Logger(label: "touchsync.recovery"))
+        let mirror = try recovery.map { recovery in
+            try RedisSessionMirror(configuration: settings.redis, prefix: settings.channelPrefix, hub: hub, broadcaster: local,
+                                   recovery: recovery, logger: Logger(label: "touchsync.recovery"))
         }
-        return bridge
+        return try RedisEventBridge(configuration: settings.redis, channelPrefix: settings.channelPrefix, transport: settings.transport,
+                                    maxInboundBacklog: settings.maxInboundBacklog, local: local, hub: hub, sessionMirror: mirror,
+                                    logger: Logger(label: "touchsync.redis"))
+    }
+
+    /// The broadcaster's part of recovery across nodes: with several nodes (Redis) and connection
+    /// state recovery on; nil otherwise.
+    static func makeClusterRecovery(settings: RedisEventBridge.Settings?, hub: SocketIOServer, wallClock: any WallClock) -> ClusterRecovery? {
+        guard settings != nil, hub.configuration.recoveryMaxDisconnection > .zero else { return nil }
+        return ClusterRecovery(maxEvents: hub.configuration.recoveryMaxBufferedPackets, window: hub.configuration.recoveryMaxDisconnection,
+                               clock: wallClock)
     }
 
     /// The bridge's `/metrics` families, and the cross-node order's (nil when off: the page is as before).

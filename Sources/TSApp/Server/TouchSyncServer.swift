@@ -122,21 +122,23 @@ public final class TouchSyncServer: @unchecked Sendable {
         let notificationsDelivered = NotificationCounter(apnsOutcomes: APNsProvider.Settings.configured(configuration) ? APNsProvider.Outcome.allCases.map(\.rawValue) : [])
         let delivery = try delivery ?? Self.makeAPNsDelivery(settings: APNsProvider.Settings(reader: configuration), db: db, wallClock: wallClock,
                                                               counter: notificationsDelivered, logger: logger)
-        let events = FanoutEventPublisher()
-        let broadcaster = RealtimeBroadcaster(hub: hub, configuration: realtime, logger: Logger(label: "touchsync.realtime"))
+        // Built in dependency order, each whole: the broadcaster reads from the database (not the
+        // domain), so it and the Redis bridge exist before the domain that publishes to them.
+        let redisSettings = try RedisEventBridge.Settings(reader: configuration)
+        let recovery = Self.makeClusterRecovery(settings: redisSettings, hub: hub, wallClock: wallClock)
+        let broadcaster = RealtimeBroadcaster(hub: hub, reads: DatabaseRecipientReads(db: db), configuration: realtime, clock: clock,
+                                              recovery: recovery, logger: Logger(label: "touchsync.realtime"))
         self.broadcaster = broadcaster
         // redis hook: publish to other nodes first (an enqueue), then deliver locally as before.
-        redisBridge = try Self.makeRedisBridge(settings: RedisEventBridge.Settings(reader: configuration), local: broadcaster, hub: hub)
-        if let redisBridge { events.add(redisBridge) }
-        events.add(broadcaster)
+        redisBridge = try Self.makeRedisBridge(settings: redisSettings, local: broadcaster, recovery: recovery, hub: hub)
+        let events = FanoutEventPublisher((redisBridge.map { [$0] } ?? []) + [broadcaster])
         // Test mode's domain time can be moved (`/api/test/clock`); no other mode's can.
         let domainClock: any WallClock = testMode ? MovableWallClock(base: wallClock) : wallClock
         domain = TouchSyncDomain(db: db, configuration: DomainConfiguration(reader: configuration, jwtSecret: secret), events: events, delivery: delivery, clock: domainClock, logger: Logger(label: "touchsync.notifications"))
-        broadcaster.attach(domain)
         RealtimeHandlers(domain: domain, broadcaster: broadcaster).install()
         maintenance = StorageMaintenance(db: db, notifications: domain.notifications, configuration: .init(reader: configuration),
                                          logger: Logger(label: "touchsync.storage"))
-        domain.notifications.onDelivered = { n in notificationsDelivered.add(n) }
+        domain.notifications.onDelivered.set { n in notificationsDelivered.add(n) }
         let httpMetrics = HTTPMetrics()
         self.httpMetrics = httpMetrics
 
@@ -165,7 +167,7 @@ public final class TouchSyncServer: @unchecked Sendable {
         OperationsRoutes(domain: domain, version: BuildInfo.version,
                          components: (bridge.map { b in [HealthComponent(name: "redis") { b.health }] } ?? [])
                              + (backups.map { [$0.health] } ?? []), detailAccess: metricsAccess).register(into: &router)
-        let httpBox = LateBound<HTTPServer>()
+        let httpBox = SetOnce<HTTPServer>()
         MetricsRoutes(http: httpMetrics, hub: hub, db: db, notifications: notificationsDelivered, version: BuildInfo.version,
                       tcpConnections: { httpBox.value?.openConnections ?? 0 },
                       extra: Self.extraMetrics(redis: bridge, broadcaster: broadcaster, backups: backups), access: metricsAccess).register(into: &router)

@@ -71,15 +71,13 @@ public final class RecordingEventPublisher: DomainEventPublisher, Sendable {
     public var events: [DomainEvent] { storage.current }
 }
 
-/// Forwards each event to several subscribers in order.
-public final class FanoutEventPublisher: DomainEventPublisher, Sendable {
-    private let subscribers = LockedValue<[any DomainEventPublisher]>([])
+/// Forwards each event to several subscribers, in the order given.
+public struct FanoutEventPublisher: DomainEventPublisher {
+    private let subscribers: [any DomainEventPublisher]
 
-    public init() {}
-
-    public func add(_ subscriber: any DomainEventPublisher) { subscribers.withLock { $0.append(subscriber) } }
+    public init(_ subscribers: [any DomainEventPublisher]) { self.subscribers = subscribers }
 
     public func publish(_ event: DomainEvent) {
-        for s in subscribers.current { s.publish(event) }
+        for s in subscribers { s.publish(event) }
     }
 }

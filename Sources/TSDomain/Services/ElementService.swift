@@ -167,20 +167,4 @@ public struct ElementService: Sendable {
         try await deps.db.read { c in try Readers.element(c, id: elementId, roomId: roomId, viewer: viewer) }
     }
 
-    /// Which of `userIds` have reacted to the element (for per-recipient payloads).
-    public func reactedUsers(elementId: String, among userIds: [String]) async throws -> Set<String> {
-        guard !userIds.isEmpty else { return [] }
-        return try await deps.db.read { c in
-            var reacted = Set<String>()
-            // Primary-key probes (element, user IN …), in chunks of a bounded parameter list.
-            for chunk in SQLList.chunks(userIds) {
-                for u in try c.rows("""
-                    SELECT user_id FROM reactions WHERE element_id = ? AND user_id IN (\(SQLList.placeholders(chunk.count))) AND type = 'heart'
-                    """, [.text(elementId)] + chunk.map { SQLValue.text($0) }, { $0.string(0) }) {
-                    reacted.insert(u)
-                }
-            }
-            return reacted
-        }
-    }
 }

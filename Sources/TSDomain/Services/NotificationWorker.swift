@@ -28,7 +28,7 @@ public struct LogNotificationDelivery: NotificationDelivery {
 /// cursors forward in one small write: delivery never runs on a request's path.
 public final class NotificationWorker: @unchecked Sendable {
     // Invariant: `pending`/`drain`/`stopped` are only touched while holding `lock`; the rest is
-    // immutable after init except `onDelivered`, which is set once while the server is assembled.
+    // immutable after init (`onDelivered` is set once, behind its own lock).
     private let lock = Mutex()
     private var pending = false
     /// The drain under way (nil when idle): `stop` waits for its value.
@@ -39,7 +39,8 @@ public final class NotificationWorker: @unchecked Sendable {
     private let delivery: any NotificationDelivery
     let logger: Logger
     /// Called after each drained batch with the number of deliveries (metrics, tests).
-    public var onDelivered: (@Sendable (Int) -> Void)?
+    /// Set once while the server is assembled: the counter it feeds exists after the domain.
+    public let onDelivered = SetOnce<@Sendable (Int) -> Void>()
 
     /// Rows read per table per batch.
     public static let batchSize = 100
@@ -217,7 +218,7 @@ public final class NotificationWorker: @unchecked Sendable {
                     THEN excluded.delivered_seq ELSE notification_cursors.delivered_seq END
                 """, [.int(u), .int(r)])
         }
-        onDelivered?(batch.deliveries.count)
+        onDelivered.value?(batch.deliveries.count)
         return batch.rows
     }
 

@@ -85,11 +85,6 @@ public struct RoomService: Sendable {
         return room
     }
 
-    /// The room as `viewer` sees it (used to build per-recipient `room:updated` payloads).
-    public func room(roomId: String, viewer: String) async throws -> Room? {
-        try await db.read { c in try Readers.room(c, id: roomId, viewer: viewer) }
-    }
-
     public func addMember(roomId: String, actor: String, input: Input) async throws -> PublicUser {
         let userId = try input.optionalString("userId", maxLength: 64)
         let username = try input.optionalString("username", maxLength: 64)
@@ -160,7 +155,7 @@ public struct RoomService: Sendable {
     }
 
     public func memberIds(roomId: String) async throws -> [String] {
-        try await db.read { c in try Readers.memberIds(c, roomId: roomId) }
+        try await DatabaseRecipientReads(db: db).memberIds(roomId: roomId)
     }
 }
 

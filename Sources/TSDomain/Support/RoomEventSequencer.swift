@@ -349,3 +349,8 @@ public struct RoomEventSequencer<Item> {
         forgotten += Int64(n)
     }
 }
+
+// A plain value (rooms, counters, queued items): it may cross threads as its items can, e.g.
+// inside the broadcaster's lock.
+extension RoomEventSequencer: Sendable where Item: Sendable {}
+extension RoomEventSequencer.Room: Sendable where Item: Sendable {}

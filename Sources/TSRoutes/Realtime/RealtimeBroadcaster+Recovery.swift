@@ -13,29 +13,33 @@ import TSSync
 public final class ClusterRecovery: Sendable {
     let gate = DrainGate()
     private let ring: LockedValue<RecoveryRing>
-    private let write: @Sendable (RecoveryJournalEntry) -> Void
+    /// Writes one journal entry (its `number` is the writer's to give). The writer (Redis's
+    /// session mirror) restores sessions through the broadcaster this object is part of, so it
+    /// exists only after it: it registers itself here once, before the server starts.
+    public let journalWriter = SetOnce<@Sendable (RecoveryJournalEntry) -> Void>()
     private let windowMs: Int64
+    /// Wall time: ring items and journal entries are compared with other nodes' journals.
+    private let clock: any WallClock
     /// Per room, the recovered sockets that already have the room's events up to a number this
     /// node has not processed yet (they came from the other node first), until when.
     private let delivered = LockedValue<[String: [String: (seq: Int64, untilMs: Int64)]]>([:])
 
-    /// - Parameter journal: writes one entry (its `number` is the writer's to give).
-    init(maxEvents: Int, window: Duration, journal: @escaping @Sendable (RecoveryJournalEntry) -> Void) {
+    public init(maxEvents: Int, window: Duration, clock: any WallClock) {
         windowMs = Int64(window.clockNanoseconds / 1_000_000)
-        ring = LockedValue(RecoveryRing(maxCount: maxEvents, maxAgeMs: windowMs, startMs: Self.nowMs()))
-        write = journal
+        self.clock = clock
+        ring = LockedValue(RecoveryRing(maxCount: maxEvents, maxAgeMs: windowMs, startMs: clock.nowMicroseconds() / 1000))
     }
 
-    static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+    private func nowMs() -> Int64 { clock.nowMicroseconds() / 1000 }
 
     func keep(_ event: DomainEvent) {
-        let now = Self.nowMs()
+        let now = nowMs()
         ring.withLock { $0.append(event, ms: now) }
     }
 
     func journal(_ kind: RecoveryJournalEntry.Kind, roomId: String, seq: Int64, offsets: ClosedRange<UInt64>, sid: String?) {
-        write(RecoveryJournalEntry(number: 0, first: offsets.lowerBound, counter: offsets.upperBound, roomId: roomId, seq: seq, kind: kind,
-                                   sid: sid, ms: Self.nowMs()))
+        journalWriter.value?(RecoveryJournalEntry(number: 0, first: offsets.lowerBound, counter: offsets.upperBound, roomId: roomId, seq: seq, kind: kind,
+                                   sid: sid, ms: nowMs()))
     }
 
     var ringSnapshot: (items: [RecoveryRingItem], sinceMs: Int64) { ring.withLock { ($0.snapshot, $0.sinceMs) } }
@@ -43,7 +47,7 @@ public final class ClusterRecovery: Sendable {
     /// `sid` has the events of each room up to its number: when they arrive here, it is left out.
     /// Forgotten after the recovery window (then this node never got them: nothing to leave out).
     func hold(sid: String, delivered rooms: [String: Int64]) {
-        let now = Self.nowMs()
+        let now = nowMs()
         delivered.withLock { d in
             for (room, seq) in rooms { d[room, default: [:]][sid] = (seq, now + windowMs) }
             for room in Array(d.keys) {
@@ -220,14 +224,6 @@ final class Emitter {
 }
 
 extension RealtimeBroadcaster {
-    /// Turns on the ring and the journal (several nodes, recovery on); called once while wiring
-    /// the server. `journal` writes one entry, numbering it.
-    public func enableClusterRecovery(maxEvents: Int, window: Duration, journal: @escaping @Sendable (RecoveryJournalEntry) -> Void) -> ClusterRecovery {
-        let r = ClusterRecovery(maxEvents: maxEvents, window: window, journal: journal)
-        recovery = r
-        return r
-    }
-
     /// Why a restore did not happen.
     public enum RestoreFailure: Error, CustomStringConvertible {
         case plan(RecoveryPlan.Failure)
@@ -263,7 +259,9 @@ extension RealtimeBroadcaster {
         }
         guard let socket = install(record) else { return .failure(.taken) }
         for event in missed {
-            do { try await broadcast(event, only: socket) } catch {
+            // Read here, outside every room's drain (they stand still): the replay's recipient is installed.
+            let reads = await prefetch(event).value
+            do { try await broadcast(event, reads: reads, only: socket) } catch {
                 // Its replay would have a hole: the client starts over (a fresh session on its next connect).
                 logger.error("recovery of socket \(socket.id): replaying \(event.name) of room \(event.roomId) failed (\(error)); disconnecting it")
                 socket.disconnect(closeTransport: true)

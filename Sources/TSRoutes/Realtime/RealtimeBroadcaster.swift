@@ -3,6 +3,7 @@ import Logging
 import TSDomain
 import TSJSON
 import TSSocketIO
+import TSSockets
 import TSSync
 
 /// Turns committed domain events into Socket.IO emits (docs/realtime.md): room events to the
@@ -17,24 +18,30 @@ import TSSync
 /// `room:join` is an item of the same queue (`enqueueJoin`), placed by its own commit: the batch
 /// goes out and the socket joins the room's channel between the events committed before the
 /// batch was read and those committed after.
-public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendable {
-    // Invariant: `domain` and `recovery` are set once, before the server starts accepting
-    // connections, and only read afterwards; `queues` is behind its lock; everything else is immutable.
+///
+/// Reads (docs/realtime.md "Order"): what an event's payloads need from the database (members for
+/// global events, who has hearted an element, each viewer's room) is read when the event is
+/// published, before it enters its room's queue, by a task of its own; the drain only takes the
+/// answer when the event's turn comes. Events of a room are read concurrently and still leave in
+/// commit order; the drain never starts a database read.
+public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
     let hub: SocketIOServer
+    let recipientReads: any RecipientReads
     private let configuration: RealtimeConfiguration
+    /// Times the gap waits (a missing room number, a fresh room's hold).
+    private let clock: any MonotonicClock
     let logger: Logger
-    nonisolated(unsafe) private var domain: TouchSyncDomain?
     private let queues: LockedValue<RoomEventSequencer<Work>>
     /// Where drains run (`runDrains(on:)`): the event loops' executors, so that a drain's writes
     /// to sockets of its loop happen inline, as they did from a request handler on that loop.
-    private let drainExecutors = LockedValue<[any TaskExecutor]>([])
-    /// Recovery across nodes (RealtimeBroadcaster+Recovery.swift): set once, like `domain`,
-    /// before the server accepts connections; nil on a node alone.
-    nonisolated(unsafe) public internal(set) var recovery: ClusterRecovery?
+    /// Known only once the listener runs; until then drains run on the global pool.
+    private let drainExecutors = SetOnce<[any TaskExecutor]>()
+    /// Recovery across nodes (RealtimeBroadcaster+Recovery.swift); nil on a node alone.
+    public let recovery: ClusterRecovery?
 
     /// One item of a room's queue.
     enum Work: Sendable {
-        case event(DomainEvent)
+        case event(DomainEvent, Prefetch)
         case join(JoinDelivery)
         /// Finished when the drain gets there: everything queued before it has been emitted.
         case marker(DeliveryTicket)
@@ -60,9 +67,17 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         case last
     }
 
-    public init(hub: SocketIOServer, configuration: RealtimeConfiguration, logger: Logger) {
+    /// - Parameters:
+    ///   - reads: what the payloads need from the database, read before an event enters its drain.
+    ///   - clock: times the gap waits (`realtime.gapWait`).
+    ///   - recovery: recovery across nodes (several nodes, recovery on), else nil.
+    public init(hub: SocketIOServer, reads: any RecipientReads, configuration: RealtimeConfiguration, clock: any MonotonicClock,
+                recovery: ClusterRecovery?, logger: Logger) {
         self.hub = hub
+        recipientReads = reads
         self.configuration = configuration
+        self.clock = clock
+        self.recovery = recovery
         self.logger = logger
         let gap = configuration.gapWait.clockNanoseconds
         queues = LockedValue(RoomEventSequencer(maxPendingPerRoom: configuration.maxQueuedEventsPerRoom, gapWaitNanoseconds: gap,
@@ -71,14 +86,11 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                                                 idleForgetNanoseconds: max(1, configuration.forgetIdleRoomsAfter.clockNanoseconds)))
     }
 
-    /// Called once while wiring the server, before any event can be published.
-    public func attach(_ domain: TouchSyncDomain) { self.domain = domain }
-
     /// On the writer thread, in commit order (or from the cross-node bridge, in its receive
     /// order): queued under its room number (`DomainEvent.seq`), so it leaves after the room's
     /// events numbered before it, whichever node committed them; never waits for the broadcast.
     public func publish(_ event: DomainEvent) {
-        enqueue(.event(event), room: event.roomId, at: event.seq.map(Place.numbered) ?? .last)
+        enqueue(.event(event, prefetch(event)), room: event.roomId, at: event.seq.map(Place.numbered) ?? .last)
     }
 
     /// On the writer thread, from the commit of the join's read: the socket gets `elements` and
@@ -103,8 +115,11 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
 
     /// Runs each room's drain on one of `executors` (chosen by room, so one room's drains keep to
     /// one loop), instead of the global pool: a broadcast then writes to the sockets of that loop
-    /// without a hop. Called once the event loops exist.
-    public func runDrains(on executors: [any TaskExecutor]) { drainExecutors.withLock { $0 = executors } }
+    /// without a hop. Called once, when the event loops exist.
+    public func runDrains(on executors: [any TaskExecutor]) { drainExecutors.set(executors) }
+
+    /// Global events go to the members' channels (read per event) rather than to every socket.
+    var globalEventsToMembers: Bool { if case .members = configuration.globalEvents { return true } else { return false } }
 
     /// Events waiting in a room's queue (for tests and the inspector).
     public func queuedEvents(roomId: String) -> Int { queues.withLock { $0.pending(room: roomId) } }
@@ -136,7 +151,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         }
         switch admission {
         case .startDrain:
-            let executors = drainExecutors.current
+            let executors = drainExecutors.value ?? []
             if executors.isEmpty {
                 Task { await self.drain(room: room, id: drainID) }
             } else {
@@ -160,7 +175,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// missing number, until an arrival replaced it with a new drain, `id` no longer current).
     private func drain(room: String, id: UInt64) async {
         while true {
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = clock.now()
             let (step, gaveUp) = queues.withLock { q in
                 let before = q.skipped
                 let step = q.next(room: room, now: now, drain: id)
@@ -169,12 +184,16 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
             if gaveUp > 0 {
                 logger.error("realtime: room \(room): \(gaveUp) event number(s) did not arrive within realtime.gapWait (lost on the way from the node that committed them); delivery goes on without them, and the room's clients get them back by joining again")
             }
+            // The event's reads were started when it was published; taken before the recovery
+            // gate, so a restore never waits for the database.
+            var prefetched = RecipientData.none
+            if case .item(_, .event(_, let prefetch)) = step { prefetched = await prefetch.value }
             if case .item = step, let recovery { await recovery.gate.enter() }
             defer { if case .item = step, let recovery { recovery.gate.leave() } }
             switch step {
             case .idle:
                 return
-            case .item(_, .event(let event)):
+            case .item(_, .event(let event, _)):
                 recovery?.keep(event)
                 var journal: ((ClosedRange<UInt64>?) -> Void)?
                 if let recovery, let seq = event.seq {
@@ -185,7 +204,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
                     }
                 }
                 let leftOut = recovery?.alreadyDelivered(roomId: event.roomId, seq: event.seq) ?? []
-                do { try await broadcast(event, journal: journal, leftOut: leftOut) } catch {
+                do { try broadcast(event, reads: prefetched, journal: journal, leftOut: leftOut) } catch {
                     logger.error("broadcast of \(event.name) in room \(event.roomId) failed: \(error)")
                 }
             case .item(_, .join(let join)):
@@ -222,9 +241,9 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// Emits `event` to its recipients, or (`only`, a recovered session's replay) to that one
     /// socket when the event addresses it, personalised the same way. `journal` gets the first and
     /// last recovery offsets its emits got, before they leave (recovery across nodes).
-    /// `leftOut`: recovered sockets that already have it.
-    func broadcast(_ event: DomainEvent, only: SocketIOSocket? = nil, journal: ((ClosedRange<UInt64>?) -> Void)? = nil,
-                   leftOut: [String] = []) async throws {
+    /// `leftOut`: recovered sockets that already have it. `reads`: what `prefetch(event)` read.
+    func broadcast(_ event: DomainEvent, reads: RecipientData, only: SocketIOSocket? = nil, journal: ((ClosedRange<UInt64>?) -> Void)? = nil,
+                   leftOut: [String] = []) throws {
         let room = RealtimeConfiguration.roomChannel(event.roomId)
         let except = event.originSocketId
         let out = Emitter(hub: hub, only: only, journal: journal, leftOut: leftOut)
@@ -233,56 +252,58 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
         switch event.kind {
         case .elementCreated(let element):
             // Both events leave together: a member's socket gets them in one write.
-            let global = await global(events.elementCreatedGlobal, ElementCreatedGlobalPayload(roomId: event.roomId, elementId: element.id,
+            let global = global(events.elementCreatedGlobal, ElementCreatedGlobalPayload(roomId: event.roomId, elementId: element.id,
                                                                                               createdBy: element.createdBy, type: element.type),
-                                      roomId: event.roomId, only: only)
+                                      members: reads.members, roomId: event.roomId, only: only)
             out.emit([out.room(events.elementCreated, ElementPayload(element), room, except: except)] + global)
         case .elementUpdated(let element):
             if element.reactions == nil {
                 out.emit([out.room(events.elementUpdated, ElementPayload(element), room, except: except)])
             } else {
                 // `element` is the actor's view: what the log shows when nobody listens.
-                try await emitPerViewer(events.elementUpdated, room: room, except: except, elementId: element.id,
-                                        actorHasReacted: element.reactions?.hasReacted ?? false, out: out) { reacted in
+                try emitPerViewer(events.elementUpdated, room: room, except: except, elementId: element.id,
+                                        actorHasReacted: element.reactions?.hasReacted ?? false, hearted: reads.hearted, out: out) { reacted in
                     ElementPayload(element.viewed(hasReacted: reacted))
                 }
             }
         case .elementDeleted(let elementId):
-            let global = await global(events.elementDeletedGlobal, ElementDeletedGlobalPayload(roomId: event.roomId, elementId: elementId,
+            let global = global(events.elementDeletedGlobal, ElementDeletedGlobalPayload(roomId: event.roomId, elementId: elementId,
                                                                                               deletedBy: event.actorId),
-                                      roomId: event.roomId, only: only)
+                                      members: reads.members, roomId: event.roomId, only: only)
             out.emit([out.room(events.elementDeleted, ElementDeletedPayload(elementId: elementId, roomId: event.roomId),
                                room, except: except)] + global)
         case .roomCleared:
             // One encoding for both events (same payload).
             let args = events.roomCleared.args(RoomClearedPayload(roomId: event.roomId, clearedBy: event.actorId))
-            let global = await global(events.roomClearedGlobal, args, roomId: event.roomId, only: only)
+            let global = global(events.roomClearedGlobal, args, members: reads.members, roomId: event.roomId, only: only)
             out.emit([out.room(events.roomCleared, args, room, except: except)] + global)
         case .roomUpdated:
             // Badges are the recipient's own: one payload (encoded once) per user.
-            guard let domain else { return }
+            let views = try reads.rooms?.get() ?? [:]
             var byUser: [String: [String]] = [:]
             for socket in out.members(of: room) where socket.id != except {
                 if let uid = socket.userID { byUser[uid, default: []].append(socket.id) }
             }
             var emissions: [SocketIOEmission] = []
             for (uid, sockets) in byUser {
-                guard let r = try await domain.rooms.room(roomId: event.roomId, viewer: uid) else { continue }
+                guard let r = views[uid] else { continue }
                 emissions.append(events.roomUpdated.emission(RoomPayload(room: r), .sockets(sockets, room: room, except: except)))
             }
             if !emissions.isEmpty { out.emit(emissions) }
-            if byUser.isEmpty, only == nil, let r = try await domain.rooms.room(roomId: event.roomId, viewer: event.actorId) {
+            if byUser.isEmpty, only == nil, let r = views[event.actorId] {
                 // Nobody listens: still logged (docs/test-mode.md), with the actor's view and 0 recipients.
                 out.emit([events.roomUpdated.emission(RoomPayload(room: r), .sockets([], room: room, except: except))])
             }
         case .messageCreated(let message):
             out.emit([out.room(events.messageCreated, MessagePayload(message: message), room, except: except)])
         case .reactionAdded(let elementId, let reaction, let stats):
-            try await emitPerViewer(events.reactionAdded, room: room, except: except, elementId: elementId, actorHasReacted: true, out: out) { reacted in
+            try emitPerViewer(events.reactionAdded, room: room, except: except, elementId: elementId, actorHasReacted: true,
+                            hearted: reads.hearted, out: out) { reacted in
                 ReactionAddedPayload(elementId: elementId, roomId: event.roomId, reaction: reaction, stats: stats.viewed(hasReacted: reacted))
             }
         case .reactionRemoved(let elementId, let userId, let stats):
-            try await emitPerViewer(events.reactionRemoved, room: room, except: except, elementId: elementId, actorHasReacted: false, out: out) { reacted in
+            try emitPerViewer(events.reactionRemoved, room: room, except: except, elementId: elementId, actorHasReacted: false,
+                            hearted: reads.hearted, out: out) { reacted in
                 ReactionRemovedPayload(elementId: elementId, roomId: event.roomId, userId: userId, stats: stats.viewed(hasReacted: reacted))
             }
         }
@@ -292,16 +313,16 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// element: one group per variant, each encoded once. With no recipient the event is still
     /// emitted to nobody, so the event log records it (docs/test-mode.md) with the variant the
     /// actor would see (`actorHasReacted`) and 0 recipients (not when replaying for one socket).
+    /// `hearted`: the users who have hearted the element, read before the drain.
     private func emitPerViewer<Payload>(_ event: RealtimeServerEvent<Payload>, room: String, except: String?, elementId: String,
-                                        actorHasReacted: Bool, out: Emitter, _ build: (Bool) -> Payload) async throws {
+                                        actorHasReacted: Bool, hearted: Result<Set<String>, any Error>?, out: Emitter,
+                                        _ build: (Bool) -> Payload) throws {
         let sockets = out.members(of: room).filter { $0.id != except }
         guard !sockets.isEmpty else {
             if out.only == nil { out.emit([event.emission(build(actorHasReacted), .sockets([], room: room, except: except))]) }
             return
         }
-        guard let domain else { return }
-        let users = Array(Set(sockets.compactMap(\.userID)))
-        let reacted = try await domain.elements.reactedUsers(elementId: elementId, among: users)
+        let reacted = try hearted?.get() ?? []
         var yes: [String] = []
         var no: [String] = []
         for s in sockets {
@@ -317,21 +338,21 @@ public final class RealtimeBroadcaster: DomainEventPublisher, @unchecked Sendabl
     /// send along with the room event (members are read first, so nothing leaves before both
     /// are ready). Each member's channel is recorded as its own emit, as before.
     /// When the members cannot be read, the room event still goes out (and the failure is logged).
-    private func global<Payload>(_ event: RealtimeServerEvent<Payload>, _ payload: Payload, roomId: String,
-                                 only: SocketIOSocket?) async -> [SocketIOEmission] {
-        await global(event, event.args(payload), roomId: roomId, only: only)
+    private func global<Payload>(_ event: RealtimeServerEvent<Payload>, _ payload: Payload, members: Result<[String], any Error>?,
+                                 roomId: String, only: SocketIOSocket?) -> [SocketIOEmission] {
+        global(event, event.args(payload), members: members, roomId: roomId, only: only)
     }
 
-    private func global<Payload>(_ event: RealtimeServerEvent<Payload>, _ payload: RealtimeArguments<Payload>, roomId: String,
-                                 only: SocketIOSocket?) async -> [SocketIOEmission] {
+    private func global<Payload>(_ event: RealtimeServerEvent<Payload>, _ payload: RealtimeArguments<Payload>,
+                                 members: Result<[String], any Error>?, roomId: String, only: SocketIOSocket?) -> [SocketIOEmission] {
         let name = event.name
         switch configuration.globalEvents {
         case .all:
             return [event.emission(payload, .sockets(only.map { [$0.id] } ?? hub.connectedSockets.map(\.id), room: "*", except: nil))]
         case .members:
-            guard let domain else { return [] }
+            guard let members else { return [] }
             do {
-                let channels = try await domain.rooms.memberIds(roomId: roomId).map(RealtimeConfiguration.userChannel)
+                let channels = try members.get().map(RealtimeConfiguration.userChannel)
                 if let only {
                     // Replaying: to that socket when it is in one of the members' channels.
                     let mine = only.rooms

@@ -1,0 +1,103 @@
+import Logging
+import Synchronization
+import TSDomain
+import TSJSON
+import TSRoutes
+import TSSocketIO
+import TSSockets
+import XCTest
+
+/// The broadcaster reads what an event's payloads need before the event enters its room's drain:
+/// a room's events are read concurrently, and still leave in commit order.
+final class RealtimePrefetchTests: XCTestCase {
+    /// Answers `memberIds` only once `expected` of them are in flight, last caller first; fails
+    /// them all after a deadline (the drain would then be reading one event at a time).
+    final class GatedReads: RecipientReads {
+        struct State {
+            var waiting: [(roomEvent: Int, resume: CheckedContinuation<[String], any Error>)] = []
+            var maxInFlight = 0
+            var calls = 0
+        }
+
+        struct ReadsRanOneAtATime: Error {}
+
+        let expected: Int
+        let state = Mutex(State())
+
+        init(expected: Int) { self.expected = expected }
+
+        func memberIds(roomId: String) async throws -> [String] {
+            try await withCheckedThrowingContinuation { c in
+                let release: [(roomEvent: Int, resume: CheckedContinuation<[String], any Error>)] = state.withLock { s in
+                    s.calls += 1
+                    s.waiting.append((s.calls, c))
+                    s.maxInFlight = max(s.maxInFlight, s.waiting.count)
+                    guard s.waiting.count == expected else { return [] }
+                    defer { s.waiting = [] }
+                    return s.waiting.reversed()
+                }
+                for w in release { w.resume.resume(returning: ["member-\(w.roomEvent)"]) }
+                if release.isEmpty, state.withLock({ $0.calls }) == 1 {
+                    Task {
+                        try? await Task.sleep(for: .seconds(10))
+                        let stuck = self.state.withLock { s in defer { s.waiting = [] }; return s.waiting }
+                        for w in stuck { w.resume.resume(throwing: ReadsRanOneAtATime()) }
+                    }
+                }
+            }
+        }
+
+        func heartedBy(elementId: String) async throws -> Set<String> { [] }
+        func rooms(roomId: String, viewers: [String]) async throws -> [String: Room] { [:] }
+    }
+
+    func testEventsOfARoomAreReadConcurrentlyAndLeaveInCommitOrder() async throws {
+        let hub = try SocketIOServer(configuration: SocketIOConfiguration(), clock: SystemClock(), logger: Logger(label: "test"))
+        let log = RealtimeEventLog(capacity: 100)
+        log.observe(hub)
+        let reads = GatedReads(expected: 3)
+        let broadcaster = RealtimeBroadcaster(hub: hub, reads: reads, configuration: RealtimeConfiguration(globalEvents: .members),
+                                              clock: SystemClock(), recovery: nil, logger: Logger(label: "test"))
+        for actor in ["a1", "a2", "a3"] {
+            broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: actor, originSocketId: nil))
+        }
+        await broadcaster.flush()
+
+        XCTAssertEqual(reads.state.withLock { $0.maxInFlight }, 3, "the three events' reads were in flight together")
+        let entries = log.events(since: 0, limit: 100).entries
+        let cleared = entries.filter { $0.event == "room:cleared" }.compactMap { $0.args.first?["clearedBy"]?.stringValue }
+        XCTAssertEqual(cleared, ["a1", "a2", "a3"], "commit order, although the reads answered last first")
+        XCTAssertEqual(entries.filter { $0.event == "room:cleared:global" }.count, 3, "each to the members its own read returned")
+    }
+
+    /// The gap wait (a missing room number) runs on the injected clock: while it stands still the
+    /// event after the gap waits, however long; moved past `realtime.gapWait`, the number is given up.
+    func testTheGapWaitRunsOnTheInjectedClock() async throws {
+        let hub = try SocketIOServer(configuration: SocketIOConfiguration(), clock: SystemClock(), logger: Logger(label: "test"))
+        let log = RealtimeEventLog(capacity: 100)
+        log.observe(hub)
+        var configuration = RealtimeConfiguration(globalEvents: .all)
+        configuration.gapWait = .milliseconds(20)
+        let clock = ManualClock()
+        let broadcaster = RealtimeBroadcaster(hub: hub, reads: GatedReads(expected: 1), configuration: configuration, clock: clock,
+                                              recovery: nil, logger: Logger(label: "test"))
+        func cleared() -> [String] {
+            log.events(since: 0, limit: 100).entries.filter { $0.event == "room:cleared" }.compactMap { $0.args.first?["clearedBy"]?.stringValue }
+        }
+        func waitFor(_ expected: [String]) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while cleared() != expected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            XCTAssertEqual(cleared(), expected)
+        }
+        broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: "a1", originSocketId: nil, seq: 1))
+        broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: "a3", originSocketId: nil, seq: 3))
+        try await waitFor(["a1"])
+        // Ten gap waits of real time, the injected clock standing still: number 2 is still awaited.
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertEqual(cleared(), ["a1"])
+        XCTAssertEqual(broadcaster.queuedEvents(roomId: "r1"), 1)
+        clock.advance(by: 1_000_000_000)
+        try await waitFor(["a1", "a3"])
+        XCTAssertEqual(broadcaster.orderCounters.skipped, 1, "number 2 given up")
+    }
+}

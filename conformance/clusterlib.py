@@ -302,7 +302,8 @@ class Cluster:
             self.proxy.close()
         if self.storage == "postgresql" and self.database_url:
             self._psql(f'DROP DATABASE IF EXISTS "{self.database_name}" WITH (FORCE)', check=False)
-        if self.tmp:
+        # TOUCHSYNC_CLUSTER_KEEP_LOGS=1 keeps the nodes' logs (and nginx's) for a failure's post-mortem.
+        if self.tmp and not os.environ.get("TOUCHSYNC_CLUSTER_KEEP_LOGS"):
             shutil.rmtree(self.tmp, ignore_errors=True)
 
     @staticmethod
@@ -376,6 +377,11 @@ class Cluster:
             # by more than the default 1 MiB without being dropped as a slow consumer (the test
             # is about the cluster losing nothing, not about slow consumers).
             "TOUCHSYNC_REALTIME_MAX_OUTBOUND_BYTES_PER_SOCKET": str(64 << 20),
+            # For the same reason a client can be that far behind when a ping reaches it: the pong
+            # waits behind thousands of events its thread has yet to handle. On a loaded machine
+            # that took more than the default 20 s and the node dropped a healthy client for a ping
+            # timeout (the ping interval stays 25 s, which nginx's read timeout is set against).
+            "TOUCHSYNC_REALTIME_PING_TIMEOUT_MS": "60000",
         })
         env.pop("TOUCHSYNC_TEST_POSTGRES_URL", None)
         return env

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TSApp
 import TSSockets
+import TSSync
 import TSJSON
 
 @main
@@ -100,6 +101,11 @@ struct Serve: AsyncParsableCommand {
         do { try PortCheck.ensureAvailable(host: config[.serverHost], port: config[.serverPort]) } catch {
             throw Fatal.fail("\(error)")
         }
+        // SIGTERM/SIGINT: stop accepting, finish in-flight requests (bounded), close the database, exit 0.
+        // Watched before anything starts: whoever waits for the "listening" line or the banner may
+        // signal at once, and a signal during start-up shuts down as soon as the server is up.
+        let (stop, stopper) = AsyncStream<Int32>.makeStream()
+        let signals = await SignalWatch.install([SIGTERM, SIGINT]) { stopper.yield($0) }
         let server: TouchSyncServer
         do { server = try TouchSyncServer(configuration: config) } catch {
             FileHandle.standardError.write(Data("touchsync: \(error)\n".utf8))
@@ -115,19 +121,6 @@ struct Serve: AsyncParsableCommand {
         }
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         let base = "\(server.scheme)://\(shownHost):\(port)"
-        // SIGTERM/SIGINT: stop accepting, finish in-flight requests (bounded), close the database, exit 0.
-        // Installed before the banner: whoever waits for the banner may signal at once.
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        let stop = AsyncStream<Int32> { cont in
-            for sig in [SIGTERM, SIGINT] {
-                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-                source.setEventHandler { cont.yield(sig) }
-                source.resume()
-                SignalSources.keep(source)
-            }
-        }
-
         print(await StartupBanner.text(base: base, databasePath: server.databasePath, server: server, demo: demoMode))
         fflush(nil)
 
@@ -137,6 +130,7 @@ struct Serve: AsyncParsableCommand {
         }
         await server.shutdown()
         server.logger.info("shutdown complete")
+        signals.cancel()
     }
 }
 
@@ -146,12 +140,6 @@ enum Fatal {
         FileHandle.standardError.write(Data("touchsync: \(message)\n".utf8))
         return ExitCode.failure
     }
-}
-
-/// Keeps signal sources alive for the life of the process.
-enum SignalSources {
-    nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []  // touched only from `Serve.run` before serving
-    static func keep(_ s: any DispatchSourceSignal) { sources.append(s) }
 }
 
 struct Migrate: AsyncParsableCommand {

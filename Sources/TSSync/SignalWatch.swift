@@ -26,9 +26,7 @@ public final class SignalWatch: Sendable {
                                handler: @escaping @Sendable (Int32) -> Void) async -> SignalWatch {
         let (registered, done) = AsyncStream<Void>.makeStream()
         let sources = signals.map { sig -> SendableSource in
-            #if canImport(Darwin)
-            signal(sig, SIG_IGN)
-            #endif
+            if OperatingSystem.current == .darwin { signal(sig, SIG_IGN) }
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
             source.setRegistrationHandler { done.yield() }
             source.setEventHandler { handler(sig) }

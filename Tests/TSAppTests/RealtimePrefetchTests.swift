@@ -10,8 +10,9 @@ import XCTest
 /// The broadcaster reads what an event's payloads need before the event enters its room's drain:
 /// a room's events are read concurrently, and still leave in commit order.
 final class RealtimePrefetchTests: XCTestCase {
-    /// Answers `memberIds` only once `expected` of them are in flight, last caller first; fails
-    /// them all after a deadline (the drain would then be reading one event at a time).
+    /// Holds every `memberIds` call until the test releases them, last caller first; fulfils
+    /// `allInFlight` once `expected` of them wait together (they never would if the drain read one
+    /// event at a time).
     final class GatedReads: RecipientReads {
         struct State {
             var waiting: [(roomEvent: Int, resume: CheckedContinuation<[String], any Error>)] = []
@@ -19,32 +20,28 @@ final class RealtimePrefetchTests: XCTestCase {
             var calls = 0
         }
 
-        struct ReadsRanOneAtATime: Error {}
-
         let expected: Int
         let state = Mutex(State())
+        let allInFlight = XCTestExpectation(description: "every read in flight at once")
 
         init(expected: Int) { self.expected = expected }
 
         func memberIds(roomId: String) async throws -> [String] {
             try await withCheckedThrowingContinuation { c in
-                let release: [(roomEvent: Int, resume: CheckedContinuation<[String], any Error>)] = state.withLock { s in
+                let all = state.withLock { s in
                     s.calls += 1
                     s.waiting.append((s.calls, c))
                     s.maxInFlight = max(s.maxInFlight, s.waiting.count)
-                    guard s.waiting.count == expected else { return [] }
-                    defer { s.waiting = [] }
-                    return s.waiting.reversed()
+                    return s.waiting.count == expected
                 }
-                for w in release { w.resume.resume(returning: ["member-\(w.roomEvent)"]) }
-                if release.isEmpty, state.withLock({ $0.calls }) == 1 {
-                    Task {
-                        try? await Task.sleep(for: .seconds(10))
-                        let stuck = self.state.withLock { s in defer { s.waiting = [] }; return s.waiting }
-                        for w in stuck { w.resume.resume(throwing: ReadsRanOneAtATime()) }
-                    }
-                }
+                if all { allInFlight.fulfill() }
             }
+        }
+
+        /// Answers every held read, the last one first.
+        func releaseLastFirst() {
+            let held = state.withLock { s in defer { s.waiting = [] }; return s.waiting }
+            for w in held.reversed() { w.resume.resume(returning: ["member-\(w.roomEvent)"]) }
         }
 
         func heartedBy(elementId: String) async throws -> Set<String> { [] }
@@ -61,6 +58,8 @@ final class RealtimePrefetchTests: XCTestCase {
         for actor in ["a1", "a2", "a3"] {
             broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: actor, originSocketId: nil))
         }
+        await fulfillment(of: [reads.allInFlight], timeout: 10)
+        reads.releaseLastFirst()
         await broadcaster.flush()
 
         XCTAssertEqual(reads.state.withLock { $0.maxInFlight }, 3, "the three events' reads were in flight together")
@@ -84,20 +83,23 @@ final class RealtimePrefetchTests: XCTestCase {
         func cleared() -> [String] {
             log.events(since: 0, limit: 100).entries.filter { $0.event == "room:cleared" }.compactMap { $0.args.first?["clearedBy"]?.stringValue }
         }
-        func waitFor(_ expected: [String]) async throws {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while cleared() != expected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        /// Waits for the log's next record (10 s at most), then compares.
+        func waitFor(_ expected: [String], after sequence: Int64) async {
+            _ = await log.waitForEvent(after: sequence, timeoutMilliseconds: 10_000)
             XCTAssertEqual(cleared(), expected)
         }
         broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: "a1", originSocketId: nil, seq: 1))
         broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: "a3", originSocketId: nil, seq: 3))
-        try await waitFor(["a1"])
-        // Ten gap waits of real time, the injected clock standing still: number 2 is still awaited.
-        try await Task.sleep(for: .milliseconds(200))
+        await waitFor(["a1"], after: 0)
+        // Ten gap waits of real time, the injected clock standing still: nothing more is recorded,
+        // number 2 is still awaited.
+        let afterFirst = log.lastSequence
+        let outcome = await log.waitForEvent(after: afterFirst, timeoutMilliseconds: 200)
+        XCTAssertEqual(outcome, .timedOut)
         XCTAssertEqual(cleared(), ["a1"])
         XCTAssertEqual(broadcaster.queuedEvents(roomId: "r1"), 1)
         clock.advance(by: 1_000_000_000)
-        try await waitFor(["a1", "a3"])
+        await waitFor(["a1", "a3"], after: afterFirst)
         XCTAssertEqual(broadcaster.orderCounters.skipped, 1, "number 2 given up")
     }
 }

@@ -10,21 +10,10 @@ final class DurabilityTests: XCTestCase {
     static let childEnvironmentKey = "TSSTORAGE_KILL9_CHILD_DB"
 
     func testAcknowledgedWritesSurviveKill9() throws {
-        // The child is this test binary run again, found through Linux's /proc. On macOS the tests
-        // run as a bundle inside Xcode's `xctest` host, which this test does not know how to re-run.
-        let selfExecutable = "/proc/self/exe"
-        guard FileManager.default.fileExists(atPath: selfExecutable) else {
-            throw XCTSkip("SKIPPED (kill -9 durability): re-running this test binary as the child needs \(selfExecutable) "
-                          + "(Linux); on macOS the tests run inside the xctest host, which this test does not drive")
-        }
         let dir = try makeTemporaryDirectory(self)
         let path = dir + "/kill9.sqlite"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: selfExecutable).resolvingSymlinksInPath()
-        process.arguments = ["TSStorageTests.DurabilityTests/testKill9ChildWriter"]
-        var environment = ProcessInfo.processInfo.environment
-        environment[Self.childEnvironmentKey] = path
-        process.environment = environment
+        let process = try childTestProcess("TSStorageTests.DurabilityTests/testKill9ChildWriter",
+                                           environment: Self.childEnvironmentKey, path, what: "kill -9 durability")
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice

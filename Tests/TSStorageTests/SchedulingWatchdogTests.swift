@@ -15,19 +15,9 @@ final class SchedulingWatchdogTests: XCTestCase {
     static let childEnvironmentKey = "TSSTORAGE_WATCHDOG_CHILD_DB"
 
     func testAMisusedConnectionTrapsTheProcess() throws {
-        // As DurabilityTests: the child is this test binary run again, found through Linux's /proc.
-        let selfExecutable = "/proc/self/exe"
-        guard FileManager.default.fileExists(atPath: selfExecutable) else {
-            throw XCTSkip("SKIPPED (watchdog trap): re-running this test binary as the child needs \(selfExecutable) (Linux); "
-                          + "on macOS the tests run inside the xctest host, which this test does not drive")
-        }
         let dir = try makeTemporaryDirectory(self)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: selfExecutable).resolvingSymlinksInPath()
-        process.arguments = ["TSStorageTests.SchedulingWatchdogTests/testMisuseChild"]
-        var environment = ProcessInfo.processInfo.environment
-        environment[Self.childEnvironmentKey] = dir + "/watchdog.sqlite"
-        process.environment = environment
+        let process = try childTestProcess("TSStorageTests.SchedulingWatchdogTests/testMisuseChild",
+                                           environment: Self.childEnvironmentKey, dir + "/watchdog.sqlite", what: "watchdog trap")
         let errors = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors

@@ -1,10 +1,15 @@
 // swift-tools-version:6.0
 // TouchSync server. The target graph is the architecture, lowest layer first:
-//   CSQLite, CCrypto, CSystem (system C libraries) -> TSJSON -> TSCrypto; TSStorage
+//   CSQLite, CCrypto, CSystem (system C libraries) -> TSSync; TSJSON -> TSCrypto; TSStorage
 //   TSSockets -> TSHTTP -> TSWebSocket -> TSEngineIO -> TSSocketIO (realtime transport stack)
-//   TSSockets -> TSRedis (RESP2 pub/sub client for cross-node fan-out, used by TSApp)
+//   TSSockets -> TSRedis (RESP2 client: pub/sub, streams, commands; used by TSRealtime)
 //   CTLS (libssl, Linux only) -> TSTLS: a TSSockets ConnectionTransform (HTTPS/WSS), used by TSApp
-//   TSStorage + TSCrypto -> TSDomain -> TSRoutes (REST + realtime bindings) -> TSApp -> touchsync
+//   TSStorage + TSCrypto -> TSDomain -> TSAPNs
+//   TSDomain -> TSContract (schemas, error mapping, bearer token, metrics text: shared by REST and Socket.IO)
+//   TSDomain + TSSocketIO + TSRedis + TSContract -> TSRealtime (broadcaster, recovery, event log,
+//     event declarations and handlers, Redis bridge and session mirror)
+//   TSRealtime + TSHTTP + TSContract -> TSRoutes (REST routes, pipeline, OpenAPI/AsyncAPI documents,
+//     metrics, inspector, test mode) -> TSApp (composition, settings) -> touchsync
 // A lower layer never imports a higher one.
 import PackageDescription
 
@@ -66,8 +71,14 @@ let package = Package(
         .target(name: "TSDomain", dependencies: ["TSSync", "TSStorage", "TSCrypto", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // APNs push delivery (token auth, HTTP/2 through libcurl); off unless configured.
         .target(name: "TSAPNs", dependencies: ["CCurl", "CCrypto", "TSCrypto", "TSSync", "TSDomain", "TSStorage", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .target(name: "TSRoutes", dependencies: ["TSSync", "TSSockets", "TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .target(name: "TSApp", dependencies: ["TSRedis", "TSTLS", "TSSync", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict,
+        // What REST and Socket.IO both speak: JSON Schema builders and the element's field schemas
+        // (/openapi.json and /asyncapi.json), the error mapping, the bearer token, the metrics text format.
+        .target(name: "TSContract", dependencies: ["TSJSON", "TSDomain", "TSStorage"], swiftSettings: strict),
+        // Realtime between the domain and Socket.IO's users: broadcaster, recovery, event log, the event
+        // declarations and their handlers, the Redis bridge and session mirror.
+        .target(name: "TSRealtime", dependencies: ["TSSync", "TSSockets", "TSJSON", "TSStorage", "TSDomain", "TSSocketIO", "TSRedis", "TSContract", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSRoutes", dependencies: ["TSSync", "TSSockets", "TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", "TSContract", "TSRealtime", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSApp", dependencies: ["TSRedis", "TSTLS", "TSSync", "TSContract", "TSRealtime", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict,
                 plugins: ["EmbedMigrations"]),
         // Migrations/ compiled into TSApp at build time (`EmbeddedMigrations`), so touchsync runs from any directory.
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"], path: "Plugins/EmbedMigrations"),
@@ -101,7 +112,8 @@ let package = Package(
         .testTarget(name: "TSRedisTests", dependencies: ["TSRedis", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Runs the built `touchsync` binary as a child process: the kit is tested exactly as an app uses it.
         .testTarget(name: "TouchSyncTestingTests", dependencies: ["TouchSyncTesting"], swiftSettings: strict),
-        .testTarget(name: "TSAppTests", dependencies: ["TSRedis", "TSApp", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport", "TSStorageTestSupport"], swiftSettings: strict),
+        .testTarget(name: "TSContractTests", dependencies: ["TSContract"], swiftSettings: strict),
+        .testTarget(name: "TSAppTests", dependencies: ["TSRedis", "TSApp", "TSContract", "TSRealtime", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport", "TSStorageTestSupport"], swiftSettings: strict),
     ]
 )
 

@@ -2,6 +2,7 @@ import Foundation
 import TSHTTP
 import TSJSON
 @testable import TSRoutes
+@testable import TSRealtime
 import XCTest
 
 /// docs/api.md, the app developer's reference, is checked against the server:

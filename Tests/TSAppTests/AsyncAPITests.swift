@@ -1,6 +1,7 @@
 import Foundation
 import TSJSON
 @testable import TSRoutes
+@testable import TSRealtime
 import XCTest
 
 /// The Socket.IO events are declared once (`RealtimeEvents`): the handlers the hub has, the

@@ -9,6 +9,7 @@ import TSStorage
 import TSTLS
 import XCTest
 @testable import TSApp
+@testable import TSRealtime
 
 /// Every time setting is a `Duration` written with its unit ("30s", "250ms"); the older integer
 /// names (`*Seconds`, `*Ms`, and `maxDisconnectionDuration` in milliseconds) are still read, from a

@@ -1,4 +1,5 @@
 @testable import TSApp
+@testable import TSRealtime
 import XCTest
 
 /// How a node reads the other nodes' message numbers (RedisEventBridge+PeerNumbers.swift): a

@@ -1,5 +1,6 @@
 import Dispatch
 import TSJSON
+import TSRealtime
 import TSRoutes
 import TSSocketIO
 import TSTestSupport

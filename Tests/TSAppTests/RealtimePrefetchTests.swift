@@ -2,6 +2,7 @@ import Logging
 import Synchronization
 import TSDomain
 import TSJSON
+import TSRealtime
 import TSRoutes
 import TSSocketIO
 import TSSockets

@@ -5,6 +5,7 @@ import TSSocketIO
 import XCTest
 @testable import TSApp
 @testable import TSRoutes
+@testable import TSRealtime
 
 /// Which events a session of another node missed (docs/realtime-cluster.md, "Connection state
 /// recovery across nodes"): the journal of the node it was on, against this node's ring.

@@ -1,5 +1,6 @@
 import XCTest
 @testable import TSApp
+@testable import TSRealtime
 
 /// The bookkeeping behind a cluster-wide test reset (RedisEventBridge+Control.swift): which nodes
 /// count as alive, and a round of acknowledgements that ends when every node answered or its

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import TSContract
 import TSJSON
 import TSRoutes
 import TSStorage

@@ -1,3 +1,4 @@
+import TSRealtime
 import TSRedis
 
 /// Cross-node fan-out over Redis (`realtime.redisUrl`, `realtime.redis.*`, docs/realtime-cluster.md).

@@ -1,6 +1,7 @@
 import TSDomain
 import TSEngineIO
 import TSHTTP
+import TSRealtime
 import TSRoutes
 import TSSocketIO
 

@@ -1,4 +1,6 @@
 import Foundation
+import TSContract
+import TSRealtime
 import TSRoutes
 import TSStorage
 

@@ -1,5 +1,7 @@
 import Logging
+import TSContract
 import TSDomain
+import TSRealtime
 import TSRedis
 import TSRoutes
 import TSSocketIO

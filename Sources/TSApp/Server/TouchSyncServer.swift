@@ -4,6 +4,7 @@ import TSDomain
 import TSEngineIO
 import TSHTTP
 import TSAPNs
+import TSRealtime
 import TSRoutes
 import TSSocketIO
 import TSSockets

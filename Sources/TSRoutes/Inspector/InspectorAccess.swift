@@ -1,3 +1,4 @@
+import TSContract
 import TSHTTP
 
 /// Who may use the live inspector (`/inspector`, `/inspector/api/*`).
@@ -36,7 +37,7 @@ public struct InspectorAccess: Sendable {
     }
 
     func check(_ request: HTTPRequest, allowQueryToken: Bool) -> Decision {
-        var presented = Authenticator.bearerToken(request.header("Authorization"))
+        var presented = BearerToken.parse(request.header("Authorization"))
         if presented == nil && allowQueryToken { presented = request.queryItems["token"] }
         let local = adminToken == nil ? LocalOnly.decide(request, trustedProxies: trustedProxies) : .local
         return Self.decide(adminToken: adminToken, presentedToken: presented, local: local, host: request.header("Host"))

@@ -3,6 +3,7 @@ import Dispatch
 import TSDomain
 import TSHTTP
 import TSJSON
+import TSRealtime
 import TSSocketIO
 import TSStorage
 

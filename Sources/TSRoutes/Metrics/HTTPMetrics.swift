@@ -1,3 +1,4 @@
+import TSContract
 import TSSync
 import TSDomain
 import TSHTTP

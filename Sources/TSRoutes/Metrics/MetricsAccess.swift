@@ -1,3 +1,4 @@
+import TSContract
 import TSHTTP
 
 /// Who may read `/metrics`. It tells anyone who can read it how busy the server is, how many
@@ -38,7 +39,7 @@ public struct MetricsAccess: Sendable {
 
     func check(_ request: HTTPRequest) -> Decision {
         Self.decide(local: LocalOnly.decide(request, trustedProxies: trustedProxies),
-                    client: trustedProxies.clientAddress(of: request), presentedToken: Authenticator.bearerToken(request.header("Authorization")),
+                    client: trustedProxies.clientAddress(of: request), presentedToken: BearerToken.parse(request.header("Authorization")),
                     allowFrom: allowFrom, token: token, production: production, host: request.header("Host"))
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import TSContract
 import TSDomain
 import TSHTTP
 import TSSocketIO

@@ -1,4 +1,6 @@
+import TSContract
 import TSJSON
+import TSRealtime
 
 /// The AsyncAPI 3.0.0 document of the Socket.IO events (`GET /asyncapi.json`), generated from
 /// `RealtimeEvents.all`. How Socket.IO maps onto it (the AsyncAPI spec has no Socket.IO binding):

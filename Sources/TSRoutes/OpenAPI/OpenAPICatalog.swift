@@ -1,3 +1,4 @@
+import TSContract
 import TSHTTP
 import TSJSON
 

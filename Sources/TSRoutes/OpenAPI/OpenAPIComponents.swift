@@ -1,3 +1,4 @@
+import TSContract
 import TSDomain
 import TSJSON
 
@@ -17,18 +18,6 @@ enum OpenAPIComponents {
         ("badges", S.ref("Badges")),
         ("hasUnread", S.describe(S.boolean, "Either badge > 0.")),
     ]
-
-    static let elementMutableProperties: [(String, JSONValue)] = [
-        ("type", S.ref("ElementType")),
-        ("positionX", S.range(ElementService.coordinateRange)), ("positionY", S.range(ElementService.coordinateRange)),
-        ("width", S.range(ElementService.sizeRange)), ("height", S.range(ElementService.sizeRange)),
-        ("content", S.nullable(S.string(max: ElementService.contentMax))), ("imageUrl", S.nullable(S.string(max: ElementService.urlMax))),
-        ("audioUrl", S.nullable(S.string(max: ElementService.urlMax))), ("videoUrl", S.nullable(S.string(max: ElementService.urlMax))),
-        ("thumbnailUrl", S.nullable(S.string(max: ElementService.urlMax))),
-        ("duration", S.describe(S.nullable(S.range(ElementService.durationRange)), "Seconds (audio or video).")),
-    ]
-
-    static let elementOptional: Set<String> = ["content", "imageUrl", "audioUrl", "videoUrl", "thumbnailUrl", "duration"]
 
     static let statsProperties: [(String, JSONValue)] = [
         ("totalReactions", S.integer), ("count", S.describe(S.integer, "Equals totalReactions.")), ("hasReacted", S.boolean),
@@ -68,8 +57,8 @@ enum OpenAPIComponents {
             ("count", S.integer), ("hasReacted", S.boolean), ("userReaction", S.nullable(S.enumeration(["heart"]))),
             ("topReactors", S.describe(S.array(S.ref("User"), maxItems: 3), "Most recent reactor first.")),
         ], description: "The element's reaction summary for the requesting user.")
-        s["Element"] = S.object([("id", S.id), ("roomId", S.id)] + elementMutableProperties.prefix(5) + [("createdBy", S.id)]
-            + elementMutableProperties.dropFirst(5)
+        s["Element"] = S.object([("id", S.id), ("roomId", S.id)] + ElementSchema.mutableProperties.prefix(5) + [("createdBy", S.id)]
+            + ElementSchema.mutableProperties.dropFirst(5)
             + [("createdAt", S.dateTime), ("updatedAt", S.dateTime),
                ("reactions", S.describe(S.nullable(S.ref("ElementReactions")), "null while the element has no reactions."))])
         s["Reaction"] = S.object([
@@ -147,8 +136,8 @@ enum OpenAPIComponents {
                                  description: "Either userId or username (userId wins when both are given).").objectValue ?? JSONObject()
         addMember["anyOf"] = [["required": ["userId"]], ["required": ["username"]]]
         s["AddMemberRequest"] = .object(addMember)
-        s["CreateElementRequest"] = S.object(elementMutableProperties, optional: elementOptional)
-        s["UpdateElementRequest"] = S.object(elementMutableProperties, optional: Set(elementMutableProperties.map(\.0)),
+        s["CreateElementRequest"] = S.object(ElementSchema.mutableProperties, optional: ElementSchema.optional)
+        s["UpdateElementRequest"] = S.object(ElementSchema.mutableProperties, optional: Set(ElementSchema.mutableProperties.map(\.0)),
                                              description: "Any subset of the mutable fields.")
         s["SendMessageRequest"] = S.object([("text", S.notBlank(max: 10_000))])
         s["CreatePostRequest"] = S.object([("content", S.string(min: 1, max: 10_000)), ("imageUrl", S.nullable(S.string(max: 4096)))],
@@ -221,8 +210,8 @@ enum OpenAPIComponents {
                                     optional: ["ref", "password", "passwordHash", "firstName", "avatarUrl"]))),
             ("rooms", list(S.object([("ref", ref), ("name", S.nullable(S.string(max: 200))), ("createdBy", to),
                                      ("members", S.array(to))], optional: ["name", "members"]))),
-            ("elements", list(S.object([("ref", ref), ("room", to), ("createdBy", to)] + elementMutableProperties,
-                                       optional: elementOptional.union(["ref", "positionX", "positionY", "width", "height"])))),
+            ("elements", list(S.object([("ref", ref), ("room", to), ("createdBy", to)] + ElementSchema.mutableProperties,
+                                       optional: ElementSchema.optional.union(["ref", "positionX", "positionY", "width", "height"])))),
             ("reactions", list(S.object([("element", to), ("user", to)]))),
             ("messages", list(S.object([("ref", ref), ("room", to), ("user", to), ("text", S.string(min: 1, max: 10_000))], optional: ["ref"]))),
             ("posts", list(S.object([("ref", ref), ("author", to), ("content", S.string(min: 1, max: 10_000)), ("imageUrl", S.nullable(S.string(max: 4096)))],

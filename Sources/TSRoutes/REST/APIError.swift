@@ -1,7 +1,7 @@
+import TSContract
 import TSDomain
 import TSHTTP
 import TSJSON
-import TSStorage
 
 /// The two error envelopes (docs/api.md, "Conventions"): `{"error": {code, message}}` for `/api/**`, and
 /// `{"success": false, message, error, code}` for the mobile routes under `/api/mobile/**`.
@@ -59,30 +59,9 @@ public struct APIError: Error, HTTPResponseConvertibleError, Sendable {
     /// Maps anything a handler threw onto the contract: domain errors keep their status, HTTP
     /// errors (415, 413, …) keep theirs, the rest propagate (the server answers 500 without detail).
     static func wrap(_ error: any Error, envelope: Envelope) -> any Error {
-        if let d = error as? DomainError { return APIError(d, envelope: envelope) }
-        if let t = error as? AuthService.Throttled {
-            return APIError(status: 429, code: "RATE_LIMITED", message: "Too many failed logins; retry in \(t.retryAfterSeconds) s",
-                            envelope: envelope, retryAfterSeconds: t.retryAfterSeconds)
-        }
-        if let w = error as? WriteRateLimited {
-            // limits.*: this user's budget for this kind of write is spent; other users are unaffected.
-            return APIError(status: 429, code: "RATE_LIMITED", message: w.message, envelope: envelope, retryAfterSeconds: w.retryAfterSeconds)
-        }
-        if error is DatabaseOverloadedError {
-            // Every reader is busy and database.maxQueuedReads reads already wait: shed load.
-            return APIError(status: 503, code: "UNAVAILABLE", message: "The server is busy; retry shortly", envelope: envelope,
-                            retryAfterSeconds: 1)
-        }
-        if let u = error as? DatabaseUnavailableError {
-            // PostgreSQL unreachable; refused at once, reconnecting in the background.
-            return APIError(status: 503, code: "UNAVAILABLE", message: "The database is unreachable; retry shortly", envelope: envelope,
-                            retryAfterSeconds: u.retryAfterSeconds)
-        }
-        if let s = error as? StorageError, s.isForeignKeyViolation {
-            // A row the write refers to was deleted by a transaction that committed meanwhile (on
-            // PostgreSQL, e.g. the caller's account deleted while another device of theirs wrote).
-            return APIError(status: 409, code: "CONFLICT", message: "Something this request refers to was deleted meanwhile; reload and retry",
-                            envelope: envelope)
+        if let reply = ErrorReply(error) {
+            return APIError(status: reply.status, code: reply.code, message: reply.message, field: reply.field, envelope: envelope,
+                            retryAfterSeconds: reply.retryAfterSeconds)
         }
         if let h = error as? HTTPError, envelope == .mobile {
             return APIError(status: h.status, code: h.code, message: h.message, field: h.field, envelope: .mobile)

@@ -1,3 +1,4 @@
+import TSContract
 import TSDomain
 import TSHTTP
 import TSJSON
@@ -63,7 +64,7 @@ extension Authenticator {
         return { context in
             var userId: String? = nil
             do {
-                guard let raw = Self.bearerToken(context.request.header("Authorization")) else {
+                guard let raw = BearerToken.parse(context.request.header("Authorization")) else {
                     throw DomainError.unauthorized("Missing bearer token")
                 }
                 let token = try self.auth.verifyToken(raw)

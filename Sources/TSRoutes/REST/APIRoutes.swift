@@ -1,3 +1,4 @@
+import TSContract
 import TSDomain
 import TSHTTP
 import TSJSON
@@ -40,7 +41,7 @@ public struct APIRoutes: Sendable {
         })
         router.get("/api/auth/me", a.wrap { ctx in ReadPaths.data { ctx.user.writeJSON(into: &$0) } })
         router.post("/api/auth/refresh", Authenticator.unauthenticated { ctx in
-            guard let token = Authenticator.bearerToken(ctx.request.header("Authorization")) else { throw DomainError.unauthorized("Missing bearer token") }
+            guard let token = BearerToken.parse(ctx.request.header("Authorization")) else { throw DomainError.unauthorized("Missing bearer token") }
             return Reply.data(try await d.auth.refresh(token: token).json)
         })
         router.post("/api/auth/logout", a.wrap { ctx in

@@ -1,3 +1,4 @@
+import TSContract
 import TSDomain
 import TSHTTP
 
@@ -7,38 +8,8 @@ public struct Authenticator: Sendable {
 
     public init(auth: AuthService) { self.auth = auth }
 
-    /// The token of `Authorization: Bearer <token>`, if any.
-    public static func bearerToken(_ header: String?) -> String? {
-        guard var h = header else { return nil }
-        // All ASCII (every real header): the same answer read from the bytes, with one `String` (the token).
-        if let ascii = h.withUTF8({ asciiBearerToken($0) }) { return ascii }
-        let parts = h.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: " ")
-        return token.isEmpty ? nil : token
-    }
-
-    /// `bearerToken` of an all-ASCII header, where characters are bytes: the first space-separated
-    /// word must be `bearer` in any case, the token is the rest without its surrounding spaces.
-    /// Nil when the header is not all ASCII (the caller then splits it by characters); `.some(nil)`
-    /// when it holds no bearer token.
-    static func asciiBearerToken(_ b: UnsafeBufferPointer<UInt8>) -> String?? {
-        var i = 0
-        for byte in b where byte >= 0x80 { return nil }
-        while i < b.count, b[i] == 0x20 { i += 1 }
-        let word = i
-        while i < b.count, b[i] != 0x20 { i += 1 }
-        guard i - word == 6, i < b.count else { return .some(nil) }
-        for (k, letter) in "bearer".utf8.enumerated() where b[word + k] | 0x20 != letter { return .some(nil) }
-        var start = i + 1, end = b.count
-        while start < end, b[start] == 0x20 { start += 1 }
-        while end > start, b[end - 1] == 0x20 { end -= 1 }
-        guard start < end else { return .some(nil) }
-        return String(decoding: UnsafeBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
-    }
-
     public func user(for request: HTTPRequest) async throws -> PublicUser {
-        guard let token = Self.bearerToken(request.header("Authorization")) else {
+        guard let token = BearerToken.parse(request.header("Authorization")) else {
             throw DomainError.unauthorized("Missing bearer token")
         }
         return try await auth.authenticate(token: token)
@@ -68,14 +39,5 @@ public struct Authenticator: Sendable {
         return { request in
             do { return try await handler(request) } catch { throw APIError.wrap(error, envelope: Envelope.forPath(request.path)) }
         }
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in set: Character) -> String {
-        var s = self
-        while s.first == set { s.removeFirst() }
-        while s.last == set { s.removeLast() }
-        return String(s)
     }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import Logging
 import TSDomain
 import TSHTTP
+import TSRealtime
 
 /// `GET /api/test/events?wait=`: a long-poll on the event log, so a test awaiting an event makes
 /// one request instead of polling in a loop (docs/test-mode.md "Waiting for an event").

@@ -3,6 +3,7 @@ import Logging
 import TSDomain
 import TSHTTP
 import TSJSON
+import TSRealtime
 import TSSocketIO
 
 /// Test-target mode (`serve --test-mode`, docs/test-mode.md): routes that let an integration

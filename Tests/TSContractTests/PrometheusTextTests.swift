@@ -1,4 +1,4 @@
-import TSRoutes
+import TSContract
 import XCTest
 
 /// The exposition writer's own bytes (what `GET /metrics` is made of): HELP and TYPE, then the

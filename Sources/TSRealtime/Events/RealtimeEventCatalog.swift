@@ -1,3 +1,4 @@
+import TSContract
 import TSDomain
 import TSJSON
 
@@ -100,7 +101,7 @@ public struct ElementCreateRequest: RealtimeInbound {
         fields = input
     }
     public static var schema: JSONValue {
-        S.object([("roomId", inboundId)] + OpenAPIComponents.elementMutableProperties, optional: OpenAPIComponents.elementOptional, open: true)
+        S.object([("roomId", inboundId)] + ElementSchema.mutableProperties, optional: ElementSchema.optional, open: true)
     }
 }
 
@@ -116,8 +117,8 @@ public struct ElementUpdateRequest: RealtimeInbound {
         changes = Input(JSONObject(input.object.pairs.filter { $0.key != "roomId" && $0.key != "elementId" }.map { ($0.key, $0.value) }))
     }
     public static var schema: JSONValue {
-        S.object([("roomId", inboundId), ("elementId", inboundId)] + OpenAPIComponents.elementMutableProperties,
-                 optional: Set(OpenAPIComponents.elementMutableProperties.map(\.0)), open: true)
+        S.object([("roomId", inboundId), ("elementId", inboundId)] + ElementSchema.mutableProperties,
+                 optional: Set(ElementSchema.mutableProperties.map(\.0)), open: true)
     }
 }
 

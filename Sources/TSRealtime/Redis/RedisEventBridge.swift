@@ -1,8 +1,8 @@
 import Logging
+import TSContract
 import TSDomain
 import TSJSON
 import TSRedis
-import TSRoutes
 import TSSocketIO
 import TSSync
 
@@ -41,7 +41,7 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
     /// Test mode across the cluster (RedisEventBridge+Control.swift).
     let testControl = TestModeControl()
     /// Sessions kept in Redis for recovery on another node (recovery on), else nil.
-    let sessionMirror: RedisSessionMirror?
+    public let sessionMirror: RedisSessionMirror?
 
     /// Which Redis mechanism carries the events.
     public enum Transport: Sendable, Equatable {
@@ -61,7 +61,7 @@ public final class RedisEventBridge: DomainEventPublisher, @unchecked Sendable {
         var lastDropLog: ContinuousClock.Instant?
     }
 
-    init(configuration: RedisConfiguration, channelPrefix: String, transport kind: Transport = .pubsub, maxInboundBacklog: Int,
+    public init(configuration: RedisConfiguration, channelPrefix: String, transport kind: Transport = .pubsub, maxInboundBacklog: Int,
                 local: any DomainEventPublisher, hub: SocketIOServer, sessionMirror: RedisSessionMirror? = nil, logger: Logger) throws {
         var rng = SystemRandomNumberGenerator()
         nodeId = String(rng.next(), radix: 16) + String(rng.next(), radix: 16)

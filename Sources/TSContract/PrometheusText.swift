@@ -50,7 +50,7 @@ public struct PrometheusText: Sendable {
     }
 
     /// Integers without a fraction; others in Swift's shortest round-trip form.
-    static func format(_ v: Double) -> String {
+    public static func format(_ v: Double) -> String {
         if v.isNaN { return "NaN" }
         if v.isInfinite { return v > 0 ? "+Inf" : "-Inf" }
         if v == v.rounded(), abs(v) < 1e15 { return String(Int64(v)) }

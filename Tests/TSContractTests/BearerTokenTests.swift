@@ -1,7 +1,7 @@
-import TSRoutes
+import TSContract
 import XCTest
 
-/// `Authenticator.bearerToken` reads an all-ASCII header from its bytes; the answer is the one
+/// `BearerToken.parse` reads an all-ASCII header from its bytes; the answer is the one
 /// the split by characters gives (the reference below), for well-formed and odd headers alike.
 final class BearerTokenTests: XCTestCase {
     /// The split by characters: the first space-separated word must be `bearer` in any case; the
@@ -25,7 +25,7 @@ final class BearerTokenTests: XCTestCase {
             "BEAREr \u{7F}", "Bearer \u{01}",
         ]
         for header in headers {
-            XCTAssertEqual(Authenticator.bearerToken(header), reference(header), String(describing: header))
+            XCTAssertEqual(BearerToken.parse(header), reference(header), String(describing: header))
         }
     }
 }

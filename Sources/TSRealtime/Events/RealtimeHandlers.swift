@@ -1,4 +1,5 @@
 import Logging
+import TSContract
 import TSDomain
 import TSJSON
 import TSSocketIO
@@ -24,7 +25,7 @@ public struct RealtimeHandlers: Sendable {
     public static func token(auth: JSONValue?, query: [String: String], authorization: String?) -> String? {
         if let t = auth?["token"]?.stringValue, !t.isEmpty { return t }
         if let t = query["token"], !t.isEmpty { return t }
-        return Authenticator.bearerToken(authorization)
+        return BearerToken.parse(authorization)
     }
 
     public func install() {
@@ -102,9 +103,9 @@ public struct RealtimeHandlers: Sendable {
             } catch is RoomDeliveryStuck {  // the room's queue is full (RealtimeConfiguration.maxQueuedEventsPerRoom)
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The room's events are not being delivered right now; retry shortly")])
             } catch {
-                // The REST routes' mapping (APIError.wrap), so a refusal has the same code and
+                // The REST routes' mapping (`ErrorReply`), so a refusal has the same code and
                 // message on both; the ack carries no `field` (the socket wire never had one).
-                if let e = APIError.wrap(error, envelope: .standard) as? APIError {
+                if let e = ErrorReply(error) {
                     ack?.send([Self.errorPayload(code: e.code, message: e.message)])
                     return
                 }

@@ -3,17 +3,17 @@ import TSJSON
 /// Builders for the JSON Schema 2020-12 subset the OpenAPI 3.1 document uses. Objects list
 /// every property as required unless told otherwise (a field without a value is
 /// `null`, never omitted) and forbid unknown properties, so a schema is an exact description.
-enum OpenAPISchema {
-    static let string: JSONValue = ["type": "string"]
-    static let integer: JSONValue = ["type": "integer"]
-    static let number: JSONValue = ["type": "number"]
-    static let boolean: JSONValue = ["type": "boolean"]
-    static let id: JSONValue = ["type": "string", "format": "uuid", "description": "Server-generated lowercase UUID."]
-    static let dateTime: JSONValue = ["type": "string", "format": "date-time", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$",
+public enum OpenAPISchema {
+    public static let string: JSONValue = ["type": "string"]
+    public static let integer: JSONValue = ["type": "integer"]
+    public static let number: JSONValue = ["type": "number"]
+    public static let boolean: JSONValue = ["type": "boolean"]
+    public static let id: JSONValue = ["type": "string", "format": "uuid", "description": "Server-generated lowercase UUID."]
+    public static let dateTime: JSONValue = ["type": "string", "format": "date-time", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$",
                                       "description": "ISO 8601 UTC, second precision (no fractional seconds)."]
 
     /// A string of `min`...`max` Unicode code points (JSON Schema `minLength`/`maxLength`).
-    static func string(min: Int = 0, max: Int) -> JSONValue {
+    public static func string(min: Int = 0, max: Int) -> JSONValue {
         var o: JSONObject = ["type": "string"]
         if min > 0 { o["minLength"] = .int(Int64(min)) }
         o["maxLength"] = .int(Int64(max))
@@ -21,24 +21,24 @@ enum OpenAPISchema {
     }
 
     /// A string with at least one non-whitespace character, at most `max` code points.
-    static func notBlank(max: Int) -> JSONValue {
+    public static func notBlank(max: Int) -> JSONValue {
         ["type": "string", "minLength": 1, "maxLength": .int(Int64(max)), "pattern": "\\S", "x-patternMessage": "must not be blank"]
     }
 
     /// A number within `range`.
-    static func range(_ range: ClosedRange<Double>) -> JSONValue {
+    public static func range(_ range: ClosedRange<Double>) -> JSONValue {
         func n(_ d: Double) -> JSONValue { d.rounded() == d && abs(d) < 1e15 ? .int(Int64(d)) : .double(d) }
         return ["type": "number", "minimum": n(range.lowerBound), "maximum": n(range.upperBound)]
     }
 
     /// Usernames (AuthService.validateUsername).
-    static let username: JSONValue = ["type": "string", "minLength": 3, "maxLength": 32, "pattern": "^[a-z0-9_.]{3,32}$",
+    public static let username: JSONValue = ["type": "string", "minLength": 3, "maxLength": 32, "pattern": "^[a-z0-9_.]{3,32}$",
                                       "x-patternMessage": "may contain only a-z, 0-9, '_' and '.'"]
 
-    static func ref(_ name: String) -> JSONValue { .object(["$ref": .string("#/components/schemas/\(name)")]) }
+    public static func ref(_ name: String) -> JSONValue { .object(["$ref": .string("#/components/schemas/\(name)")]) }
 
     /// `schema` or `null` (3.1 style: a type list for primitives, `anyOf` for references).
-    static func nullable(_ schema: JSONValue) -> JSONValue {
+    public static func nullable(_ schema: JSONValue) -> JSONValue {
         guard let o = schema.objectValue else { return schema }
         if let t = o["type"]?.stringValue {
             var copy = o
@@ -49,19 +49,19 @@ enum OpenAPISchema {
         return .object(["anyOf": .array([schema, ["type": "null"]])])
     }
 
-    static func array(_ items: JSONValue, maxItems: Int? = nil) -> JSONValue {
+    public static func array(_ items: JSONValue, maxItems: Int? = nil) -> JSONValue {
         var o: JSONObject = ["type": "array", "items": items]
         if let maxItems { o["maxItems"] = .int(Int64(maxItems)) }
         return .object(o)
     }
 
-    static func enumeration(_ values: [String]) -> JSONValue {
+    public static func enumeration(_ values: [String]) -> JSONValue {
         .object(["type": "string", "enum": .array(values.map { .string($0) })])
     }
 
-    static func constant(_ value: JSONValue) -> JSONValue { .object(["const": value]) }
+    public static func constant(_ value: JSONValue) -> JSONValue { .object(["const": value]) }
 
-    static func describe(_ schema: JSONValue, _ description: String) -> JSONValue {
+    public static func describe(_ schema: JSONValue, _ description: String) -> JSONValue {
         guard var o = schema.objectValue, o["$ref"] == nil else { return .object(["allOf": .array([schema]), "description": .string(description)]) }
         o["description"] = .string(description)
         return .object(o)
@@ -69,7 +69,7 @@ enum OpenAPISchema {
 
     /// An object schema. `optional` names properties that may be omitted (request bodies);
     /// `open` allows properties not listed.
-    static func object(_ properties: [(String, JSONValue)], optional: Set<String> = [], open: Bool = false,
+    public static func object(_ properties: [(String, JSONValue)], optional: Set<String> = [], open: Bool = false,
                        description: String? = nil) -> JSONValue {
         var o: JSONObject = ["type": "object"]
         if let description { o["description"] = .string(description) }
@@ -81,15 +81,15 @@ enum OpenAPISchema {
     }
 
     /// A map from client-chosen keys to `value`.
-    static func map(_ value: JSONValue, description: String) -> JSONValue {
+    public static func map(_ value: JSONValue, description: String) -> JSONValue {
         .object(["type": "object", "additionalProperties": value, "description": .string(description)])
     }
 
     /// `{"data": schema}` (every route under `/api/` but `/api/mobile/`).
-    static func dataEnvelope(_ schema: JSONValue) -> JSONValue { object([("data", schema)]) }
+    public static func dataEnvelope(_ schema: JSONValue) -> JSONValue { object([("data", schema)]) }
 
     /// `{"success": true, "message", "data"}` (`/api/mobile/**`, the mobile clients' own envelope).
-    static func mobileEnvelope(_ schema: JSONValue) -> JSONValue {
+    public static func mobileEnvelope(_ schema: JSONValue) -> JSONValue {
         object([("success", constant(true)), ("message", string), ("data", schema)])
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import TSJSON
-import TSRoutes
 import TSSync
 
 /// Test mode across a cluster (docs/test-mode.md "Against a cluster"): control messages on the

@@ -1,7 +1,7 @@
 import Logging
+import TSContract
 import TSJSON
 import TSRedis
-import TSRoutes
 import TSSocketIO
 import TSSync
 
@@ -21,7 +21,7 @@ import TSSync
 /// or inconsistent gives the client a fresh session. All of it on one connection of its own
 /// (`RedisCommandClient`), never on an event loop of the server.
 // @unchecked Sendable: immutable after init but `refresher` and `number`, behind their locks.
-final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
+public final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
     static let restoreTimeout: Duration = .seconds(2)
     let client: RedisCommandClient
     private let prefix: String
@@ -41,7 +41,7 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
     static let journalReuse: Duration = .seconds(2)
     static let journalsKept = 8
 
-    init(configuration: RedisConfiguration, prefix: String, hub: SocketIOServer, broadcaster: RealtimeBroadcaster, recovery: ClusterRecovery,
+    public init(configuration: RedisConfiguration, prefix: String, hub: SocketIOServer, broadcaster: RealtimeBroadcaster, recovery: ClusterRecovery,
          logger: Logger) throws {
         let window = hub.configuration.recoveryMaxDisconnection
         journalMax = max(16, hub.configuration.recoveryMaxBufferedPackets)
@@ -80,14 +80,14 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
 
     // MARK: SocketIOSessionMirror
 
-    func save(_ records: [SocketIOSessionRecord]) {
+    public func save(_ records: [SocketIOSessionRecord]) {
         let ttl = Array(String(ttlMs).utf8)
         client.send(records.map { r in
             RESPEncoder.command([Array("SET".utf8), sessionKey(r.pid), r.json.serialized(), Array("PX".utf8), ttl])
         })
     }
 
-    func forget(pid: String) {
+    public func forget(pid: String) {
         client.send([RESPEncoder.command([Array("DEL".utf8), sessionKey(pid)])])
     }
 
@@ -106,7 +106,7 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
         }
     }
 
-    func restore(_ attempt: SocketIORemoteRestore) async -> SocketIOSocket? {
+    public func restore(_ attempt: SocketIORemoteRestore) async -> SocketIOSocket? {
         let key = sessionKey(attempt.pid)
         let journal = Array("\(prefix):sio:journal:\(attempt.offsetNode)".utf8)
         // A journal read lately serves when it reaches the client's offset (what follows it is
@@ -163,7 +163,7 @@ final class RedisSessionMirror: SocketIOSessionMirror, @unchecked Sendable {
     private func count(_ outcome: String) { outcomes.withLock { $0[outcome, default: 0] += 1 } }
 
     /// `/metrics`: restores by outcome, the ring, the writes lost.
-    func render(into out: inout PrometheusText) {
+    public func render(into out: inout PrometheusText) {
         let o = outcomes.current
         out.family("touchsync_recovery_restores_total", type: "counter",
                    help: "Sessions of another node taken over here (recovered), or given a fresh session because that could not be exact (fresh).",

@@ -25,7 +25,7 @@ import TSSync
 /// answer when the event's turn comes. Events of a room are read concurrently and still leave in
 /// commit order; the drain never starts a database read.
 public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
-    let hub: SocketIOServer
+    public let hub: SocketIOServer
     let recipientReads: any RecipientReads
     private let configuration: RealtimeConfiguration
     /// Times the gap waits (a missing room number, a fresh room's hold).

@@ -8,8 +8,9 @@
 //   TSDomain -> TSContract (schemas, error mapping, bearer token, metrics text: shared by REST and Socket.IO)
 //   TSDomain + TSSocketIO + TSRedis + TSContract -> TSRealtime (broadcaster, recovery, event log,
 //     event declarations and handlers, Redis bridge and session mirror)
-//   TSRealtime + TSHTTP + TSContract -> TSRoutes (REST routes, pipeline, OpenAPI/AsyncAPI documents,
-//     metrics, inspector, test mode) -> TSApp (composition, settings) -> touchsync
+//   TSRealtime + TSHTTP + TSContract -> TSRoutes (REST routes, pipeline, OpenAPI/AsyncAPI documents, metrics)
+//     -> TSTestMode (/api/test/*, fixtures, data sets) -> TSInspector (the live inspector)
+//     -> TSApp (composition, settings) -> touchsync
 // A lower layer never imports a higher one.
 import PackageDescription
 
@@ -78,12 +79,16 @@ let package = Package(
         // declarations and their handlers, the Redis bridge and session mirror.
         .target(name: "TSRealtime", dependencies: ["TSSync", "TSSockets", "TSJSON", "TSStorage", "TSDomain", "TSSocketIO", "TSRedis", "TSContract", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "TSRoutes", dependencies: ["TSSync", "TSSockets", "TSDomain", "TSHTTP", "TSSocketIO", "TSJSON", "TSContract", "TSRealtime", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .target(name: "TSApp", dependencies: ["TSRedis", "TSTLS", "TSSync", "TSContract", "TSRealtime", "TSRoutes", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict,
+        // Test mode's routes (/api/test/*: reset, fixtures, clock, faults, event waits) and the data set tools.
+        .target(name: "TSTestMode", dependencies: ["TSSync", "TSSockets", "TSJSON", "TSStorage", "TSDomain", "TSHTTP", "TSEngineIO", "TSSocketIO", "TSContract", "TSRealtime", "TSRoutes", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        // The live inspector: its page, data, request log and access rule.
+        .target(name: "TSInspector", dependencies: ["TSSync", "TSSockets", "TSJSON", "TSStorage", "TSDomain", "TSHTTP", "TSSocketIO", "TSContract", "TSRealtime", "TSRoutes", "TSTestMode", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .target(name: "TSApp", dependencies: ["TSRedis", "TSTLS", "TSSync", "TSContract", "TSRealtime", "TSRoutes", "TSTestMode", "TSInspector", "TSAPNs", "TSDomain", "TSHTTP", "TSSocketIO", "TSEngineIO", "TSStorage", "TSCrypto", .product(name: "Logging", package: "swift-log")], swiftSettings: strict,
                 plugins: ["EmbedMigrations"]),
         // Migrations/ compiled into TSApp at build time (`EmbeddedMigrations`), so touchsync runs from any directory.
         .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"], path: "Plugins/EmbedMigrations"),
         .executableTarget(name: "embed-migrations", path: "Sources/embed-migrations", swiftSettings: strict),
-        .executableTarget(name: "touchsync", dependencies: ["TSApp", "TSRoutes", "TSTLS", "TSSockets", "TSSync", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
+        .executableTarget(name: "touchsync", dependencies: ["TSApp", "TSRoutes", "TSTestMode", "TSTLS", "TSSockets", "TSSync", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(name: "touchsync-bench", dependencies: ["TSSockets", "TSJSON", "TSCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "bench/touchsync-bench", swiftSettings: strict),
         // Database throughput on SQLite vs PostgreSQL (bench/RESULTS.md).
         .executableTarget(name: "storage-bench", dependencies: ["TSStorage"], path: "bench/storage-bench", swiftSettings: strict),
@@ -113,7 +118,7 @@ let package = Package(
         // Runs the built `touchsync` binary as a child process: the kit is tested exactly as an app uses it.
         .testTarget(name: "TouchSyncTestingTests", dependencies: ["TouchSyncTesting"], swiftSettings: strict),
         .testTarget(name: "TSContractTests", dependencies: ["TSContract"], swiftSettings: strict),
-        .testTarget(name: "TSAppTests", dependencies: ["TSRedis", "TSApp", "TSContract", "TSRealtime", "TSRoutes", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport", "TSStorageTestSupport"], swiftSettings: strict),
+        .testTarget(name: "TSAppTests", dependencies: ["TSRedis", "TSApp", "TSContract", "TSRealtime", "TSRoutes", "TSTestMode", "TSInspector", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport", "TSStorageTestSupport"], swiftSettings: strict),
     ]
 )
 

@@ -22,7 +22,7 @@ LAYERS = [
     # transport
     "TSSockets", "TSTLS", "TSHTTP", "TSWebSocket", "TSEngineIO", "TSSocketIO", "TSRedis",
     # application, lowest first
-    "TSDomain", "TSAPNs", "TSContract", "TSRealtime", "TSRoutes", "TSApp",
+    "TSDomain", "TSAPNs", "TSContract", "TSRealtime", "TSRoutes", "TSTestMode", "TSInspector", "TSApp",
     # executables and the app-facing kit
     "embed-migrations", "touchsync", "touchsync-bench", "storage-bench", "conformance-server", "TouchSyncTesting",
     # what the test targets share
@@ -31,7 +31,8 @@ LAYERS = [
 
 # What realtime must stay independent of: it sits between the domain and Socket.IO's users.
 NEVER_BELOW = {
-    "TSRealtime": {"TSRoutes", "TSApp", "TSAPNs", "TSTLS"},
+    "TSRealtime": {"TSRoutes", "TSTestMode", "TSInspector", "TSApp", "TSAPNs", "TSTLS"},
+    "TSRoutes": {"TSTestMode", "TSInspector", "TSApp"},
     "TSContract": {"TSRealtime", "TSRoutes", "TSApp", "TSSocketIO", "TSHTTP"},
     "TSDomain": {"TSSockets", "TSHTTP", "TSSocketIO", "TSRedis", "TSContract", "TSRealtime", "TSRoutes", "TSApp"},
 }

@@ -3,6 +3,7 @@ import Foundation
 import TSApp
 import TSJSON
 import TSRoutes
+import TSTestMode
 
 /// `touchsync export FILE`: the whole dataset as one fixture document (docs/test-mode.md), what
 /// `touchsync import` and `POST /api/test/fixtures` load back.

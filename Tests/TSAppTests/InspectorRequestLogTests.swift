@@ -2,6 +2,7 @@ import TSHTTP
 import TSJSON
 import XCTest
 @testable import TSRoutes
+@testable import TSInspector
 
 /// The request list's pure parts: bounds, what is recorded, and redaction.
 final class InspectorRequestLogTests: XCTestCase {

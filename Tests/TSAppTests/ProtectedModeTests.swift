@@ -1,6 +1,7 @@
 import TSHTTP
 import TSJSON
 @testable import TSRoutes
+@testable import TSInspector
 import XCTest
 
 /// Protected mode as pure decisions: who is "this machine" (`LocalOnly`), the inspector's rule

@@ -1,3 +1,4 @@
+import TSInspector
 import TSRoutes
 
 /// The live inspector (`inspector.*`): whether it is served, its admin token, its data browser

@@ -1,6 +1,7 @@
 import Logging
 import TSDomain
 import TSHTTP
+import TSInspector
 import TSRealtime
 import TSRoutes
 import TSSocketIO

@@ -4,6 +4,7 @@ import TSDomain
 import TSEngineIO
 import TSHTTP
 import TSAPNs
+import TSInspector
 import TSRealtime
 import TSRoutes
 import TSSocketIO
@@ -11,6 +12,7 @@ import TSSockets
 import TSStorage
 import TSTLS
 import TSRedis
+import TSTestMode
 
 /// The whole server, assembled from an `AppConfiguration`: database (migrated), domain,
 /// Socket.IO hub, routes and the HTTP server. `start()` binds; `shutdown()` drains and closes.

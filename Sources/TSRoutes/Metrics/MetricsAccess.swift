@@ -51,12 +51,12 @@ public struct MetricsAccess: Sendable {
         // meant for something else (an app's bearer token from this machine) does not close /metrics
         // to an address that may read it; elsewhere it is still a wrong token.
         if let presentedToken, let token {
-            return InspectorAccess.constantTimeEqual(presentedToken, token) ? .allowed : .wrongToken
+            return LocalOnly.constantTimeEqual(presentedToken, token) ? .allowed : .wrongToken
         }
         if allowFrom.contains(TrustedProxies.hostOnly(client)) { return .allowed }
         if local == .local {
             if production { return presentedToken == nil ? .needsCredential : .wrongToken }
-            if let host, !InspectorAccess.isLocalOrLiteral(host) { return .foreignHost(host) }
+            if let host, !LocalOnly.isLocalOrLiteral(host) { return .foreignHost(host) }
             return .allowed
         }
         return presentedToken == nil ? .refused(local) : .wrongToken

@@ -205,5 +205,5 @@ public enum OpenAPICatalog {
            errors: [400, 401, 403, 415, 504]),
         Op(.GET, "/api/test/faults", tag: "Test mode", summary: "The faults active on each session", description: "Only with --test-mode." + testModeAccess,
            security: .none, responses: [data(200, "Active faults", S.ref("TestFaultList"))], errors: [401, 403]),
-    ] + InspectorRoutes.openAPIOperations  // the live inspector (Sources/TSRoutes/Inspector), unless --no-inspector
+    ] + InspectorOperations.openAPIOperations  // the live inspector (Sources/TSInspector), unless --no-inspector
 }

@@ -165,15 +165,15 @@ enum OpenAPIComponents {
             ("moved", S.describe(S.boolean, "offsetSeconds is not 0.")),
         ])
         var faultRequest = S.object([
-            ("action", S.describe(S.enumeration(TestRoutes.faultActions), "What to do to the target's sockets (docs/test-mode.md, Faults).")),
+            ("action", S.describe(S.enumeration(TestModeLimits.faultActions), "What to do to the target's sockets (docs/test-mode.md, Faults).")),
             ("userId", S.describe(S.string(min: 1, max: 200), "Act on every socket of this user.")),
             ("sid", S.describe(S.string(min: 1, max: 200), "Act on the sockets of this Engine.IO session.")),
-            ("reason", S.describe(S.enumeration(TestRoutes.disconnectReasons), "disconnect: how the connection ends, as the client sees it.")),
-            ("milliseconds", S.describe(["type": "integer", "minimum": 0, "maximum": .int(Int64(TestRoutes.maxFaultDelayMilliseconds))],
+            ("reason", S.describe(S.enumeration(TestModeLimits.disconnectReasons), "disconnect: how the connection ends, as the client sees it.")),
+            ("milliseconds", S.describe(["type": "integer", "minimum": 0, "maximum": .int(Int64(TestModeLimits.maxFaultDelayMilliseconds))],
                                         "delay: how late each outbound Socket.IO packet leaves (0 ends the delay).")),
-            ("events", S.describe(["type": "array", "items": S.string(min: 1, max: 200), "minItems": 1, "maxItems": .int(Int64(TestRoutes.maxDropEvents))],
+            ("events", S.describe(["type": "array", "items": S.string(min: 1, max: 200), "minItems": 1, "maxItems": .int(Int64(TestModeLimits.maxDropEvents))],
                                   "drop: the event names to drop.")),
-            ("count", S.describe(["type": "integer", "minimum": 1, "maximum": .int(Int64(TestRoutes.maxDropCount))],
+            ("count", S.describe(["type": "integer", "minimum": 1, "maximum": .int(Int64(TestModeLimits.maxDropCount))],
                                  "drop: how many matching events to drop (default 1).")),
         ], optional: ["userId", "sid", "reason", "milliseconds", "events", "count"],
            description: "userId or sid (not both) is required except for clear, which without either acts on every session.").objectValue ?? JSONObject()
@@ -202,7 +202,7 @@ enum OpenAPIComponents {
         s["TestFaultList"] = S.object([("faults", S.array(S.ref("TestFault")))])
         let ref: JSONValue = S.describe(S.string(min: 1, max: 200), "A client-chosen key other objects of the document use to refer to this one.")
         let to: JSONValue = S.describe(S.string(min: 1, max: 200), "The ref of an object of this document.")
-        func list(_ item: JSONValue) -> JSONValue { S.array(item, maxItems: FixtureLoader.maxObjectsPerKind) }
+        func list(_ item: JSONValue) -> JSONValue { S.array(item, maxItems: TestModeLimits.maxFixtureObjectsPerKind) }
         var fixtureDocument = S.object([
             ("users", list(S.object([("ref", ref), ("username", S.username), ("password", S.string(min: 8, max: 1024)),
                                      ("passwordHash", S.describe(S.string(min: 1, max: 1024), "Instead of password: a stored hash (touchsync export).")),
@@ -219,7 +219,7 @@ enum OpenAPIComponents {
             ("likes", list(S.object([("post", to), ("user", to)]))),
             ("saves", list(S.object([("post", to), ("user", to)]))),
             ("devices", list(S.object([("user", to), ("token", S.string(min: 1, max: 512)), ("platform", S.enumeration(["ios", "android"]))]))),
-        ], optional: Set(FixtureLoader.kinds),
+        ], optional: Set(TestModeLimits.fixtureKinds),
            description: "Objects refer to each other by ref (users default to their username); a ref to no object of the document is 400. "
                + "Keys starting with _ or $ (comments, $schema) are ignored. See docs/test-mode.md.").objectValue ?? JSONObject()
         fixtureDocument["patternProperties"] = ["^[_$]": .object([:])]

@@ -76,3 +76,25 @@ public enum LocalOnly {
         return out.filter { IPAddress(Substring($0)) != nil }
     }
 }
+
+// The host and token checks of every local-only or token-guarded surface (inspector, metrics, test mode).
+extension LocalOnly {
+    /// `localhost`, `*.localhost`, an IPv4 literal or a bracketed IPv6 literal, with or without a port.
+    public static func isLocalOrLiteral(_ hostHeader: String) -> Bool {
+        var host = Substring(hostHeader.lowercased())
+        if host.hasPrefix("[") { return host.contains("]") }  // IPv6 literal (RFC 3986 §3.2.2)
+        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
+        if host == "localhost" || host.hasSuffix(".localhost") { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { p in !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCII) && p.allSatisfy(\.isNumber) }
+    }
+
+    /// Compares without an early exit on the first differing byte (only the length leaks).
+    public static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var diff: UInt8 = 0
+        for i in 0..<x.count { diff |= x[i] ^ y[i] }
+        return diff == 0
+    }
+}

@@ -1,5 +1,6 @@
 import TSDomain
 import TSJSON
+import TSRoutes
 import TSStorage
 
 /// The inspector's data browser: one page at a time of each kind of row, with

@@ -3,6 +3,7 @@ import Logging
 import TSDomain
 import TSHTTP
 import TSRealtime
+import TSRoutes
 
 /// `GET /api/test/events?wait=`: a long-poll on the event log, so a test awaiting an event makes
 /// one request instead of polling in a loop (docs/test-mode.md "Waiting for an event").

@@ -1,5 +1,6 @@
 import TSDomain
 import TSJSON
+import TSRoutes
 import TSStorage
 
 /// The whole dataset as one fixture document (`touchsync export`, the inspector's export): what

@@ -1,5 +1,6 @@
 import TSDomain
 import TSJSON
+import TSRoutes
 
 /// Loads one fixture document (`POST /api/test/fixtures`, docs/test-mode.md): users, rooms with
 /// members, elements, reactions, messages, posts, likes and saves, whose objects refer to each
@@ -13,7 +14,7 @@ public struct FixtureLoader: Sendable {
     let hashes: PasswordHashCache
 
     /// Most objects of one kind in one document.
-    public static let maxObjectsPerKind = 10_000
+    public static let maxObjectsPerKind = TestModeLimits.maxFixtureObjectsPerKind
 
     public init(domain: TouchSyncDomain, hashes: PasswordHashCache) {
         self.domain = domain
@@ -44,7 +45,7 @@ public struct FixtureLoader: Sendable {
         var devices: [DeviceSpec] = []
     }
 
-    static let kinds = ["users", "rooms", "elements", "reactions", "messages", "posts", "likes", "saves", "devices"]
+    static let kinds = TestModeLimits.fixtureKinds
     static let elementFields: Set<String> = ["type", "positionX", "positionY", "width", "height", "content", "imageUrl", "audioUrl",
                                              "videoUrl", "thumbnailUrl", "duration"]
 

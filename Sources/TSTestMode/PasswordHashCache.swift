@@ -1,3 +1,4 @@
+import TSRoutes
 import TSSync
 import TSDomain
 

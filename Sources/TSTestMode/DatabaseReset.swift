@@ -1,3 +1,4 @@
+import TSRoutes
 import TSStorage
 
 /// Empties every data table and keeps the schema (`POST /api/test/reset`).

@@ -2,6 +2,7 @@ import TSDomain
 import TSEngineIO
 import TSHTTP
 import TSJSON
+import TSRoutes
 import TSSocketIO
 
 /// `POST /api/test/faults` and `GET /api/test/faults` (test mode, docs/test-mode.md "Faults"):
@@ -11,13 +12,11 @@ import TSSocketIO
 extension TestRoutes {
     /// The `reason`s of `{"action":"disconnect"}`, as a client reports each (python-socketio's
     /// disconnect reasons; Engine.IO v4 / Socket.IO v5 protocol documents).
-    static let disconnectReasons = ["transport close", "ping timeout", "transport error", "server disconnect"]
-    static let faultActions = ["disconnect", "delay", "drop", "hold", "release", "clear"]
-    /// Longest `delay`, ms: a delay is a slow network, not a way to park packets forever.
-    static let maxFaultDelayMilliseconds = 60_000
-    /// Most event names one `drop` lists, and most events it drops.
-    static let maxDropEvents = 100
-    static let maxDropCount = 10_000
+    static let disconnectReasons = TestModeLimits.disconnectReasons
+    static let faultActions = TestModeLimits.faultActions
+    static let maxFaultDelayMilliseconds = TestModeLimits.maxFaultDelayMilliseconds
+    static let maxDropEvents = TestModeLimits.maxDropEvents
+    static let maxDropCount = TestModeLimits.maxDropCount
 
     func registerFaults(into router: inout RouterBuilder) {
         let routes = self

@@ -54,11 +54,11 @@ public struct TestModeAccess: Sendable {
     static func decide(token: String?, presented: String?, changes: Bool, local: LocalOnly.Decision, host: String?, origin: String?) -> Decision {
         if let origin, !CrossSiteCheck.isSameSiteOrLocal(origin: origin, host: host) { return .crossSite(origin) }
         if let token {
-            guard let presented, InspectorAccess.constantTimeEqual(presented, token) else { return .wrongToken }
+            guard let presented, LocalOnly.constantTimeEqual(presented, token) else { return .wrongToken }
             return .allowed
         }
         guard local == .local else { return .notLocal(local) }
-        if let host, !InspectorAccess.isLocalOrLiteral(host) { return .foreignHost(host) }
+        if let host, !LocalOnly.isLocalOrLiteral(host) { return .foreignHost(host) }
         if changes && (presented ?? "").isEmpty { return .missingHeader }
         return .allowed
     }

@@ -4,6 +4,7 @@ import TSDomain
 import TSHTTP
 import TSJSON
 import TSRealtime
+import TSRoutes
 import TSSocketIO
 
 /// Test-target mode (`serve --test-mode`, docs/test-mode.md): routes that let an integration

@@ -2,6 +2,7 @@ import Foundation
 import TSDomain
 import TSHTTP
 import TSJSON
+import TSRoutes
 
 /// `GET/POST /api/test/clock`: test mode's movable clock (`MovableWallClock`). Every domain time
 /// reads it: token `iat`/`exp`/`nbf` and their checks, `createdAt`/`updatedAt`, notification

@@ -1,6 +1,7 @@
 import TSDomain
 import TSHTTP
 import TSJSON
+import TSRoutes
 
 /// `POST /api/test/limits` (docs/test-mode.md "Write limits"): in test mode the write limits
 /// (`limits.*`, sign-ups included) start off, because an app's test set-up is a burst (hundreds of

@@ -3,9 +3,21 @@ import TSHTTP
 import TSJSON
 
 /// The inspector's routes in the OpenAPI document (appended to `OpenAPICatalog.operations`), so
-/// the route-table drift check covers them. Registered unless the inspector is off.
-extension InspectorRoutes {
+/// the route-table drift check covers them. Registered unless the inspector is off; the routes
+/// themselves are TSInspector's (`InspectorRoutes`); the pipeline validates their requests against these.
+public enum InspectorOperations {
     typealias S = OpenAPISchema
+
+    /// Most rooms / sockets one answer lists (the rest are counted in `total`).
+    public static let maxRooms = 1000
+    public static let maxSockets = 1000
+    /// Members listed per room (all are counted in `memberCount`).
+    public static let maxMembersPerRoom = 50
+    /// Most events one `events` answer returns.
+    public static let maxEvents = 1000
+    /// The largest `limit` the data browser and request list accept (the schema's maximum); each
+    /// cuts it to its own setting (`inspector.maxPageSize`, `inspector.requestLogCapacity`).
+    public static let maxQueryLimit = 1_000_000
 
     static let tag = "Inspector"
     static let accessNote = "Not part of the app's API: the live inspector's data (docs in README, \"Live inspector\"). "
@@ -101,7 +113,9 @@ extension InspectorRoutes {
 }
 
 // The data browser and request list (InspectorRoutes+Data.swift).
-extension InspectorRoutes {
+extension InspectorOperations {
+    /// The header an inspector change must carry (`1`): a cross-site form cannot set it.
+    public static let actionHeader = "X-Inspector-Action"
     static let actionNote = accessNote + " Registered only in test or demo mode; needs the header X-Inspector-Action: 1."
 
     static func action(_ method: HTTPMethod, _ path: String, _ summary: String, _ schema: JSONValue, request: JSONValue? = nil,

@@ -1,5 +1,6 @@
 import TSContract
 import TSHTTP
+import TSRoutes
 
 /// Who may use the live inspector (`/inspector`, `/inspector/api/*`).
 ///
@@ -47,12 +48,12 @@ public struct InspectorAccess: Sendable {
     /// where the request came from (`LocalOnly.decide`) and its `Host` header.
     static func decide(adminToken: String?, presentedToken: String?, local: LocalOnly.Decision, host: String?) -> Decision {
         if let adminToken {
-            guard let presentedToken, Self.constantTimeEqual(presentedToken, adminToken) else { return .unauthorized }
+            guard let presentedToken, LocalOnly.constantTimeEqual(presentedToken, adminToken) else { return .unauthorized }
             return .allowed
         }
         guard local == .local else { return .notLocal(local) }
         guard let host else { return .allowed }  // HTTP/1.0 without Host
-        return Self.isLocalOrLiteral(host) ? .allowed : .foreignHost(host)
+        return LocalOnly.isLocalOrLiteral(host) ? .allowed : .foreignHost(host)
     }
 
     /// The 403 message of protected mode: why, and exactly how to open the inspector to others.
@@ -60,24 +61,5 @@ public struct InspectorAccess: Sendable {
         "The inspector has no admin token, so it answers only requests from this machine (loopback), not \(decision.origin). "
             + "To use it from elsewhere, set inspector.adminToken (environment TOUCHSYNC_INSPECTOR_ADMIN_TOKEN) to a long random secret "
             + "and send Authorization: Bearer <token>, or open /inspector?token=<token>."
-    }
-
-    /// `localhost`, `*.localhost`, an IPv4 literal or a bracketed IPv6 literal, with or without a port.
-    static func isLocalOrLiteral(_ hostHeader: String) -> Bool {
-        var host = Substring(hostHeader.lowercased())
-        if host.hasPrefix("[") { return host.contains("]") }  // IPv6 literal (RFC 3986 §3.2.2)
-        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
-        if host == "localhost" || host.hasSuffix(".localhost") { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { p in !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCII) && p.allSatisfy(\.isNumber) }
-    }
-
-    /// Compares without an early exit on the first differing byte (only the length leaks).
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var diff: UInt8 = 0
-        for i in 0..<x.count { diff |= x[i] ^ y[i] }
-        return diff == 0
     }
 }

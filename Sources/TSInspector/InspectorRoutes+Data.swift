@@ -1,6 +1,8 @@
 import TSDomain
 import TSHTTP
 import TSJSON
+import TSRoutes
+import TSTestMode
 
 /// The data browser and request list of the inspector:
 ///
@@ -21,7 +23,7 @@ import TSJSON
 /// which the server never grants, so a web page cannot drive them from a developer's browser; and
 /// a request whose `Origin` is another site is refused outright (`CrossSiteCheck`).
 extension InspectorRoutes {
-    static let actionHeader = "X-Inspector-Action"
+    static let actionHeader = InspectorOperations.actionHeader
 
     func registerData(into router: inout RouterBuilder) {
         let routes = self

@@ -1,6 +1,7 @@
 import Dispatch
 import TSHTTP
 import TSJSON
+import TSRoutes
 import TSSync
 
 /// The inspector's request list: the last `capacity` request/response pairs with their bodies,

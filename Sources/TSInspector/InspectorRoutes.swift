@@ -4,8 +4,10 @@ import TSDomain
 import TSHTTP
 import TSJSON
 import TSRealtime
+import TSRoutes
 import TSSocketIO
 import TSStorage
+import TSTestMode
 
 /// The live inspector: `GET /inspector` serves one static HTML page with plain
 /// JavaScript (`InspectorPage`), which polls small JSON endpoints under `/inspector/api/`:
@@ -48,13 +50,10 @@ public struct InspectorRoutes: Sendable {
     let data: InspectorData
     let fixtures: FixtureLoader
 
-    /// Most rooms / sockets one answer lists (the rest are counted in `total`).
-    public static let maxRooms = 1000
-    public static let maxSockets = 1000
-    /// Members listed per room (all are counted in `memberCount`).
-    public static let maxMembersPerRoom = 50
-    /// Most events one `events` answer returns.
-    public static let maxEvents = 1000
+    public static let maxRooms = InspectorOperations.maxRooms
+    public static let maxSockets = InspectorOperations.maxSockets
+    public static let maxMembersPerRoom = InspectorOperations.maxMembersPerRoom
+    public static let maxEvents = InspectorOperations.maxEvents
 
     /// `demoUsers`: empty unless the server runs in demo mode.
     public init(domain: TouchSyncDomain, hub: SocketIOServer, eventLog: RealtimeEventLog, httpMetrics: HTTPMetrics,
@@ -126,9 +125,7 @@ public struct InspectorRoutes: Sendable {
         }
     }
 
-    /// The largest `limit` the data browser and request list accept (the schema's maximum); each
-    /// cuts it to its own setting (`inspector.maxPageSize`, `inspector.requestLogCapacity`).
-    static let maxQueryLimit = 1_000_000
+    static let maxQueryLimit = InspectorOperations.maxQueryLimit
 
     static func intParameter(_ request: HTTPRequest, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
         guard let raw = request.queryItems[name], !raw.isEmpty else { return value }

@@ -1,4 +1,5 @@
 import TSHTTP
+import TSRoutes
 
 /// The inspector's single page: static HTML, CSS and plain JavaScript, no build step, no CDN,
 /// no external font. It polls `/inspector/api/*` (see `InspectorRoutes`) once a second and

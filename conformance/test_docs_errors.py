@@ -28,10 +28,12 @@ def produced_by_sources():
     def add(code, status, where):
         pairs.setdefault((code, int(status)), where)
 
-    # Explicit pairs: HTTPError(status: N, code: "X") and APIError(status: N, code: "X") in the HTTP
-    # layer and the REST routes.
+    # Explicit pairs: HTTPError(status: N, code: "X"), APIError(status: N, code: "X") and
+    # ErrorReply(status: N, code: "X") in the HTTP layer, the shared error mapping and the routes
+    # (REST, test mode, inspector).
+    route_targets = ("TSContract", "TSRoutes", "TSTestMode", "TSInspector")
     for path in glob.glob(os.path.join(ROOT, "Sources", "TSHTTP", "*.swift")) + \
-            glob.glob(os.path.join(ROOT, "Sources", "TSRoutes", "**", "*.swift"), recursive=True):
+            [p for t in route_targets for p in glob.glob(os.path.join(ROOT, "Sources", t, "**", "*.swift"), recursive=True)]:
         for status, code in re.findall(r'status: (\d{3}), code: "([A-Z_]+)"', read(path)):
             add(code, status, os.path.relpath(path, ROOT))
 

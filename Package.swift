@@ -118,6 +118,7 @@ let package = Package(
         // Runs the built `touchsync` binary as a child process: the kit is tested exactly as an app uses it.
         .testTarget(name: "TouchSyncTestingTests", dependencies: ["TouchSyncTesting"], swiftSettings: strict),
         .testTarget(name: "TSContractTests", dependencies: ["TSContract"], swiftSettings: strict),
+        .testTarget(name: "TSRealtimeTests", dependencies: ["TSRealtime", "TSDomain", "TSJSON", "TSRedis", "TSSocketIO", "TSSockets", "TSTestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "TSAppTests", dependencies: ["TSRedis", "TSApp", "TSContract", "TSRealtime", "TSRoutes", "TSTestMode", "TSInspector", "TSDomain", "TSHTTP", "TSJSON", "TSCrypto", "TSTestSupport", "TSStorageTestSupport"], swiftSettings: strict),
     ]
 )

@@ -1,5 +1,4 @@
 import XCTest
-@testable import TSApp
 @testable import TSRealtime
 
 /// The bookkeeping behind a cluster-wide test reset (RedisEventBridge+Control.swift): which nodes

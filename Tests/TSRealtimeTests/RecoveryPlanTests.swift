@@ -3,8 +3,6 @@ import TSJSON
 import TSRedis
 import TSSocketIO
 import XCTest
-@testable import TSApp
-@testable import TSRoutes
 @testable import TSRealtime
 
 /// Which events a session of another node missed (docs/realtime-cluster.md, "Connection state

@@ -1,6 +1,5 @@
 import TSJSON
 import TSRealtime
-import TSRoutes
 import TSSocketIO
 import XCTest
 

@@ -1,4 +1,3 @@
-@testable import TSApp
 @testable import TSRealtime
 import XCTest
 

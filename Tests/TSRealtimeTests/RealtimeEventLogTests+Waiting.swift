@@ -1,7 +1,6 @@
 import Dispatch
 import TSJSON
 import TSRealtime
-import TSRoutes
 import TSSocketIO
 import TSTestSupport
 import XCTest

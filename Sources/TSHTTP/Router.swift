@@ -123,7 +123,7 @@ public struct Router: HTTPResponder, Sendable {
 
     /// The path split at every `/` (empty segments kept). One scan over the UTF-8 bytes for an
     /// ASCII path, read in place as `literalKey` does (`split` over `Character`s cost ~47k
-    /// instructions per request, bench/RESULTS.md "Toggle under load, round 3"); a non-ASCII path
+    /// instructions per request, bench/history/2026-11.md "Toggle under load, round 3"); a non-ASCII path
     /// (or one without contiguous bytes) goes through `characterSegments`, since a `/` followed by
     /// a combining mark is not a `Character` of its own.
     static func segments(_ path: String) -> [Substring] {

@@ -59,7 +59,7 @@ extension String: JSONText {
 /// The bytes go into one buffer of its own, allocated with the capacity asked for and doubled
 /// when a response outgrows it: an append is a bounds check and a copy, not an `Array` append's
 /// uniqueness and capacity checks (those were about a fifth of my-rooms' instructions,
-/// bench/RESULTS.md "Read paths, round 4"). `bytes` copies them out once at the end. A writer is
+/// bench/history/2026-11.md "Read paths, round 4"). `bytes` copies them out once at the end. A writer is
 /// used in place (`var`, `inout`): a copy of it shares the buffer, so only one of them may write.
 public struct JSONBytesWriter: JSONObjectSink {
     /// Owns the buffer: frees it when the last copy of the writer goes.

@@ -10,7 +10,7 @@ import TSSockets
 /// The mailbox Task exists only while packets are waiting or running: the first packet into
 /// an empty mailbox starts one, and it ends when the mailbox is empty again. An idle connection
 /// holds no Task (a suspended Task keeps its task-allocator slabs, ~5 KB after a `room:join`,
-/// which was most of an idle socket's memory — bench/RESULTS.md §4).
+/// which was most of an idle socket's memory — bench/RESULTS.md "Memory per idle joined socket, round 3").
 ///
 /// Thread-safety: mutable state is guarded by this client's own `lock`, a leaf (nothing is
 /// called while it is held); the Engine.IO session below keeps its own. Packets are decoded

@@ -331,7 +331,7 @@ public final class Database: @unchecked Sendable {
     /// A `SELECT 1` that succeeded less than `healthPingReuseNanoseconds` ago answers for this one
     /// too: a probe polled thousands of times a second (a load balancer, a benchmark) costs one
     /// reader round trip a second, not one per request (the round trip was 39 % of a `/health`,
-    /// bench/RESULTS.md "HTTP per-request overhead"). What makes the database unusable still shows
+    /// bench/history/2026-11.md "HTTP per-request overhead"). What makes the database unusable still shows
     /// at once: a closed database and an unreachable PostgreSQL (`monitor`) are checked on every
     /// call, and a failed ping forgets the last good one.
     public func health() async -> Health {

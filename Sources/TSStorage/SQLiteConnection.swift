@@ -64,7 +64,7 @@ public final class SQLiteConnection {
                 // thread of its own (`WALCheckpointer`).
                 try executeScript("PRAGMA journal_size_limit = \(configuration.journalSizeLimitBytes)")
                 try executeScript("PRAGMA wal_autocheckpoint = \(max(0, configuration.walAutocheckpointPages))")
-                // Toggle under load (bench/RESULTS.md "Toggle under load, round 3"): the pages a
+                // Toggle under load (bench/history/2026-11.md "Toggle under load, round 3"): the pages a
                 // group commit touches stay in the writer's cache, and each job's SAVEPOINT keeps
                 // its statement journal in memory (a batch's journal spilled to a temp file that
                 // was created, written and unlinked on every commit). The journal holds at most

@@ -56,7 +56,7 @@ extension PostService {
                                  rest: [.text(token.userId), .text(token.userId)])
         // The rows are read on a reader thread into at most 50 small values; the bytes are written
         // here, after the read (about 5 KB, no tree). Writing them inside the read measured slower
-        // at 64 connections on the shared 2-core machine (bench/RESULTS.md, "Read paths without a
+        // at 64 connections on the shared 2-core machine (bench/history/2026-11.md, "Read paths without a
         // JSON tree"): the reader's job grew and the replies queued behind it.
         let (user, slots) = try await db.read { c in
             c.prefetch(Self.statesByIdSQL, args)
@@ -165,7 +165,7 @@ extension PostService {
     /// Portable SQL (SQLite and PostgreSQL): `?` placeholders, a `VALUES` list joined to `posts`
     /// by its primary key, and the viewer's like and save as LEFT JOINs on their (post, user) keys.
     /// Against `p.id IN (…)` with two correlated `EXISTS` per row, SQLite runs about a quarter
-    /// fewer instructions (no ephemeral index for the IN list, no subquery per row: bench/RESULTS.md
+    /// fewer instructions (no ephemeral index for the IN list, no subquery per row: bench/history/2026-11.md
     /// "Read paths, round 3"), and the row names its place instead of its id. The like and the
     /// save come back as their rows' user id or NULL (a CASE around each costs more).
     static let statesByIdSQL = """

@@ -22,7 +22,7 @@ extension RoomService {
     /// The order (`last_activity_at` DESC, `activity_seq` DESC, then the rows' own order) is
     /// applied here, not by an `ORDER BY`: SQLite sorted through a temporary B-tree whose records
     /// carry every selected column (about a quarter of the query's instructions for 50 rooms,
-    /// bench/RESULTS.md "Read paths, round 3"); each room is written once into a scratch buffer
+    /// bench/history/2026-11.md "Read paths, round 3"); each room is written once into a scratch buffer
     /// and the objects are copied out in order.
     public func myRoomsJSON(token: VerifiedToken, envelope: JSONEnvelope) async throws -> (user: PublicUser, body: [UInt8]) {
         try await db.read { c in

@@ -117,7 +117,7 @@ public struct APIRoutes: Sendable {
 
         // Reactions
         // The token's user is read inside the toggle's own write (one trip to the writer thread;
-        // bench/RESULTS.md "Toggle under load, round 3").
+        // bench/history/2026-11.md "Toggle under load, round 3").
         router.post("/api/rooms/:roomId/elements/:elementId/reactions/toggle", a.wrapRead { token, ctx in
             try limits.take(.reactionToggle, user: token.userId)  // the token's subject: checked before the write
             let result = try await d.reactions.toggle(roomId: ctx.param("roomId"), elementId: ctx.param("elementId"),

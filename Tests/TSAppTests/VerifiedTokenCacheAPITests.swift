@@ -1,6 +1,7 @@
 import Foundation
 @testable import TSDomain
 import TSJSON
+import TSTestSupport
 import XCTest
 
 /// The cache of verified tokens (`VerifiedTokenCache`) over real sockets: after a token was
@@ -11,13 +12,17 @@ import XCTest
 /// account deletion and expiry are the revocations there are.
 final class VerifiedTokenCacheAPITests: XCTestCase {
     var directory: URL!
+    var redis: RedisTestServer?
 
     override func setUp() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    override func tearDown() async throws { try? FileManager.default.removeItem(at: directory) }
+    override func tearDown() async throws {
+        redis?.kill()
+        try? FileManager.default.removeItem(at: directory)
+    }
 
     /// Status of `GET /api/auth/me` and of interaction-state for `token` on `api`.
     func statuses(_ api: APIClient, _ token: String, post: String) async throws -> [Int] {
@@ -32,11 +37,24 @@ final class VerifiedTokenCacheAPITests: XCTestCase {
         return try XCTUnwrap(r.json["data"]?["id"]?.stringValue)
     }
 
-    /// Two nodes on one database (a file for SQLite; the PostgreSQL variant shares its database).
+    /// Two nodes on one database with Redis between them (a SQLite file is served by one process
+    /// alone otherwise; the PostgreSQL variant shares its database). Skips visibly without Redis.
     func twoNodes() throws -> (LiveServer, LiveServer) {
-        let first = try LiveServer(overrides: ["database.path": .string(directory.appendingPathComponent("shared.sqlite").path)])
+        let env = ProcessInfo.processInfo.environment
+        var url = env["TOUCHSYNC_TEST_REDIS_URL"] ?? ""
+        if url.isEmpty {
+            if let why = RedisTestServer.unavailableReason {
+                throw XCTSkip("SKIPPED (two nodes on one database): \(why); TOUCHSYNC_TEST_REDIS_URL is not set either")
+            }
+            let r = try RedisTestServer()
+            redis = r
+            url = r.url
+        }
+        let o: [String: JSONValue] = ["realtime.redisUrl": .string(url), "realtime.redis.channelPrefix": .string("tokens-\(UUID().uuidString.prefix(8))"),
+                                      "database.path": .string(directory.appendingPathComponent("shared.sqlite").path)]
+        let first = try LiveServer(overrides: o)
         do {
-            return (first, try LiveServer(sharingDatabaseOf: first))
+            return (first, try LiveServer(overrides: o, sharingDatabaseOf: first))
         } catch {
             Task { await first.stop() }
             throw error

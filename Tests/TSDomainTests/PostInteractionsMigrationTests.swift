@@ -47,13 +47,14 @@ final class PostInteractionsMigrationTests: XCTestCase {
         var posts: [String] = []
         for i in 0..<5 { posts.append(try await domain.posts.create(actor: users[i % 4], input: Input(["content": .string("post \(i)")])).id) }
         // Likes and saves as the old code wrote them: some pairs only liked, some only saved, some both.
-        var likes: Set<Mark> = [], saves: Set<Mark> = []
+        var liked: Set<Mark> = [], saved: Set<Mark> = []
         for (p, post) in posts.enumerated() {
             for (u, user) in users.enumerated() {
-                if (p + u) % 2 == 0 { likes.insert(Mark(post: post, user: user, at: Int64(1_000 + 10 * p + u))) }
-                if (p * u) % 3 == 1 || u == 3 { saves.insert(Mark(post: post, user: user, at: Int64(2_000 + 10 * p + u))) }
+                if (p + u) % 2 == 0 { liked.insert(Mark(post: post, user: user, at: Int64(1_000 + 10 * p + u))) }
+                if (p * u) % 3 == 1 || u == 3 { saved.insert(Mark(post: post, user: user, at: Int64(2_000 + 10 * p + u))) }
             }
         }
+        let likes = liked, saves = saved
         let both = likes.filter { l in saves.contains { $0.post == l.post && $0.user == l.user } }
         XCTAssertFalse(both.isEmpty, "some pairs are both liked and saved")
         try await db.write { c in

@@ -128,9 +128,10 @@ PY
 # toggles whatever CLIENTS is. For bench/profile-toggle.sh and bench/toggle-pages.sh.
 toggle_curl_configs() {
   python3 - "$@" <<'PY'
-import random, sys
+import os, random, sys
 out, n, port, clients = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 tokens = open(f"{out}/tokens.txt").read().split()
+tokens = tokens[:int(os.environ.get("CALLERS") or len(tokens))]
 elements = open(f"{out}/toggle-elements.txt").read().split()
 room = open(f"{out}/toggle-room.txt").read().split()[0]
 random.seed(14)

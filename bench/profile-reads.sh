@@ -14,6 +14,9 @@
 #   BIN_TOUCHSYNC=path/to/touchsync   default $SCRATCH/release/touchsync, built with
 #                                     `swift build -c release --static-swift-stdlib` (see profile-toggle.sh)
 #   REQUESTS=300                      requests measured
+#   CALLERS=N                         interaction-state's callers drawn from the first N seeded users
+#                                     (default all 1000: most tokens are new to the server; 50: each is
+#                                     used again, as an app user's token is)
 #   OUT=bench/.data/profile-SCENARIO  where the callgrind file and the seed go
 # Prints a RESULT line: {"scenario":…, "requests":…, "ok":…, "instructions":…, "instructions_per_request":…}
 # and the top functions (callgrind_annotate, inclusive) into $OUT/annotate.txt.
@@ -26,10 +29,11 @@ PORT="${PROFILE_PORT:-3912}"
 callgrind_serve "$BIN_TOUCHSYNC" "$OUT" "$PORT"
 # One curl config: $REQUESTS requests on one keep-alive connection (the same requests as bench/wrk/*.lua).
 python3 - "$OUT" "$REQUESTS" "$PORT" "$scenario" >"$OUT/curl.cfg" <<'PY'
-import json, random, sys
+import json, os, random, sys
 out, n, port, scenario = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 random.seed(14)
 tokens = open(f"{out}/tokens.txt").read().split()
+tokens = tokens[:int(os.environ.get("CALLERS") or len(tokens))]
 roomy = open(f"{out}/roomy-token.txt").read().split()[0]
 body = json.dumps({"postIds": open(f"{out}/post-ids.txt").read().split()}, separators=(",", ":"))
 open(f"{out}/body.json", "w").write(body)

@@ -17,6 +17,8 @@
 #                                     an async main reaches; the static one runs.
 #   TOGGLES=400                       toggles measured
 #   CLIENTS=1                         curl processes sending them at once
+#   CALLERS=N                         callers drawn from the first N seeded users (default all 1000:
+#                                     most tokens are new to the server; 50: each is used again)
 #   OUT=bench/.data/profile           where the callgrind file and the seed go
 # Prints a RESULT line: {"toggles":…, "instructions":…, "instructions_per_toggle":…}
 # and the top functions (callgrind_annotate, inclusive) into $OUT/annotate.txt.

@@ -45,13 +45,20 @@ public enum JWT {
         var token = token
         let checked: Result<DecodedClaims, JWTError> = token.withUTF8 { checkSigned($0, key: key) }
         let decoded = try checked.get()
-        let claims = decoded.claims
+        try checkTimes(decoded.claims, now: now, clockSkewSeconds: clockSkewSeconds)
+        guard decoded.verIsValid else { throw .invalidClaims("ver") }
+        return decoded.claims
+    }
+
+    /// The time checks of `verify` alone (RFC 7519 §4.1.4–§4.1.6, with the leeway): for claims whose
+    /// token passed `verify` before under the same key. Shape, header, signature and claims depend
+    /// only on the token's bytes and the key, so they need not be checked again; the times depend on
+    /// `now` and are checked on every use.
+    public static func checkTimes(_ claims: JWTClaims, now: Int64, clockSkewSeconds: Int64 = JWT.defaultClockSkewSeconds) throws(JWTError) {
         let leeway = max(0, clockSkewSeconds)
         guard now < claims.exp &+ leeway else { throw .expired }
         if let nbf = claims.nbf, nbf > now &+ leeway { throw .notYetValid }
         guard claims.iat <= claims.exp, claims.iat <= now &+ leeway else { throw .issuedInFuture }
-        guard decoded.verIsValid else { throw .invalidClaims("ver") }
-        return claims
     }
 
     /// Shape, header, signature and payload claims of the token's bytes (everything but the times).

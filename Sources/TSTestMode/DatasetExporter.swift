@@ -69,11 +69,11 @@ public enum DatasetExporter {
             if let i = r.optionalString(3) { o["imageUrl"] = .string(i) }
             return .object(o)
         }
-        func pairs(_ table: String) throws -> [JSONValue] {
+        func pairs(_ column: String) throws -> [JSONValue] {
             // Ties (same second) in user creation order, which an import reproduces.
             try c.rows("""
-                SELECT t.post_id, t.user_id FROM \(table) t JOIN posts p ON p.id = t.post_id JOIN users u ON u.id = t.user_id
-                ORDER BY p.seq, p.id, t.created_at, u.seq, u.id
+                SELECT t.post_id, t.user_id FROM post_interactions t JOIN posts p ON p.id = t.post_id JOIN users u ON u.id = t.user_id
+                WHERE t.\(column) IS NOT NULL ORDER BY p.seq, p.id, t.\(column), u.seq, u.id
                 """) {
                 .object(["post": .string($0.string(0)), "user": user($0.string(1))])
             }
@@ -84,8 +84,8 @@ public enum DatasetExporter {
         return .object([
             "_comment": "A TouchSync dataset (touchsync export): load it with touchsync import FILE or POST /api/test/fixtures. See docs/test-mode.md.",
             "users": .array(users), "rooms": .array(rooms), "elements": .array(elements), "reactions": .array(reactions),
-            "messages": .array(messages), "posts": .array(posts), "likes": .array(try pairs("post_likes")),
-            "saves": .array(try pairs("post_saves")), "devices": .array(devices),
+            "messages": .array(messages), "posts": .array(posts), "likes": .array(try pairs("liked_at")),
+            "saves": .array(try pairs("saved_at")), "devices": .array(devices),
         ])
     }
 

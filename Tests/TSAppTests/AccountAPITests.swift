@@ -44,8 +44,7 @@ final class AccountAPITests: LiveServerTestCase, @unchecked Sendable {
                 ("reactions", "SELECT count(*) FROM reactions WHERE user_id = ?"),
                 ("messages", "SELECT count(*) FROM messages WHERE user_id = ?"),
                 ("posts", "SELECT count(*) FROM posts WHERE author_id = ?"),
-                ("post_likes", "SELECT count(*) FROM post_likes WHERE user_id = ?"),
-                ("post_saves", "SELECT count(*) FROM post_saves WHERE user_id = ?"),
+                ("post_interactions", "SELECT count(*) FROM post_interactions WHERE user_id = ?"),
                 ("devices", "SELECT count(*) FROM devices WHERE user_id = ?"),
                 ("notifications", "SELECT count(*) FROM notifications WHERE user_id = ? OR actor_id = ?"),
                 ("room_notifications", "SELECT count(*) FROM room_notifications WHERE actor_id = ?"),
@@ -54,8 +53,8 @@ final class AccountAPITests: LiveServerTestCase, @unchecked Sendable {
                 ("orphan members", "SELECT count(*) FROM room_members m WHERE ? <> '' AND NOT EXISTS(SELECT 1 FROM users u WHERE u.id = m.user_id)"),
                 ("wrong element_count", "SELECT count(*) FROM rooms r WHERE ? <> '' AND r.element_count <> (SELECT count(*) FROM elements e WHERE e.room_id = r.id)"),
                 ("wrong reaction_count", "SELECT count(*) FROM elements e WHERE ? <> '' AND e.reaction_count <> (SELECT count(*) FROM reactions r WHERE r.element_id = e.id)"),
-                ("wrong like_count", "SELECT count(*) FROM posts p WHERE ? <> '' AND p.like_count <> (SELECT count(*) FROM post_likes l WHERE l.post_id = p.id)"),
-                ("wrong save_count", "SELECT count(*) FROM posts p WHERE ? <> '' AND p.save_count <> (SELECT count(*) FROM post_saves s WHERE s.post_id = p.id)"),
+                ("wrong like_count", "SELECT count(*) FROM posts p WHERE ? <> '' AND p.like_count <> (SELECT count(*) FROM post_interactions l WHERE l.post_id = p.id AND l.liked_at IS NOT NULL)"),
+                ("wrong save_count", "SELECT count(*) FROM posts p WHERE ? <> '' AND p.save_count <> (SELECT count(*) FROM post_interactions s WHERE s.post_id = p.id AND s.saved_at IS NOT NULL)"),
             ]
             var out: [String: Int64] = [:]
             for (name, sql) in checks {

@@ -23,8 +23,8 @@ final class DemoSeederTests: XCTestCase {
         XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM reactions"), 0)
         XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM messages"), 0)
         XCTAssertEqual(try count("SELECT COUNT(*) FROM posts"), 30)
-        XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM post_likes"), 0)
-        XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM post_saves"), 0)
+        XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM post_interactions WHERE liked_at IS NOT NULL"), 0)
+        XCTAssertGreaterThan(try count("SELECT COUNT(*) FROM post_interactions WHERE saved_at IS NOT NULL"), 0)
         // Passwords are stored only as a salted PBKDF2 hash whose cost is the setting
         // `auth.passwordIterations` (LiveServer sets 1000).
         let hashes = try live.server.db.readSync { c in try c.rows("SELECT password_hash FROM users") { $0.string(0) } }

@@ -31,7 +31,7 @@ final class TestModeTests: XCTestCase {
     func tableCounts() throws -> [String: Int64] {
         try live.server.db.readSync { c in
             var out: [String: Int64] = [:]
-            for t in ["users", "rooms", "room_members", "elements", "reactions", "messages", "posts", "post_likes", "post_saves",
+            for t in ["users", "rooms", "room_members", "elements", "reactions", "messages", "posts", "post_interactions",
                       "devices", "notifications", "schema_migrations"] {
                 out[t] = try c.scalarInt("SELECT COUNT(*) FROM \(t)") ?? -1
             }
@@ -137,7 +137,7 @@ final class TestModeTests: XCTestCase {
         // benchmarks, not to a timed assertion (under a loaded CI machine PostgreSQL took 324 ms).
         XCTAssertGreaterThanOrEqual(try XCTUnwrap(r.json["data"]?["durationMs"]?.doubleValue), 0)
         let tables = Set(r.json["data"]?["tables"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-        XCTAssertTrue(tables.isSuperset(of: ["users", "rooms", "elements", "reactions", "messages", "posts", "post_likes", "post_saves",
+        XCTAssertTrue(tables.isSuperset(of: ["users", "rooms", "elements", "reactions", "messages", "posts", "post_interactions",
                                              "devices", "notifications", "room_members"]), "\(tables)")
         XCTAssertFalse(tables.contains("schema_migrations"))
 

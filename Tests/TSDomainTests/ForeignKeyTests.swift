@@ -90,8 +90,7 @@ final class ForeignKeyTests: XCTestCase {
             XCTAssertEqual(try count("SELECT COUNT(*) FROM \(table) WHERE \(column) = ?", [.text(carol)]), 0, "\(table).\(column) ON DELETE CASCADE")
         }
         for post in carolsPosts {
-            XCTAssertEqual(try count("SELECT COUNT(*) FROM post_likes WHERE post_id = ?", [.text(post)]), 0, "likes of a deleted post")
-            XCTAssertEqual(try count("SELECT COUNT(*) FROM post_saves WHERE post_id = ?", [.text(post)]), 0, "saves of a deleted post")
+            XCTAssertEqual(try count("SELECT COUNT(*) FROM post_interactions WHERE post_id = ?", [.text(post)]), 0, "likes and saves of a deleted post")
         }
         // rooms.name_set_by is ON DELETE SET NULL: the room stays, unnamed-by-anyone.
         XCTAssertEqual(try count("SELECT COUNT(*) FROM rooms"), 2)
@@ -122,7 +121,7 @@ final class ForeignKeyTests: XCTestCase {
     /// rooms.created_by, checked with Bob, who created a room).
     static let userColumns: [(String, String)] = [
         ("room_members", "user_id"), ("elements", "created_by"), ("reactions", "user_id"),
-        ("messages", "user_id"), ("posts", "author_id"), ("post_likes", "user_id"), ("post_saves", "user_id"),
+        ("messages", "user_id"), ("posts", "author_id"), ("post_interactions", "user_id"),
         ("devices", "user_id"), ("notifications", "user_id"),
     ]
 

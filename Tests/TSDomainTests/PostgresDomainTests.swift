@@ -105,7 +105,7 @@ final class PostgresDomainTests: XCTestCase {
         }
         try nodes[0].0.readSync { c in
             XCTAssertEqual(try c.scalarInt("SELECT like_count FROM posts WHERE id = ?", [.text(post.id)]),
-                           try c.scalarInt("SELECT COUNT(*) FROM post_likes WHERE post_id = ?", [.text(post.id)]))
+                           try c.scalarInt("SELECT COUNT(*) FROM post_interactions WHERE post_id = ? AND liked_at IS NOT NULL", [.text(post.id)]))
             XCTAssertEqual(try c.scalarInt("SELECT element_count FROM rooms WHERE id = ?", [.text(room)]),
                            try c.scalarInt("SELECT COUNT(*) FROM elements WHERE room_id = ?", [.text(room)]))
         }

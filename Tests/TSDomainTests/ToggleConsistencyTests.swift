@@ -49,7 +49,7 @@ final class ToggleConsistencyTests: DomainTestCase {
             try await group.waitForAll()
         }
         try db.readSync { c in
-            let rows = try c.scalarInt("SELECT COUNT(*) FROM post_likes WHERE post_id = ?", [.text(post.id)])
+            let rows = try c.scalarInt("SELECT COUNT(*) FROM post_interactions WHERE post_id = ? AND liked_at IS NOT NULL", [.text(post.id)])
             XCTAssertEqual(try c.scalarInt("SELECT like_count FROM posts WHERE id = ?", [.text(post.id)]), rows)
             XCTAssertLessThanOrEqual(rows ?? 2, 1)
         }

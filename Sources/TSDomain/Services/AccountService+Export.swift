@@ -52,8 +52,10 @@ extension AccountService {
                 .object(["id": .string(r.string(0)), "content": .string(r.string(1)), "imageUrl": text(r, 2), "likeCount": .int(r.int(3)),
                          "saveCount": .int(r.int(4)), "createdAt": time(r, 5)])
             }
-            for (name, table) in [("likes", "post_likes"), ("saves", "post_saves")] {
-                out[name] = try section(name, "SELECT post_id, created_at FROM \(table) WHERE user_id = ? ORDER BY created_at, post_id") { r in
+            for (name, column) in [("likes", "liked_at"), ("saves", "saved_at")] {
+                out[name] = try section(name, """
+                    SELECT post_id, \(column) FROM post_interactions WHERE user_id = ? AND \(column) IS NOT NULL ORDER BY \(column), post_id
+                    """) { r in
                     .object(["postId": .string(r.string(0)), "createdAt": time(r, 1)])
                 }
             }

@@ -168,10 +168,15 @@ public struct AccountService: Sendable {
         plan.deletion.messagesDeleted += try c.run("DELETE FROM messages WHERE user_id = ?", [u])
 
         // Likes and saves of other people's posts (their counts move), then the user's own posts.
-        try c.run("UPDATE posts SET like_count = like_count - 1 WHERE author_id <> ? AND id IN (SELECT post_id FROM post_likes WHERE user_id = ?)", [u, u])
-        try c.run("UPDATE posts SET save_count = save_count - 1 WHERE author_id <> ? AND id IN (SELECT post_id FROM post_saves WHERE user_id = ?)", [u, u])
-        try c.run("DELETE FROM post_likes WHERE user_id = ? OR post_id IN (SELECT id FROM posts WHERE author_id = ?)", [u, u])
-        try c.run("DELETE FROM post_saves WHERE user_id = ? OR post_id IN (SELECT id FROM posts WHERE author_id = ?)", [u, u])
+        try c.run("""
+            UPDATE posts SET like_count = like_count - 1
+            WHERE author_id <> ? AND id IN (SELECT post_id FROM post_interactions WHERE user_id = ? AND liked_at IS NOT NULL)
+            """, [u, u])
+        try c.run("""
+            UPDATE posts SET save_count = save_count - 1
+            WHERE author_id <> ? AND id IN (SELECT post_id FROM post_interactions WHERE user_id = ? AND saved_at IS NOT NULL)
+            """, [u, u])
+        try c.run("DELETE FROM post_interactions WHERE user_id = ? OR post_id IN (SELECT id FROM posts WHERE author_id = ?)", [u, u])
         try c.run("DELETE FROM posts WHERE author_id = ?", [u])
 
         try c.run("DELETE FROM devices WHERE user_id = ?", [u])

@@ -12,11 +12,20 @@ public struct VerifiedToken: Sendable {
 }
 
 extension AuthService {
-    /// The token's signature, `exp`/`nbf` (with the configured leeway) checked: 401 otherwise.
+    /// The token's signature, `exp`/`nbf` (with the configured leeway) checked: 401 otherwise. A
+    /// token that passed before is found in `tokens` and only its times are checked again (what
+    /// that leaves out cannot change: `VerifiedTokenCache`); the user's row is read by the caller
+    /// either way.
     public func verifyToken(_ token: String) throws -> VerifiedToken {
+        let now = clock.nowSeconds(), leeway = configuration.tokenLeeway.wholeSeconds
         do {
-            return VerifiedToken(claims: try JWT.verify(token, key: configuration.jwtKey, now: clock.nowSeconds(),
-                                                        clockSkewSeconds: configuration.tokenLeeway.wholeSeconds))
+            if let claims = tokens.claims(for: token) {
+                try JWT.checkTimes(claims, now: now, clockSkewSeconds: leeway)
+                return VerifiedToken(claims: claims)
+            }
+            let claims = try JWT.verify(token, key: configuration.jwtKey, now: now, clockSkewSeconds: leeway)
+            tokens.insert(token, claims)
+            return VerifiedToken(claims: claims)
         } catch {
             throw DomainError.unauthorized("Invalid or expired token")
         }

@@ -12,6 +12,8 @@ public struct AuthService: Sendable {
     let configuration: DomainConfiguration
     /// The login throttle, shared by every copy of `AuthService`.
     let throttle: LockedValue<LoginThrottle>
+    /// Tokens that passed the signature check, shared by every copy of `AuthService`.
+    let tokens = VerifiedTokenCache()
 
     /// Password hashing is deliberately slow; it runs here, off the request threads.
     private static let hashQueue = DispatchQueue(label: "touchsync.password-hash", attributes: .concurrent)
@@ -127,13 +129,7 @@ public struct AuthService: Sendable {
     }
 
     func verifiedSession(token: String) async throws -> (user: PublicUser, version: Int64) {
-        let claims: JWTClaims
-        do {
-            claims = try JWT.verify(token, key: configuration.jwtKey, now: clock.nowSeconds(),
-                                    clockSkewSeconds: configuration.tokenLeeway.wholeSeconds)
-        } catch {
-            throw DomainError.unauthorized("Invalid or expired token")
-        }
+        let claims = try verifyToken(token).claims
         guard let row = try await db.read({ c in
             try c.first("SELECT id, username, first_name, avatar_url, token_version FROM users WHERE id = ?", [.text(claims.sub)]) {
                 (Readers.user($0, at: 0), $0.int(4))

@@ -53,7 +53,7 @@ extension PostService {
         // one round trip for both (SQLConnection.prefetch). On SQLite the ids are bound from
         // `ids.bytes` where they are.
         let args = SQLTextSlices(bytes: ids.bytes, ranges: unique, nulls: Self.maxInteractionStateIds - unique.count,
-                                 rest: [.text(token.userId), .text(token.userId)])
+                                 rest: [.text(token.userId)])
         // The rows are read on a reader thread into at most 50 small values; the bytes are written
         // here, after the read (about 5 KB, no tree). Writing them inside the read measured slower
         // at 64 connections on the shared 2-core machine (bench/history/2026-11.md, "Read paths without a
@@ -161,18 +161,18 @@ extension PostService {
         return h ^ (h >> 29)
     }
 
-    /// `maxInteractionStateIds` ids or NULLs, each with its place, then the viewer (twice).
+    /// `maxInteractionStateIds` ids or NULLs, each with its place, then the viewer.
     /// Portable SQL (SQLite and PostgreSQL): `?` placeholders, a `VALUES` list joined to `posts`
-    /// by its primary key, and the viewer's like and save as LEFT JOINs on their (post, user) keys.
+    /// by its primary key, and the viewer's like and save as one LEFT JOIN on their (post, user) row
+    /// (Migrations/0008: one seek per found post, where two tables took two).
     /// Against `p.id IN (…)` with two correlated `EXISTS` per row, SQLite runs about a quarter
     /// fewer instructions (no ephemeral index for the IN list, no subquery per row: bench/history/2026-11.md
     /// "Read paths, round 3"), and the row names its place instead of its id. The like and the
-    /// save come back as their rows' user id or NULL (a CASE around each costs more).
+    /// save come back as their times or NULL (a CASE around each costs more).
     static let statesByIdSQL = """
         WITH q(i, id) AS (VALUES \((0..<maxInteractionStateIds).map { "(\($0), ?)" }.joined(separator: ", ")))
-        SELECT q.i, p.like_count, p.save_count, l.user_id, s.user_id
+        SELECT q.i, p.like_count, p.save_count, i.liked_at, i.saved_at
         FROM q JOIN posts p ON p.id = q.id
-        LEFT JOIN post_likes l ON l.post_id = p.id AND l.user_id = ?
-        LEFT JOIN post_saves s ON s.post_id = p.id AND s.user_id = ?
+        LEFT JOIN post_interactions i ON i.post_id = p.id AND i.user_id = ?
         """
 }

@@ -28,21 +28,31 @@ public struct PostService: Sendable {
 
     /// Sets (or clears) the caller's like or save; idempotent. Returns the post's new state.
     ///
-    /// Races (two nodes, or two requests of one user): the primary key (post, user) decides which
-    /// insert or delete changed a row, and only that one moves the counter, in a single
-    /// `UPDATE … SET n = n ± 1`: the count always equals the rows, with no lock needed.
+    /// The like and the save of one (post, user) share a `post_interactions` row (Migrations/0008):
+    /// `liked_at` / `saved_at` set or NULL; a row with neither is deleted in the same transaction.
+    ///
+    /// Races (two nodes, or two requests of one user): the statement that changes the column from
+    /// NULL to a time (the upsert) or from a time to NULL (the update) moves the counter, and only
+    /// that one, in a single `UPDATE … SET n = n ± 1`: the count always equals the set columns. The
+    /// update holds the row until COMMIT, so when a like and a save are cleared at once the second
+    /// to clear sees the first's NULL and deletes the emptied row.
     public func set(_ interaction: Interaction, on: Bool, postId: String, actor: String) async throws -> PostInteractionState {
-        let (table, counter) = interaction == .like ? ("post_likes", "like_count") : ("post_saves", "save_count")
+        let (column, counter) = interaction == .like ? ("liked_at", "like_count") : ("saved_at", "save_count")
         let now = clock.nowSeconds()
         return try await db.write { c in
             guard try c.scalarInt("SELECT 1 FROM posts WHERE id = ?", [.text(postId)]) != nil else { throw DomainError.notFound("Post") }
+            let key: [SQLValue] = [.text(postId), .text(actor)]
             if on {
-                if try c.run("INSERT INTO \(table) (post_id, user_id, created_at) VALUES (?, ?, ?) ON CONFLICT (post_id, user_id) DO NOTHING",
-                             [.text(postId), .text(actor), .int(now)]) == 1 {
+                // A new row, or the row of the other kind gaining this one; already set: no change.
+                if try c.run("""
+                    INSERT INTO post_interactions (post_id, user_id, \(column)) VALUES (?, ?, ?)
+                    ON CONFLICT (post_id, user_id) DO UPDATE SET \(column) = excluded.\(column) WHERE post_interactions.\(column) IS NULL
+                    """, key + [.int(now)]) == 1 {
                     try c.run("UPDATE posts SET \(counter) = \(counter) + 1 WHERE id = ?", [.text(postId)])
                 }
-            } else if try c.run("DELETE FROM \(table) WHERE post_id = ? AND user_id = ?", [.text(postId), .text(actor)]) == 1 {
+            } else if try c.run("UPDATE post_interactions SET \(column) = NULL WHERE post_id = ? AND user_id = ? AND \(column) IS NOT NULL", key) == 1 {
                 try c.run("UPDATE posts SET \(counter) = \(counter) - 1 WHERE id = ?", [.text(postId)])
+                try c.run("DELETE FROM post_interactions WHERE post_id = ? AND user_id = ? AND liked_at IS NULL AND saved_at IS NULL", key)
             }
             return try Self.states(c, ids: [postId], viewer: actor)[0]
         }
@@ -68,17 +78,16 @@ public struct PostService: Sendable {
     /// The states of `ids` in their given order, from a single statement (`IN (?, …)`, at most
     /// `maxInteractionStateIds` ids; the rows are put back in the asked order here).
     static func states(_ c: SQLConnection, ids: [String], viewer: String) throws -> [PostInteractionState] {
-        var args: [SQLValue] = [.text(viewer), .text(viewer)]
-        args.reserveCapacity(ids.count + 2)
+        var args: [SQLValue] = [.text(viewer)]
+        args.reserveCapacity(ids.count + 1)
         for id in ids { args.append(.text(id)) }
         var byId: [String: PostInteractionState] = [:]
         for state in try c.rows("""
-            SELECT p.id, p.like_count, p.save_count,
-                   CASE WHEN EXISTS(SELECT 1 FROM post_likes l WHERE l.post_id = p.id AND l.user_id = ?) THEN 1 ELSE 0 END,
-                   CASE WHEN EXISTS(SELECT 1 FROM post_saves s WHERE s.post_id = p.id AND s.user_id = ?) THEN 1 ELSE 0 END
-            FROM posts p WHERE p.id IN (\(SQLList.placeholders(ids.count)))
+            SELECT p.id, p.like_count, p.save_count, i.liked_at, i.saved_at
+            FROM posts p LEFT JOIN post_interactions i ON i.post_id = p.id AND i.user_id = ?
+            WHERE p.id IN (\(SQLList.placeholders(ids.count)))
             """, args, {
-                PostInteractionState(postId: $0.string(0), isLiked: $0.int(3) == 1, isSaved: $0.int(4) == 1, likeCount: $0.int(1), saveCount: $0.int(2))
+                PostInteractionState(postId: $0.string(0), isLiked: !$0.isNull(3), isSaved: !$0.isNull(4), likeCount: $0.int(1), saveCount: $0.int(2))
             }) {
             byId[state.postId] = state
         }

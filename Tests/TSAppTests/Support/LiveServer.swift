@@ -24,20 +24,30 @@ final class LiveServer: @unchecked Sendable {
     /// The PostgreSQL database of this server when the tests run on PostgreSQL (dropped by `stop`).
     let postgres: TestPostgresDatabase?
 
-    init(overrides: [String: JSONValue] = [:], delivery: (any NotificationDelivery)? = nil, wallClock: (any WallClock)? = nil) throws {
+    /// The settings that name this server's database, for a second node on the same one (`sharingDatabaseOf`).
+    let databaseSettings: [String: JSONValue]
+
+    /// `sharingDatabaseOf`: another node of a cluster, on `other`'s database (which `other` owns and
+    /// drops); for SQLite `other` must run on a file (`database.path`), not `:memory:`.
+    init(overrides: [String: JSONValue] = [:], delivery: (any NotificationDelivery)? = nil, wallClock: (any WallClock)? = nil,
+         sharingDatabaseOf other: LiveServer? = nil) throws {
         _ = Self.bootstrapLogging
         var o: [String: JSONValue] = ["server.port": 0, "database.path": ":memory:", "auth.passwordIterations": 1000,
                                       "auth.jwtSecret": "test-secret-test-secret-test-secret", "server.eventLoops": 2]
         for (k, v) in overrides { o[k] = v }
         // TOUCHSYNC_TEST_DATABASE=postgres runs every live server on a fresh
         // PostgreSQL database (scripts/test's PostgreSQL block); XCTSkip, visibly, without a server.
-        if TestPostgresDatabase.requested {
+        if let other {
+            for (k, v) in other.databaseSettings { o[k] = v }
+            postgres = nil
+        } else if TestPostgresDatabase.requested {
             let database = try TestPostgresDatabase()
             o["database.url"] = .string(database.url)
             postgres = database
         } else {
             postgres = nil
         }
+        databaseSettings = o["database.url"].map { ["database.url": $0] } ?? ["database.path": o["database.path"] ?? ":memory:"]
         do {
             let config = try AppConfiguration.load(configFile: nil, environment: [:], overrides: o)
             server = try TouchSyncServer(configuration: config, environment: [:], wallClock: wallClock ?? SystemWallClock(), delivery: delivery)

@@ -15,7 +15,15 @@
 public final class EventLoopBound<Value>: @unchecked Sendable {
     /// The loop whose thread owns the value.
     public let loop: EventLoop
+    // Loop-confined: the thread check below makes every access come from one thread, so the
+    // runtime's dynamic exclusivity tracking (a `swift_beginAccess` per access, the largest part
+    // of what a box access cost) is left to debug builds, where every test still runs it and
+    // traps on an overlapping access (a re-entrant `withValue`).
+    #if DEBUG
     @usableFromInline var stored: Value
+    #else
+    @exclusivity(unchecked) @usableFromInline var stored: Value
+    #endif
 
     /// Made anywhere (nothing else can see the value yet); touched only on `loop` afterwards.
     public init(_ value: Value, loop: EventLoop) {
@@ -28,16 +36,16 @@ public final class EventLoopBound<Value>: @unchecked Sendable {
     /// load or store, not a call through a generic accessor coroutine.
     @inlinable
     public var value: Value {
-        get {
+        @inline(__always) get {
             checkOnLoop()
             return stored
         }
-        set {
+        @inline(__always) set {
             checkOnLoop()
             stored = newValue
         }
         // In place: `box.value.field = x` does not copy the whole value out and back.
-        _modify {
+        @inline(__always) _modify {
             checkOnLoop()
             yield &stored
         }

@@ -138,6 +138,24 @@ if Context.environment["TOUCHSYNC_FUZZ"] == "1" {
     for (name, dependencies) in fuzzTargets {
         let dir = String(name.dropFirst("fuzz-".count))
         package.targets.append(.executableTarget(name: name, dependencies: dependencies, path: "fuzz/\(dir)", swiftSettings: strict))
-        package.products.append(.executable(name: name, targets: [name]))
     }
+    // A fuzz build holds only the fuzz targets and what they depend on, so one `swift build` (no
+    // --product) builds all six with the sanitizers and nothing else (fuzz/run.sh).
+    var needed = Set(fuzzTargets.map(\.0))
+    var grew = true
+    while grew {
+        grew = false
+        for target in package.targets where needed.contains(target.name) {
+            for dependency in target.dependencies {
+                switch dependency {
+                case .targetItem(let name, _), .byNameItem(let name, _):
+                    if needed.insert(name).inserted { grew = true }
+                default:
+                    break
+                }
+            }
+        }
+    }
+    package.targets = package.targets.filter { needed.contains($0.name) }
+    package.products = fuzzTargets.map { .executable(name: $0.0, targets: [$0.0]) }
 }

@@ -133,6 +133,28 @@ ts_phase_finish conformance-serial
     assert lines[-1] == "6 passed, 1 failed", lines
 
 
+def test_a_background_phase_can_wait_for_another_and_both_are_counted():
+    """ts_wait_phase inside a background phase waits for the earlier background phase to end (the
+    macOS checks: check-availability reads what check-darwin-typecheck wrote), and returns 1 at
+    once for a phase that was not started in this run."""
+    r, lines = run_phases(r"""
+writer() { sleep 1; echo written > "$TS_LOG_DIR/shared.txt"; echo "writer done"; }
+reader() { ts_wait_phase check-darwin-typecheck && cat "$TS_LOG_DIR/shared.txt"; }
+alone() { if ts_wait_phase never-started; then echo "waited"; else echo "not started"; fi; }
+ts_phase_start single check-darwin-typecheck writer
+ts_phase_start single check-availability reader
+ts_phase_start single lonely alone
+ts_phase_finish check-availability
+ts_phase_finish check-darwin-typecheck
+ts_phase_finish lonely
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "written" in lines and "not started" in lines, lines
+    got = results(lines)
+    assert "check-availability: PASSED (1 passed, 0 failed)" in got and "check-darwin-typecheck: PASSED (1 passed, 0 failed)" in got, lines
+    assert lines[-1] == "3 passed, 0 failed", lines
+
+
 def test_scripts_test_runs_every_phase_through_the_runner_and_ci_calls_it():
     """The script itself: no phase outside ts_phase/ts_skip after the set-up, the macOS checks are
     phases, and .ci/run runs exactly ./scripts/test."""

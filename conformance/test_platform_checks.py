@@ -98,6 +98,29 @@ def test_check_availability_reports_only_unguarded_uses(availability, tmp_path):
     assert reported <= {4, 8, 31}, sorted(lines)
 
 
+def test_check_availability_reads_a_dump_of_a_copy_and_names_the_original_lines(availability, tmp_path):
+    """`--ast DIR`: a module scripts/check-darwin-typecheck dumped is read, not type-checked again
+    (the command given here cannot run), and a finding in its copy (first line `#sourceLocation`)
+    names the original file and line."""
+    check, tc, newer, names, floor = availability
+    original = tmp_path / "Sample.swift"
+    original.write_text(SAMPLE)
+    (tmp_path / "copy").mkdir()
+    copy = tmp_path / "copy" / "Sample.swift"
+    copy.write_text(f'#sourceLocation(file: "{original}", line: 1)\n' + SAMPLE)
+    dumps = tmp_path / "ast"
+    dumps.mkdir()
+    with open(dumps / "Sample.json", "w") as out:
+        r = subprocess.run([tc["swiftc"], "-typecheck", "-dump-ast", "-dump-ast-format", "json", "-module-name", "Sample",
+                            "-parse-as-library", str(copy)], stdout=out, stderr=subprocess.PIPE, text=True, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    findings, files = check.find_uses(tc, newer, names, floor, [("Sample", [str(tmp_path / "no-such-swiftc")])],
+                                      cwd=str(tmp_path), dumps=str(dumps))
+    assert files == 1, findings
+    assert {(os.path.normpath(os.path.join(ROOT, rel)), line) for rel, line, _, _, _ in findings} == {(str(original), 4), (str(original), 8),
+                                                                                 (str(original), 31)}, findings
+
+
 def test_check_availability_reads_the_floor_of_this_package():
     check = load("check-availability")
     assert check.read_floor() == (15, 0)

@@ -22,13 +22,22 @@ if [[ ! -f "$runtime" ]]; then
   exit 77
 fi
 
+fuzz_build() {  # [--product fuzz-X]
+  # --sanitize=fuzzer makes SwiftPM link with libFuzzer's main; the combined -sanitize=fuzzer,address
+  # after it is what instruments: SwiftPM's separate --sanitize flags reach swiftc in no fixed order,
+  # and of several -sanitize options only the last counts (coverage or ASan, not both).
+  TOUCHSYNC_FUZZ=1 swift build -c "$config" ${FUZZ_BUILD_JOBS:+-j "$FUZZ_BUILD_JOBS"} --scratch-path "$scratch" --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
+    "$@" 2>&1 | grep -vE "ld.gold: warning: Cannot export local symbol" || true
+}
 if [[ -z "${NO_BUILD:-}" ]]; then
+  if [[ ${#targets[@]} -eq 6 ]]; then
+    # All six: one `swift build` (a fuzz build's package holds only the fuzz targets and their
+    # dependencies, Package.swift), one plan and one link step each instead of six invocations.
+    fuzz_build
+  else
+    for t in "${targets[@]}"; do fuzz_build --product "fuzz-$t"; done
+  fi
   for t in "${targets[@]}"; do
-    # --sanitize=fuzzer makes SwiftPM link with libFuzzer's main; the combined -sanitize=fuzzer,address
-    # after it is what instruments: SwiftPM's separate --sanitize flags reach swiftc in no fixed order,
-    # and of several -sanitize options only the last counts (coverage or ASan, not both).
-    TOUCHSYNC_FUZZ=1 swift build -c "$config" ${FUZZ_BUILD_JOBS:+-j "$FUZZ_BUILD_JOBS"} --scratch-path "$scratch" --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
-      --product "fuzz-$t" 2>&1 | grep -vE "ld.gold: warning: Cannot export local symbol" || true
     [[ -x "$scratch/$config/fuzz-$t" ]] || { echo "FAIL: fuzz-$t did not build"; exit 1; }
   done
 fi

@@ -19,8 +19,11 @@ struct BenchSeed: AsyncParsableCommand {
     @Option(help: "Users (all members of the toggle and join rooms; the first 100 are the members of the fan-out and create rooms).")
     var users: Int = 1000
 
-    @Option(help: "Elements in the toggle room and in the join room.")
+    @Option(help: "Elements in the join room, and in the toggle room unless --toggle-elements says otherwise.")
     var elements: Int = 100
+
+    @Option(help: "Elements in the toggle room (default: --elements); a test that only joins needs none.")
+    var toggleElements: Int?
 
     @Option(help: "Rooms of the my-rooms user.")
     var rooms: Int = 50
@@ -71,7 +74,7 @@ struct BenchSeed: AsyncParsableCommand {
         }
 
         let toggleRoom = try await bigRoom("bench toggle", members: users)
-        let toggleElements = try await Self.concurrently(0..<elements) { i in
+        let toggleElements = try await Self.concurrently(0..<(self.toggleElements ?? elements)) { i in
             try await d.elements.create(roomId: toggleRoom, actor: userIds[i % users], input: Self.element(i), originSocketId: nil).id
         }
         let joinRoom = try await bigRoom("bench join", members: users)

@@ -24,6 +24,10 @@
 # output goes only to its log until it is finished, so two phases' output never interleave): for
 # phases that share nothing (no port, file, database or fixed-name resource) with those they overlap.
 #
+# ts_wait_phase NAME, inside a background phase's command, waits until the background phase NAME
+# (started before it) has ended, so one phase can use what another wrote while both stay apart from
+# the foreground ones; it returns 1 at once when NAME was not started in this run.
+#
 # TOUCHSYNC_TEST_PHASES=name,name… runs only those phases; the others say they were skipped and why.
 
 TS_START=$(date +%s)
@@ -141,11 +145,22 @@ ts_phase_start() {
   ts_wanted "$name" || return 0
   mkdir -p "$TS_LOG_DIR"
   local log="$TS_LOG_DIR/$name.log"
-  rm -f "$log.rc"
+  rm -f "$log.rc" "$log.done"
   echo "== $name (started in the background; its output follows when it ends)"
   date +%s > "$log.started"
-  (set +e; ("$@") > "$log" 2>&1; echo $? > "$log.rc") &
+  # $log.done (kept until the phase starts again) is what ts_wait_phase waits for.
+  (set +e; ("$@") > "$log" 2>&1; echo $? > "$log.rc"; : > "$log.done") &
   TS_BACKGROUND+=("$kind $name $!")
+}
+
+ts_wait_phase() {
+  local entry started=""
+  for entry in ${TS_BACKGROUND[@]+"${TS_BACKGROUND[@]}"}; do
+    case "$entry" in *" $1 "*) started=1 ;; esac
+  done
+  [ -n "$started" ] || return 1
+  # A sibling background job cannot be `wait`ed for; its end is a file (polled: bash 3.2, no flock on macOS).
+  while [ ! -e "$TS_LOG_DIR/$1.log.done" ]; do sleep 1; done
 }
 
 ts_phase_finish() {

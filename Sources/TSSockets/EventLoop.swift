@@ -31,7 +31,9 @@ public final class EventLoop: @unchecked Sendable {
     /// The readiness backend (its kind is `pollerKind`).
     private let poller: any Poller
     /// Set by the loop thread before `init` returns; nil only until then.
-    private var threadID: pthread_t?
+    /// The loop's thread, written once by that thread before `init` returns; read by
+    /// `inEventLoop`, which is inlined into every loop-bound access.
+    @usableFromInline private(set) var threadID: pthread_t?
     private let lock = Mutex()
     // Guarded by `lock`.
     private var pending: [@Sendable () -> Void] = []
@@ -114,10 +116,11 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// True when called on this loop's thread.
-    public var inEventLoop: Bool {
-        guard let threadID else { return false }
-        return pthread_equal(pthread_self(), threadID) != 0
-    }
+    /// One compare, inlined into the caller: glibc's and Darwin's `pthread_equal` are this
+    /// equality of the two `pthread_t` values (an address on both), and `pthread_self` reads the
+    /// thread pointer. A loop not started yet (`threadID` nil) is no thread's.
+    @inlinable
+    public var inEventLoop: Bool { threadID == pthread_self() }
 
     /// Runs `task` on the loop thread (after the current iteration). Thread-safe.
     public func execute(_ task: @escaping @Sendable () -> Void) {

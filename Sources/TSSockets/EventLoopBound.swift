@@ -15,7 +15,7 @@
 public final class EventLoopBound<Value>: @unchecked Sendable {
     /// The loop whose thread owns the value.
     public let loop: EventLoop
-    private var stored: Value
+    @usableFromInline var stored: Value
 
     /// Made anywhere (nothing else can see the value yet); touched only on `loop` afterwards.
     public init(_ value: Value, loop: EventLoop) {
@@ -23,27 +23,42 @@ public final class EventLoopBound<Value>: @unchecked Sendable {
         self.stored = value
     }
 
-    /// The value; on `loop`'s thread only.
+    /// The value; on `loop`'s thread only. Inlinable (as every accessor here): the caller's
+    /// module specializes it for its `Value`, so an access is the thread compare and a direct
+    /// load or store, not a call through a generic accessor coroutine.
+    @inlinable
     public var value: Value {
         get {
-            precondition(loop.inEventLoop, "loop-bound state read off its event loop (\(Value.self))")
+            checkOnLoop()
             return stored
         }
         set {
-            precondition(loop.inEventLoop, "loop-bound state written off its event loop (\(Value.self))")
+            checkOnLoop()
             stored = newValue
         }
         // In place: `box.value.field = x` does not copy the whole value out and back.
         _modify {
-            precondition(loop.inEventLoop, "loop-bound state written off its event loop (\(Value.self))")
+            checkOnLoop()
             yield &stored
         }
     }
 
     /// Mutates the value in place (no copy of a collection); on `loop`'s thread only.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func withValue<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        precondition(loop.inEventLoop, "loop-bound state used off its event loop (\(Value.self))")
+        checkOnLoop()
         return try body(&stored)
+    }
+
+    /// The check of every access, kept in release builds: one compare on the fast path; the
+    /// failure (message formatting included) is out of line.
+    @inlinable @inline(__always)
+    func checkOnLoop() {
+        if _slowPath(!loop.inEventLoop) { Self.usedOffLoop() }
+    }
+
+    @usableFromInline @inline(never)
+    static func usedOffLoop() -> Never {
+        preconditionFailure("loop-bound state used off its event loop (\(Value.self))")
     }
 }

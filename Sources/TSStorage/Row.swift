@@ -20,10 +20,15 @@ protocol RowColumns {
 /// and calls that engine's row, a concrete type (no existential, nothing allocated: a SQLite row
 /// is one pointer, as before). Accessors follow SQLite's conversions (e.g. `int` of NULL is 0,
 /// `string` of NULL is ""); the PostgreSQL row parses its text-format values to match.
+///
+/// The numeric accessors are `@inlinable` (with `SQLiteRow`'s): a query's row loop in another
+/// module then reads a SQLite column with the engine switch and the `sqlite3_column_*` call inline,
+/// as it did when a row was a SQLite statement handle alone.
 public enum Row {
     case sqlite(SQLiteRow)
     case postgres(PostgresRow)
 
+    @inlinable
     public var columnCount: Int32 {
         switch self {
         case .sqlite(let r): r.columnCount
@@ -31,6 +36,7 @@ public enum Row {
         }
     }
 
+    @inlinable
     public func isNull(_ i: Int32) -> Bool {
         switch self {
         case .sqlite(let r): r.isNull(i)
@@ -38,6 +44,7 @@ public enum Row {
         }
     }
 
+    @inlinable
     public func int(_ i: Int32) -> Int64 {
         switch self {
         case .sqlite(let r): r.int(i)
@@ -45,6 +52,7 @@ public enum Row {
         }
     }
 
+    @inlinable
     public func optionalInt(_ i: Int32) -> Int64? {
         switch self {
         case .sqlite(let r): r.isNull(i) ? nil : r.int(i)
@@ -52,6 +60,7 @@ public enum Row {
         }
     }
 
+    @inlinable
     public func double(_ i: Int32) -> Double {
         switch self {
         case .sqlite(let r): r.double(i)
@@ -59,6 +68,7 @@ public enum Row {
         }
     }
 
+    @inlinable
     public func optionalDouble(_ i: Int32) -> Double? {
         switch self {
         case .sqlite(let r): r.isNull(i) ? nil : r.double(i)
@@ -93,8 +103,10 @@ public enum Row {
     }
 
     /// Nonzero integer → true.
+    @inlinable
     public func bool(_ i: Int32) -> Bool { int(i) != 0 }
 
+    @inlinable
     public func optionalBool(_ i: Int32) -> Bool? { optionalInt(i).map { $0 != 0 } }
 
     public func blob(_ i: Int32) -> [UInt8] {

@@ -5,18 +5,22 @@ import CSQLite
 /// allocated; valid only until the statement's next step or reset. Conversions are SQLite's own
 /// (`int` of NULL is 0, `string` of NULL is "").
 public struct SQLiteRow {
-    let handle: OpaquePointer
+    @usableFromInline let handle: OpaquePointer
 
     init(handle: OpaquePointer) { self.handle = handle }
 }
 
 extension SQLiteRow: RowColumns {
+    @inlinable
     public var columnCount: Int32 { sqlite3_column_count(handle) }
 
+    @inlinable
     public func isNull(_ i: Int32) -> Bool { sqlite3_column_type(handle, i) == SQLITE_NULL }
 
+    @inlinable
     public func int(_ i: Int32) -> Int64 { sqlite3_column_int64(handle, i) }
 
+    @inlinable
     public func double(_ i: Int32) -> Double { sqlite3_column_double(handle, i) }
 
     public func string(_ i: Int32) -> String {

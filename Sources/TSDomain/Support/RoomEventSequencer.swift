@@ -244,6 +244,12 @@ public struct RoomEventSequencer<Item> {
     /// Items waiting in `room`.
     public func pending(room: String) -> Int { rooms[room]?.pending ?? 0 }
 
+    /// The items waiting in `room`, in no particular order.
+    public func pendingItems(room: String) -> [Item] {
+        guard let r = rooms[room] else { return [] }
+        return Array(r.held.values) + r.after.values.joined()
+    }
+
     /// Rooms with items waiting or a drain running.
     public var activeRooms: [String] { rooms.compactMap { $0.value.draining ? $0.key : nil } }
 

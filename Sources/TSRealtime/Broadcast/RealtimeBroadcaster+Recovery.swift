@@ -258,9 +258,14 @@ extension RealtimeBroadcaster {
             recovery.hold(sid: record.sid, delivered: plan.delivered)
         }
         guard let socket = install(record) else { return .failure(.taken) }
+        // Its rooms' queued events now have a listener; started while the drains stand still.
+        startQueuedReads(channels: record.rooms)
         for event in missed {
-            // Read here, outside every room's drain (they stand still): the replay's recipient is installed.
-            let reads = await prefetch(event).value
+            // Read here, outside every room's drain (they stand still), and only what reaches
+            // the replay's one recipient: who has hearted the element only when it is in the room.
+            let (eventReads, roomOnly) = prefetch(event)
+            let reaches = !roomOnly || (socket.id != event.originSocketId && socket.rooms.contains(RealtimeConfiguration.roomChannel(event.roomId)))
+            let reads = reaches ? await eventReads.value : .none
             do { try await broadcast(event, reads: reads, only: socket) } catch {
                 // Its replay would have a hole: the client starts over (a fresh session on its next connect).
                 logger.error("recovery of socket \(socket.id): replaying \(event.name) of room \(event.roomId) failed (\(error)); disconnecting it")

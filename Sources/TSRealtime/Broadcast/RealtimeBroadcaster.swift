@@ -23,7 +23,9 @@ import TSSync
 /// global events, who has hearted an element, each viewer's room) is read when the event is
 /// published, before it enters its room's queue, by a task of its own; the drain only takes the
 /// answer when the event's turn comes. Events of a room are read concurrently and still leave in
-/// commit order; the drain never starts a database read.
+/// commit order. A read that only a socket in the room can need (who has hearted the element) is
+/// not started while the room has no listener and no `room:join` on its way (`publish`); the
+/// drain reads nothing, except in the one race `drain` describes.
 public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
     public let hub: SocketIOServer
     let recipientReads: any RecipientReads
@@ -31,13 +33,25 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
     /// Times the gap waits (a missing room number, a fresh room's hold).
     private let clock: any MonotonicClock
     let logger: Logger
-    private let queues: LockedValue<RoomEventSequencer<Work>>
+    private let queues: LockedValue<Queues>
     /// Where drains run (`runDrains(on:)`): the event loops' executors, so that a drain's writes
     /// to sockets of its loop happen inline, as they did from a request handler on that loop.
     /// Known only once the listener runs; until then drains run on the global pool.
     private let drainExecutors = SetOnce<[any TaskExecutor]>()
     /// Recovery across nodes (RealtimeBroadcaster+Recovery.swift); nil on a node alone.
     public let recovery: ClusterRecovery?
+
+    /// The rooms' queues, and per room the `room:join`s queued or being delivered (their socket not
+    /// yet in the room's channel): under one lock, so an event's admission and a join's see each
+    /// other (`publish`).
+    struct Queues {
+        var sequencer: RoomEventSequencer<Work>
+        var joining: [String: Int] = [:]
+        /// Per-viewer reads never started (nobody could receive the event), and reads the drain
+        /// had to do itself (the recovery race of `drain`).
+        var readsSkipped: Int64 = 0
+        var readsInDrain: Int64 = 0
+    }
 
     /// One item of a room's queue.
     enum Work: Sendable {
@@ -80,17 +94,42 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
         self.recovery = recovery
         self.logger = logger
         let gap = configuration.gapWait.clockNanoseconds
-        queues = LockedValue(RoomEventSequencer(maxPendingPerRoom: configuration.maxQueuedEventsPerRoom, gapWaitNanoseconds: gap,
-                                                freshHoldNanoseconds: configuration.holdFreshRooms ? gap : 0,
-                                                maxRooms: configuration.maxTrackedRooms,
-                                                idleForgetNanoseconds: max(1, configuration.forgetIdleRoomsAfter.clockNanoseconds)))
+        queues = LockedValue(Queues(sequencer: RoomEventSequencer(maxPendingPerRoom: configuration.maxQueuedEventsPerRoom, gapWaitNanoseconds: gap,
+                                                                  freshHoldNanoseconds: configuration.holdFreshRooms ? gap : 0,
+                                                                  maxRooms: configuration.maxTrackedRooms,
+                                                                  idleForgetNanoseconds: max(1, configuration.forgetIdleRoomsAfter.clockNanoseconds))))
     }
 
     /// On the writer thread, in commit order (or from the cross-node bridge, in its receive
     /// order): queued under its room number (`DomainEvent.seq`), so it leaves after the room's
     /// events numbered before it, whichever node committed them; never waits for the broadcast.
+    ///
+    /// A read only the room's sockets need starts here when, after the event is queued, the room
+    /// has a listener, or under the queue's lock when a `room:join` of the room is queued or being
+    /// delivered; a join queued later starts the reads of the events waiting before it is
+    /// (`enqueue`). So a socket that joins receives the event with its read done, or has the
+    /// change in its join batch: its join's socket enters the channel (`deliver`) before the join
+    /// stops counting in `joining`, so when this event was queued either the join was counted, or
+    /// its socket was already in the channel and is seen by the look that follows, or the join
+    /// was queued after the event and found it waiting (or the event had already left, before the
+    /// join's batch, whose read holds it). A socket that enters a room by connection state
+    /// recovery starts the reads of the events waiting there (`startQueuedReads`); the drain
+    /// covers the rest of that race.
     public func publish(_ event: DomainEvent) {
-        enqueue(.event(event, prefetch(event)), room: event.roomId, at: event.seq.map(Place.numbered) ?? .last)
+        let (reads, roomOnly) = prefetch(event)
+        if !roomOnly { reads.start() }
+        enqueue(.event(event, reads), room: event.roomId, at: event.seq.map(Place.numbered) ?? .last)
+        if roomOnly, !reads.started, roomHasListener(event) { reads.start() }
+    }
+
+    /// Starts the reads of the events waiting in the rooms of these channels (a socket came into
+    /// them by connection state recovery, outside a `room:join`).
+    public func startQueuedReads(channels: some Sequence<String>) {
+        let prefix = RealtimeConfiguration.roomChannel("")
+        let rooms = channels.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+        guard !rooms.isEmpty else { return }
+        let waiting = queues.withLock { q in rooms.flatMap { q.sequencer.pendingItems(room: $0) } }
+        for case .event(_, let reads) in waiting { reads.start() }
     }
 
     /// On the writer thread, from the commit of the join's read: the socket gets `elements` and
@@ -106,7 +145,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
     /// before answering a write (docs/test-mode.md): the answer then finds its events in
     /// `GET /api/test/events`. Production answers never wait for a broadcast.
     public func flush() async {
-        for room in queues.withLock({ $0.activeRooms }) {
+        for room in queues.withLock({ $0.sequencer.activeRooms }) {
             let ticket = DeliveryTicket()
             enqueue(.marker(ticket), room: room, at: .last)
             _ = await ticket.wait()
@@ -121,28 +160,54 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
     /// Global events go to the members' channels (read per event) rather than to every socket.
     var globalEventsToMembers: Bool { if case .members = configuration.globalEvents { return true } else { return false } }
 
+    /// Reads only a room's listener needs that were never started, and those its drain did itself.
+    public var readCounters: (skipped: Int64, inDrain: Int64) { queues.withLock { ($0.readsSkipped, $0.readsInDrain) } }
+
+    /// Events waiting in `roomId`'s queue whose reads have started (for tests).
+    func startedReads(roomId: String) -> Int {
+        queues.withLock { q in
+            q.sequencer.pendingItems(room: roomId).reduce(0) { n, work in
+                if case .event(_, let reads) = work, reads.started { return n + 1 }
+                return n
+            }
+        }
+    }
+
     /// Events waiting in a room's queue (for tests and the inspector).
-    public func queuedEvents(roomId: String) -> Int { queues.withLock { $0.pending(room: roomId) } }
+    public func queuedEvents(roomId: String) -> Int { queues.withLock { $0.sequencer.pending(room: roomId) } }
 
     /// Numbers given up after `realtime.gapWait` (their events lost, or late), events dropped for
     /// arriving after that, joins placed after events that had already left, and the rooms whose
     /// order state is kept: for `/metrics`.
     public var orderCounters: (skipped: Int64, late: Int64, joinsLate: Int64, roomsTracked: Int) {
-        queues.withLock { ($0.skipped, $0.deliveredLate, $0.placedLate, $0.roomCount) }
+        queues.withLock { ($0.sequencer.skipped, $0.sequencer.deliveredLate, $0.sequencer.placedLate, $0.sequencer.roomCount) }
     }
 
     private func enqueue(_ work: Work, room: String, at place: Place) {
-        let (admission, late, lateEvent, drainID): (RoomEventSequencer<Work>.Admission, Bool, Int64?, UInt64) = queues.withLock { q in
-            let lateBefore = q.placedLate
-            let lateEventsBefore = q.deliveredLate
+        let (admission, late, lateEvent, drainID, startReads): (RoomEventSequencer<Work>.Admission, Bool, Int64?, UInt64, [Prefetch]) = queues.withLock { q in
+            let lateBefore = q.sequencer.placedLate
+            let lateEventsBefore = q.sequencer.deliveredLate
             let admission: RoomEventSequencer<Work>.Admission
             switch place {
-            case .numbered(let seq): admission = q.accept(work, seq: seq, room: room)
-            case .after(let seq): admission = q.accept(work, after: seq, room: room)
-            case .last: admission = q.append(work, room: room).admission
+            case .numbered(let seq): admission = q.sequencer.accept(work, seq: seq, room: room)
+            case .after(let seq): admission = q.sequencer.accept(work, after: seq, room: room)
+            case .last: admission = q.sequencer.append(work, room: room).admission
             }
-            return (admission, q.placedLate != lateBefore, q.deliveredLate != lateEventsBefore ? q.deliveredLate : nil, q.drainID(room: room))
+            var startReads: [Prefetch] = []
+            switch work {
+            case .event(_, let reads) where !reads.started && q.joining[room, default: 0] > 0:
+                startReads = [reads]
+            case .join where admission == .startDrain || admission == .queued:
+                // Its socket will be in the room's channel when the events waiting here leave.
+                q.joining[room, default: 0] += 1
+                for case .event(_, let reads) in q.sequencer.pendingItems(room: room) where !reads.started { startReads.append(reads) }
+            default:
+                break
+            }
+            return (admission, q.sequencer.placedLate != lateBefore, q.sequencer.deliveredLate != lateEventsBefore ? q.sequencer.deliveredLate : nil,
+                    q.sequencer.drainID(room: room), startReads)
         }
+        for reads in startReads { reads.start() }
         if let n = lateEvent, n == 1 || n % 1000 == 0 {
             logger.warning("realtime: an event of room \(room) arrived after its number was given up (a delay between nodes longer than realtime.gapWait); delivered now, out of the room's order (\(n) so far)")
         }
@@ -177,19 +242,33 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
         while true {
             let now = clock.now()
             let (step, gaveUp) = queues.withLock { q in
-                let before = q.skipped
-                let step = q.next(room: room, now: now, drain: id)
-                return (step, q.skipped - before)
+                let before = q.sequencer.skipped
+                let step = q.sequencer.next(room: room, now: now, drain: id)
+                return (step, q.sequencer.skipped - before)
             }
             if gaveUp > 0 {
                 logger.error("realtime: room \(room): \(gaveUp) event number(s) did not arrive within realtime.gapWait (lost on the way from the node that committed them); delivery goes on without them, and the room's clients get them back by joining again")
             }
-            // The event's reads were started when it was published; taken before the recovery
-            // gate, so a restore never waits for the database.
-            var prefetched = RecipientData.none
-            if case .item(_, .event(_, let prefetch)) = step { prefetched = await prefetch.value }
+            // The event's reads were started when it was published (or by a join queued before
+            // it); taken before the recovery gate, so a restore never waits for the database.
+            var prefetched: RecipientData?
+            if case .item(_, .event(_, let reads)) = step { prefetched = await reads.startedValue }
             if case .item = step, let recovery { await recovery.gate.enter() }
             defer { if case .item = step, let recovery { recovery.gate.leave() } }
+            if case .item(_, .event(let event, let reads)) = step, prefetched == nil {
+                // Never started: nobody could receive it when it was queued. Whoever is in the
+                // room now gets it, and only they: nobody, unless a socket came in by connection
+                // state recovery since (a restore or a same-node recovery that raced
+                // `startQueuedReads`); only then is the read done here, in the drain.
+                let audience = roomAudience(event)
+                queues.withLock { q in if audience.isEmpty { q.readsSkipped += 1 } else { q.readsInDrain += 1 } }
+                if audience.isEmpty {
+                    prefetched = RecipientData(audience: [])
+                } else {
+                    logger.debug("realtime: room \(event.roomId): \(event.name) read in its drain (a socket came into the room by connection state recovery after it was published)")
+                    prefetched = await reads.value
+                }
+            }
             switch step {
             case .idle:
                 return
@@ -204,7 +283,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
                     }
                 }
                 let leftOut = recovery?.alreadyDelivered(roomId: event.roomId, seq: event.seq) ?? []
-                do { try broadcast(event, reads: prefetched, journal: journal, leftOut: leftOut) } catch {
+                do { try broadcast(event, reads: prefetched ?? .none, journal: journal, leftOut: leftOut) } catch {
                     logger.error("broadcast of \(event.name) in room \(event.roomId) failed: \(error)")
                 }
             case .item(_, .join(let join)):
@@ -215,6 +294,14 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
                 // A missing number (or a fresh room's hold, several nodes): bounded by realtime.gapWait.
                 try? await Task.sleep(nanoseconds: until &- now)
             }
+        }
+    }
+
+    /// A join of `room` is over (its socket is in the channel): it no longer holds the room's reads started.
+    private func joined(room: String) {
+        queues.withLock { q in
+            let n = q.joining[room, default: 0] - 1
+            q.joining[room] = n > 0 ? n : nil
         }
     }
 
@@ -235,6 +322,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
             recovery.journal(.join, roomId: join.roomId, seq: join.afterSeq ?? 0, offsets: offsets ?? now...now, sid: join.socket.id)
         }
         join.socket.join(RealtimeConfiguration.roomChannel(join.roomId))
+        joined(room: join.roomId)
         join.ticket.finish(true)
     }
 
@@ -262,7 +350,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
             } else {
                 // `element` is the actor's view: what the log shows when nobody listens.
                 try emitPerViewer(events.elementUpdated, room: room, except: except, elementId: element.id,
-                                        actorHasReacted: element.reactions?.hasReacted ?? false, hearted: reads.hearted, out: out) { reacted in
+                                        actorHasReacted: element.reactions?.hasReacted ?? false, reads: reads, out: out) { reacted in
                     ElementPayload(element.viewed(hasReacted: reacted))
                 }
             }
@@ -298,12 +386,12 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
             out.emit([out.room(events.messageCreated, MessagePayload(message: message), room, except: except)])
         case .reactionAdded(let elementId, let reaction, let stats):
             try emitPerViewer(events.reactionAdded, room: room, except: except, elementId: elementId, actorHasReacted: true,
-                            hearted: reads.hearted, out: out) { reacted in
+                            reads: reads, out: out) { reacted in
                 ReactionAddedPayload(elementId: elementId, roomId: event.roomId, reaction: reaction, stats: stats.viewed(hasReacted: reacted))
             }
         case .reactionRemoved(let elementId, let userId, let stats):
             try emitPerViewer(events.reactionRemoved, room: room, except: except, elementId: elementId, actorHasReacted: false,
-                            hearted: reads.hearted, out: out) { reacted in
+                            reads: reads, out: out) { reacted in
                 ReactionRemovedPayload(elementId: elementId, roomId: event.roomId, userId: userId, stats: stats.viewed(hasReacted: reacted))
             }
         }
@@ -313,16 +401,17 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
     /// element: one group per variant, each encoded once. With no recipient the event is still
     /// emitted to nobody, so the event log records it (docs/test-mode.md) with the variant the
     /// actor would see (`actorHasReacted`) and 0 recipients (not when replaying for one socket).
-    /// `hearted`: the users who have hearted the element, read before the drain.
+    /// `reads.hearted`: the users who have hearted the element, read before the drain;
+    /// `reads.audience`: the room's sockets when the drain found nobody and so read nothing.
     private func emitPerViewer<Payload>(_ event: RealtimeServerEvent<Payload>, room: String, except: String?, elementId: String,
-                                        actorHasReacted: Bool, hearted: Result<Set<String>, any Error>?, out: Emitter,
+                                        actorHasReacted: Bool, reads: RecipientData, out: Emitter,
                                         _ build: (Bool) -> Payload) throws {
-        let sockets = out.members(of: room).filter { $0.id != except }
+        let sockets = (out.only == nil ? reads.audience : nil) ?? out.members(of: room).filter { $0.id != except }
         guard !sockets.isEmpty else {
             if out.only == nil { out.emit([event.emission(build(actorHasReacted), .sockets([], room: room, except: except))]) }
             return
         }
-        let reacted = try hearted?.get() ?? []
+        let reacted = try reads.hearted?.get() ?? []
         var yes: [String] = []
         var no: [String] = []
         for s in sockets {

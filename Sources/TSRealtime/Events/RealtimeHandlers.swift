@@ -31,6 +31,7 @@ public struct RealtimeHandlers: Sendable {
     public func install() {
         let domain = self.domain
         let logger = self.logger
+        let broadcaster = self.broadcaster
         hub.setAuthenticator { handshake, auth in
             guard let token = RealtimeHandlers.token(auth: auth, query: handshake.query, authorization: handshake.header("Authorization")) else {
                 return .reject(message: "unauthorized")
@@ -48,6 +49,8 @@ public struct RealtimeHandlers: Sendable {
         hub.onConnect { socket in
             guard let uid = socket.userID else { return }
             socket.join(RealtimeConfiguration.userChannel(uid))
+            // Back in its rooms by connection state recovery: the events waiting there now have a listener.
+            if socket.recovered { broadcaster.startQueuedReads(channels: socket.rooms) }
             logger.info("socket connected sid=\(socket.id) user=\(uid) transport=\(socket.transport)")
         }
         hub.onDisconnect { socket, reason in

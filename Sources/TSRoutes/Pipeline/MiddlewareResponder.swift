@@ -15,6 +15,9 @@ public struct MiddlewareResponder<Middleware: RouteMiddleware, Inner: HTTPRespon
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         var context = RequestContext(request: request)
+        // The closure captures `inner` alone: capturing `self` made this unspecialized generic
+        // code look up `MiddlewareResponder<…>`'s metadata in the runtime's cache on every request.
+        let inner = self.inner
         do {
             return try await middleware.handle(&context) { context in await inner.respond(to: context.request) }
         } catch {

@@ -4,7 +4,8 @@ import TSJSON
 
 /// Every Socket.IO event of the default namespace, declared once (docs/realtime.md): the
 /// handlers are registered from the client → server declarations (`RealtimeHandlers`), the
-/// broadcaster emits under the server → client ones (`RealtimeBroadcaster`), and `/asyncapi.json`
+/// broadcaster runs the server → client ones' emission rules (`RealtimeBroadcaster+Emission.swift`,
+/// checked by Tests/TSRealtimeTests/RealtimeEmissionTableTests), and `/asyncapi.json`
 /// is generated from `all` (`AsyncAPIDocument`). Tests/TSAppTests/AsyncAPITests checks this list
 /// against the handlers the hub has and docs/api.md's tables, TestModeTests+EventContract against
 /// every ack and payload actually sent, TouchSyncTestingTests/EventModelDriftTests against the kit.

@@ -74,13 +74,6 @@ public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
         SocketIOEmission(name, [payload.json], target)
     }
 
-    /// One emission of this event to `target`, with arguments already encoded (two events of one
-    /// payload type, such as `room:cleared` and `room:cleared:global`, share one encoding).
-    @inline(__always)
-    func emission(_ args: RealtimeArguments<Payload>, _ target: SocketIOTarget) -> SocketIOEmission {
-        SocketIOEmission(name, args.values, target)
-    }
-
     public var declaration: RealtimeEventDeclaration {
         RealtimeEventDeclaration(name: name, direction: .serverToClient, summary: summary, payload: Payload.schema, ack: nil, audience: audience)
     }

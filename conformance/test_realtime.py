@@ -436,7 +436,7 @@ def test_docs_realtime_md_documents_every_event_the_server_knows():
     from conftest import ROOT
     names = set()
     for path in glob.glob(os.path.join(ROOT, "Sources", "TSDomain", "**", "*.swift"), recursive=True) + \
-            glob.glob(os.path.join(ROOT, "Sources", "TSRoutes", "Realtime", "*.swift")):
+            glob.glob(os.path.join(ROOT, "Sources", "TSRealtime", "Events", "*.swift")):
         with open(path) as f:
             names |= set(re.findall(r'"([a-z]+(?::[a-z]+)+)"', f.read()))
     assert len(names) >= 19, names

@@ -50,15 +50,17 @@ public struct RealtimeClientEvent<Payload: RealtimeInbound, Ack: RealtimeOutboun
     }
 }
 
-/// A server → client event: its name, payload type, audience and what causes it.
+/// A server → client event: its name, payload type, and how it is emitted (`RealtimeEmission`:
+/// the domain change that produces it, its audience, its payload built from the change).
 public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
     public let name: String
-    public let audience: RealtimeAudience
     public let summary: String
+    let emitted: RealtimeEmission<Payload>
+    public var audience: RealtimeAudience { emitted.audience }
 
-    init(_ name: String, to audience: RealtimeAudience, _ summary: String) {
+    init(_ name: String, _ emission: RealtimeEmission<Payload>, _ summary: String) {
         self.name = name
-        self.audience = audience
+        emitted = emission
         self.summary = summary
     }
 
@@ -70,13 +72,6 @@ public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
     @inline(__always)
     func emission(_ payload: Payload, _ target: SocketIOTarget) -> SocketIOEmission {
         SocketIOEmission(name, [payload.json], target)
-    }
-
-    /// One emission of this event to `target`, with arguments already encoded (two events of one
-    /// payload type, such as `room:cleared` and `room:cleared:global`, share one encoding).
-    @inline(__always)
-    func emission(_ args: RealtimeArguments<Payload>, _ target: SocketIOTarget) -> SocketIOEmission {
-        SocketIOEmission(name, args.values, target)
     }
 
     public var declaration: RealtimeEventDeclaration {

@@ -4,7 +4,8 @@ import TSJSON
 
 /// Every Socket.IO event of the default namespace, declared once (docs/realtime.md): the
 /// handlers are registered from the client → server declarations (`RealtimeHandlers`), the
-/// broadcaster emits under the server → client ones (`RealtimeBroadcaster`), and `/asyncapi.json`
+/// broadcaster runs the server → client ones' emission rules (`RealtimeBroadcaster+Emission.swift`,
+/// checked by Tests/TSRealtimeTests/RealtimeEmissionTableTests), and `/asyncapi.json`
 /// is generated from `all` (`AsyncAPIDocument`). Tests/TSAppTests/AsyncAPITests checks this list
 /// against the handlers the hub has and docs/api.md's tables, TestModeTests+EventContract against
 /// every ack and payload actually sent, TouchSyncTestingTests/EventModelDriftTests against the kit.
@@ -29,40 +30,75 @@ public enum RealtimeEvents {
         "Toggle the caller's heart, as the REST toggle (the ack is its data); broadcasts element:reaction:added or element:reaction:removed.")
 
     // MARK: server → client
+    // Each with the domain change that produces it, its audience and its payload built from the
+    // change (`RealtimeEmission`); the broadcaster runs these rules and writes no event itself.
 
     public static let elementsBatch = RealtimeServerEvent<ElementsBatch>(
-        "elements:batch", to: .joiningSocket, "The room's elements, to the socket that sent room:join, before its ack.")
+        "elements:batch", .joiningSocket, "The room's elements, to the socket that sent room:join, before its ack.")
     public static let elementCreated = RealtimeServerEvent<ElementPayload>(
-        "element:created", to: .room, "An element was created (REST or socket).")
+        "element:created", .room(on: DomainChanges.elementCreated) { _, element in ElementPayload(element) },
+        "An element was created (REST or socket).")
     public static let elementUpdated = RealtimeServerEvent<ElementPayload>(
-        "element:updated", to: .room, "An element was updated; reactions.hasReacted is the recipient's.")
+        "element:updated",
+        // Per viewer when the element has reactions; without, one payload for all.
+        .roomPerViewer(on: DomainChanges.elementUpdated, viewing: { element in
+            element.reactions.map { (element.id, $0.hasReacted) }
+        }) { _, element, reacted in ElementPayload(element.viewed(hasReacted: reacted)) },
+        "An element was updated; reactions.hasReacted is the recipient's.")
     public static let elementDeleted = RealtimeServerEvent<ElementDeletedPayload>(
-        "element:deleted", to: .room, "An element was deleted.")
+        "element:deleted", .room(on: DomainChanges.elementDeleted) { e, elementId in ElementDeletedPayload(elementId: elementId, roomId: e.roomId) },
+        "An element was deleted.")
     public static let roomCleared = RealtimeServerEvent<RoomClearedPayload>(
-        "room:cleared", to: .room, "Every element of the room was deleted.")
+        "room:cleared", .room(on: DomainChanges.roomCleared) { e, _ in RoomClearedPayload(roomId: e.roomId, clearedBy: e.actorId) },
+        "Every element of the room was deleted.")
     public static let roomUpdated = RealtimeServerEvent<RoomPayload>(
-        "room:updated", to: .room, "The room was renamed; its badges are the recipient's.")
+        "room:updated", .roomPerMember(on: DomainChanges.roomUpdated) { _, _, room in RoomPayload(room: room) },
+        "The room was renamed; its badges are the recipient's.")
     public static let messageCreated = RealtimeServerEvent<MessagePayload>(
-        "message:created", to: .room, "A message was sent.")
+        "message:created", .room(on: DomainChanges.messageCreated) { _, message in MessagePayload(message: message) },
+        "A message was sent.")
     public static let reactionAdded = RealtimeServerEvent<ReactionAddedPayload>(
-        "element:reaction:added", to: .room, "A toggle added a heart; stats are the recipient's.")
+        "element:reaction:added",
+        .roomPerViewer(on: DomainChanges.reactionAdded, viewing: { ($0.elementId, true) }) { e, change, reacted in
+            ReactionAddedPayload(elementId: change.elementId, roomId: e.roomId, reaction: change.reaction, stats: change.stats.viewed(hasReacted: reacted))
+        },
+        "A toggle added a heart; stats are the recipient's.")
     public static let reactionRemoved = RealtimeServerEvent<ReactionRemovedPayload>(
-        "element:reaction:removed", to: .room, "A toggle removed a heart; stats are the recipient's.")
+        "element:reaction:removed",
+        .roomPerViewer(on: DomainChanges.reactionRemoved, viewing: { ($0.elementId, false) }) { e, change, reacted in
+            ReactionRemovedPayload(elementId: change.elementId, roomId: e.roomId, userId: change.userId, stats: change.stats.viewed(hasReacted: reacted))
+        },
+        "A toggle removed a heart; stats are the recipient's.")
     public static let elementCreatedGlobal = RealtimeServerEvent<ElementCreatedGlobalPayload>(
-        "element:created:global", to: .members, "An element was created (keeps a MyRooms screen's counts live without joining).")
+        "element:created:global",
+        .members(on: DomainChanges.elementCreated) { e, element in
+            ElementCreatedGlobalPayload(roomId: e.roomId, elementId: element.id, createdBy: element.createdBy, type: element.type)
+        },
+        "An element was created (keeps a MyRooms screen's counts live without joining).")
     public static let elementDeletedGlobal = RealtimeServerEvent<ElementDeletedGlobalPayload>(
-        "element:deleted:global", to: .members, "An element was deleted.")
+        "element:deleted:global",
+        .members(on: DomainChanges.elementDeleted) { e, elementId in ElementDeletedGlobalPayload(roomId: e.roomId, elementId: elementId, deletedBy: e.actorId) },
+        "An element was deleted.")
     public static let roomClearedGlobal = RealtimeServerEvent<RoomClearedPayload>(
-        "room:cleared:global", to: .members, "Every element of the room was deleted.")
+        "room:cleared:global", .members(sameAs: roomCleared), "Every element of the room was deleted.")
+
+    /// Every server → client event, in the order of docs/api.md: the AsyncAPI document's and the
+    /// broadcaster's (`RealtimeEmissionTable`) one list.
+    static let serverEvents: [AnyRealtimeServerEvent] = [
+        AnyRealtimeServerEvent(elementsBatch), AnyRealtimeServerEvent(elementCreated), AnyRealtimeServerEvent(elementUpdated),
+        AnyRealtimeServerEvent(elementDeleted), AnyRealtimeServerEvent(roomCleared), AnyRealtimeServerEvent(roomUpdated),
+        AnyRealtimeServerEvent(messageCreated), AnyRealtimeServerEvent(reactionAdded), AnyRealtimeServerEvent(reactionRemoved),
+        AnyRealtimeServerEvent(elementCreatedGlobal), AnyRealtimeServerEvent(elementDeletedGlobal), AnyRealtimeServerEvent(roomClearedGlobal),
+    ]
+
+    /// The emission rules of `serverEvents` per domain change, built once.
+    static let emissionTable = RealtimeEmissionTable(serverEvents)
 
     /// Every declaration, client → server first, in the order of docs/api.md.
     public static let all: [RealtimeEventDeclaration] = [
         roomJoin.declaration, roomLeave.declaration, elementCreate.declaration, elementUpdate.declaration,
         elementDelete.declaration, roomClear.declaration, reactionToggle.declaration,
-        elementsBatch.declaration, elementCreated.declaration, elementUpdated.declaration, elementDeleted.declaration,
-        roomCleared.declaration, roomUpdated.declaration, messageCreated.declaration, reactionAdded.declaration,
-        reactionRemoved.declaration, elementCreatedGlobal.declaration, elementDeletedGlobal.declaration, roomClearedGlobal.declaration,
-    ]
+    ] + serverEvents.map(\.declaration)
 }
 
 private typealias S = OpenAPISchema

@@ -3,6 +3,7 @@ import TSJSON
 import TSTestSupport
 import XCTest
 @testable import TSDomain
+@testable import TSRealtime
 @testable import TSRoutes
 @testable import TSSocketIO
 

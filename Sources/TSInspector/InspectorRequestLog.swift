@@ -173,7 +173,12 @@ public struct InspectorRequestRecorder: RouteMiddleware {
         clock = nowMs
     }
 
+    /// A path the log never keeps (the probes, Engine.IO, the inspector itself) is passed on
+    /// untimed: `record` would drop it.
+    public func applies(to request: HTTPRequest) -> Bool { InspectorRequestLog.isRecorded(request.path) }
+
     public func handle(_ context: inout RequestContext, next: (inout RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
+        guard applies(to: context.request) else { return try await next(&context) }
         let started = DispatchTime.now().uptimeNanoseconds
         let response = try await next(&context)
         if response.upgrade == nil {

@@ -30,6 +30,10 @@ final class InspectorRequestLogTests: XCTestCase {
             log.record(request(path), HTTPResponse(), durationMicroseconds: 1, timestampMs: 1)
         }
         XCTAssertEqual(log.entries(limit: 10).map(\.target), ["/api/rooms"])
+        // Around the router the recorder is skipped for what it would not keep.
+        let recorder = InspectorRequestRecorder(log: log, nowMs: { 1 })
+        XCTAssertEqual(["/inspector/api/snapshot", "/socket.io/?EIO=4", "/health", "/metrics", "/api/rooms"].map { recorder.applies(to: request($0)) },
+                       [false, false, false, false, true])
     }
 
     func testSecretsAreRedactedInHeadersQueriesJSONAndCutText() {

@@ -46,6 +46,26 @@ final class RequestPipelineTests: XCTestCase {
         XCTAssertNil(seen)
     }
 
+    /// Around the router, a step that does not apply to a request is not run for it: the router
+    /// gets the request as it came (no trace added), while a request it applies to passes through it.
+    func testAStepAroundTheRouterIsSkippedForRequestsItDoesNotApplyTo() async throws {
+        struct OnlyAPI: RouteMiddleware {
+            func applies(to request: HTTPRequest) -> Bool { request.path.hasPrefix("/api/") }
+            func handle(_ context: inout RequestContext, next: (inout RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
+                try await Trace(name: "r").handle(&context, next: next)
+            }
+        }
+        struct Echo: HTTPResponder {
+            func respond(to request: HTTPRequest) async -> HTTPResponse { .text(request.header("X-Trace") ?? "none") }
+        }
+        let responder = MiddlewareResponder(OnlyAPI(), around: Echo())
+        let skipped = await responder.respond(to: HTTPRequest(method: .GET, target: "/health"))
+        XCTAssertEqual(String(decoding: skipped.body, as: UTF8.self), "none")
+        let passed = await responder.respond(to: HTTPRequest(method: .GET, target: "/api/x"))
+        XCTAssertEqual(String(decoding: passed.body, as: UTF8.self), "r")
+        XCTAssertTrue(Trace(name: "t").applies(to: HTTPRequest(method: .GET, target: "/health")), "a step applies to every request unless it says otherwise")
+    }
+
     /// Validation puts the body it parsed into the context: the handler reads it without parsing.
     func testValidationHandsTheParsedBodyToTheHandlerInTheContext() async throws {
         let live = try LiveServer()

@@ -29,6 +29,11 @@
 /// queue costs the dropped events, not `gapWaitNanoseconds` for each hole it left. A numbered room's state (the next expected number) outlives idleness, but only for
 /// `idleForgetNanoseconds` and for at most `maxRooms` rooms (the longest idle are forgotten first):
 /// a forgotten room is fresh again. A room that was never numbered is forgotten as soon as it is idle.
+///
+/// Inlinable throughout: its one user lives in another module, and a generic type's bodies are
+/// only specialized for a concrete `Item` where they are visible. Without that every call ran the
+/// unspecialized code (witness-table calls, boxed `Item` copies, generic metadata lookups on each
+/// dictionary access), several times the cost of the work itself on every event.
 public struct RoomEventSequencer<Item> {
     public enum Admission: Equatable, Sendable {
         /// Queued, and no drain runs for the room (or the one that runs sleeps until a missing
@@ -53,36 +58,39 @@ public struct RoomEventSequencer<Item> {
         case waitGap(until: UInt64)
     }
 
+    @usableFromInline
     struct Room {
-        var nextToAssign: Int64 = 1
-        var nextToDeliver: Int64 = 1
-        var held: [Int64: Item] = [:]
+        @usableFromInline var nextToAssign: Int64 = 1
+        @usableFromInline var nextToDeliver: Int64 = 1
+        @usableFromInline var held: [Int64: Item] = [:]
         /// Items placed right after a number (key): joins, and unnumbered items of a numbered room.
-        var after: [Int64: [Item]] = [:]
-        var afterCount = 0
-        var draining = false
+        @usableFromInline var after: [Int64: [Item]] = [:]
+        @usableFromInline var afterCount = 0
+        @usableFromInline var draining = false
         /// When delivery started waiting for `nextToDeliver` while later numbers were held.
-        var gapSince: UInt64?
+        @usableFromInline var gapSince: UInt64?
         /// True once a number came from `accept`: the state outlives idleness.
-        var external = false
+        @usableFromInline var external = false
         /// True until delivery knows where the room's numbers start.
-        var fresh = true
+        @usableFromInline var fresh = true
         /// When a fresh room's first item started its hold.
-        var freshSince: UInt64?
+        @usableFromInline var freshSince: UInt64?
         /// The last time the room's drain ran (caller's clock): the least recently active are forgotten first.
-        var lastActive: UInt64 = 0
+        @usableFromInline var lastActive: UInt64 = 0
         /// The drain sleeps on a `.waitGap`.
-        var sleeping = false
+        @usableFromInline var sleeping = false
         /// Which drain is the room's current one (a new one replaces a sleeping one).
-        var drain: UInt64 = 0
+        @usableFromInline var drain: UInt64 = 0
         /// The most recent numbers given up after a gap (at most `maxGivenUpPerRoom`): an event
         /// that still arrives with one of them is delivered late instead of taken for a duplicate.
-        var givenUp: Set<Int64> = []
+        @usableFromInline var givenUp: Set<Int64> = []
         /// Numbers refused as `.full` and not yet reached by delivery (at most `maxPendingPerRoom`;
         /// past that a hole waits for the gap like any other).
-        var refused: Set<Int64> = []
+        @usableFromInline var refused: Set<Int64> = []
 
-        var pending: Int { held.count + afterCount }
+        @inlinable var pending: Int { held.count + afterCount }
+
+        @inlinable init() {}
     }
 
     public let maxPendingPerRoom: Int
@@ -90,21 +98,26 @@ public struct RoomEventSequencer<Item> {
     public let freshHoldNanoseconds: UInt64
     public let maxRooms: Int
     public let idleForgetNanoseconds: UInt64
-    private var rooms: [String: Room] = [:]
-    private var lastSweep: UInt64 = 0
+    @usableFromInline var rooms: [String: Room] = [:]
+    @usableFromInline var lastSweep: UInt64 = 0
     /// Numbers given up after a gap waited too long, over all rooms.
-    public private(set) var skipped: Int64 = 0
+    public var skipped: Int64 { _skipped }
+    @usableFromInline var _skipped: Int64 = 0
     /// Items placed after a number that was already delivered (a join whose commit hook ran after a
     /// later event arrived from another node): delivered next, after the events in between.
-    public private(set) var placedLate: Int64 = 0
+    public var placedLate: Int64 { _placedLate }
+    @usableFromInline var _placedLate: Int64 = 0
     /// Numbered rooms forgotten (idle too long, or the longest idle when `maxRooms` was reached).
-    public private(set) var forgotten: Int64 = 0
+    public var forgotten: Int64 { _forgotten }
+    @usableFromInline var _forgotten: Int64 = 0
     /// Events that arrived after their number had been given up: delivered next, out of their
     /// room's order (a change that reaches the client late is better than one that never does).
-    public private(set) var deliveredLate: Int64 = 0
+    public var deliveredLate: Int64 { _deliveredLate }
+    @usableFromInline var _deliveredLate: Int64 = 0
     /// Given-up numbers remembered per room: a bound on the set, not on how late an event may be.
     public static var maxGivenUpPerRoom: Int { 1024 }
 
+    @inlinable
     public init(maxPendingPerRoom: Int, gapWaitNanoseconds: UInt64, freshHoldNanoseconds: UInt64 = 0,
                 maxRooms: Int = 100_000, idleForgetNanoseconds: UInt64 = 600_000_000_000) {
         self.maxPendingPerRoom = max(1, maxPendingPerRoom)
@@ -115,7 +128,7 @@ public struct RoomEventSequencer<Item> {
     }
 
     /// Queues `item` as the room's next item (call order is delivery order).
-    public mutating func append(_ item: Item, room: String) -> (seq: Int64, admission: Admission) {
+    @inlinable public mutating func append(_ item: Item, room: String) -> (seq: Int64, admission: Admission) {
         var r = take(room)  // taken out: `held` is then not copied on write
         guard r.pending < maxPendingPerRoom else {
             rooms[room] = r
@@ -136,7 +149,7 @@ public struct RoomEventSequencer<Item> {
     }
 
     /// Queues `item` under the number it carries.
-    public mutating func accept(_ item: Item, seq: Int64, room: String) -> Admission {
+    @inlinable public mutating func accept(_ item: Item, seq: Int64, room: String) -> Admission {
         var r = take(room)
         number(&r, startingAt: seq)
         if !r.fresh, seq < r.nextToDeliver, r.givenUp.remove(seq) != nil {
@@ -149,7 +162,7 @@ public struct RoomEventSequencer<Item> {
             }
             r.after[r.nextToDeliver - 1, default: []].append(item)
             r.afterCount += 1
-            deliveredLate += 1
+            _deliveredLate += 1
             return admit(&r, room)
         }
         guard r.fresh || seq >= r.nextToDeliver, r.held[seq] == nil else {
@@ -168,7 +181,7 @@ public struct RoomEventSequencer<Item> {
     }
 
     /// Queues `item` right after number `after` (before `after + 1`), taking no number.
-    public mutating func accept(_ item: Item, after: Int64, room: String) -> Admission {
+    @inlinable public mutating func accept(_ item: Item, after: Int64, room: String) -> Admission {
         var r = take(room)
         // A join read everything numbered up to `after`: where the room's numbers continue is
         // known, so a fresh room needs no hold.
@@ -180,7 +193,7 @@ public struct RoomEventSequencer<Item> {
         var key = after
         if !r.fresh && after < r.nextToDeliver - 1 {
             key = r.nextToDeliver - 1
-            placedLate += 1
+            _placedLate += 1
         }
         r.after[key, default: []].append(item)
         r.afterCount += 1
@@ -189,11 +202,11 @@ public struct RoomEventSequencer<Item> {
     }
 
     /// The id of the room's current drain (read with the admission that asked to start one).
-    public func drainID(room: String) -> UInt64 { rooms[room]?.drain ?? 0 }
+    @inlinable public func drainID(room: String) -> UInt64 { rooms[room]?.drain ?? 0 }
 
     /// What the room's drain does next at time `now`. A drain that was replaced while it slept
     /// (`drain` is not the room's current one) gets `.idle` and ends.
-    public mutating func next(room: String, now: UInt64, drain: UInt64? = nil) -> Step {
+    @inlinable public mutating func next(room: String, now: UInt64, drain: UInt64? = nil) -> Step {
         guard var r = rooms.removeValue(forKey: room) else { return .idle }
         if let drain, drain != r.drain {
             rooms[room] = r
@@ -233,7 +246,7 @@ public struct RoomEventSequencer<Item> {
                 return .waitGap(until: since + gapWaitNanoseconds)
             }
             let resume = Self.resumeAt(r)
-            skipped += resume - r.nextToDeliver
+            _skipped += resume - r.nextToDeliver
             Self.rememberGivenUp(&r, r.nextToDeliver..<resume)
             r.nextToDeliver = resume
             r.refused = r.refused.filter { $0 >= resume }
@@ -242,25 +255,26 @@ public struct RoomEventSequencer<Item> {
     }
 
     /// Items waiting in `room`.
-    public func pending(room: String) -> Int { rooms[room]?.pending ?? 0 }
+    @inlinable public func pending(room: String) -> Int { rooms[room]?.pending ?? 0 }
 
     /// The items waiting in `room`, in no particular order.
-    public func pendingItems(room: String) -> [Item] {
+    @inlinable public func pendingItems(room: String) -> [Item] {
         guard let r = rooms[room] else { return [] }
         return Array(r.held.values) + r.after.values.joined()
     }
 
     /// Rooms with items waiting or a drain running.
-    public var activeRooms: [String] { rooms.compactMap { $0.value.draining ? $0.key : nil } }
+    @inlinable public var activeRooms: [String] { rooms.compactMap { $0.value.draining ? $0.key : nil } }
 
     /// Rooms with state kept (waiting items, a running drain, or `accept`ed numbers).
-    public var roomCount: Int { rooms.count }
+    @inlinable public var roomCount: Int { rooms.count }
 
     // MARK: -
 
     /// The room's state taken out of the table (a new one if it has none; making room for it
     /// when the table is full).
-    private mutating func take(_ room: String) -> Room {
+    @inlinable
+    mutating func take(_ room: String) -> Room {
         if let r = rooms.removeValue(forKey: room) { return r }
         if rooms.count >= maxRooms { forgetLongestIdle() }
         return Room()
@@ -268,7 +282,8 @@ public struct RoomEventSequencer<Item> {
 
     /// Marks the room numbered. Items appended while it was not are placed before `first`.
     /// `known`: `first` is certainly the next number (no earlier one can still be on its way).
-    private func number(_ r: inout Room, startingAt first: Int64, known: Bool = false) {
+    @inlinable
+    func number(_ r: inout Room, startingAt first: Int64, known: Bool = false) {
         guard !r.external else { return }
         r.external = true
         for seq in r.held.keys.sorted() { r.after[first - 1, default: []].append(r.held[seq]!) }
@@ -279,7 +294,8 @@ public struct RoomEventSequencer<Item> {
         r.nextToAssign = first
     }
 
-    private mutating func admit(_ r: inout Room, _ room: String) -> Admission {
+    @inlinable
+    mutating func admit(_ r: inout Room, _ room: String) -> Admission {
         let admission: Admission
         if r.draining && !r.sleeping {
             admission = .queued
@@ -296,7 +312,8 @@ public struct RoomEventSequencer<Item> {
 
     /// The next item if it is there: what was placed after the last delivered number, then the
     /// next number (passing over numbers refused as `.full`: they never come).
-    private static func deliverNext(_ r: inout Room) -> Step? {
+    @inlinable
+    static func deliverNext(_ r: inout Room) -> Step? {
         while true {
             let last = r.nextToDeliver - 1
             if var list = r.after[last], !list.isEmpty {
@@ -321,7 +338,8 @@ public struct RoomEventSequencer<Item> {
     }
 
     /// Keeps the given-up numbers (the highest `maxGivenUpPerRoom` of them, over all gaps).
-    private static func rememberGivenUp(_ r: inout Room, _ numbers: Range<Int64>) {
+    @inlinable
+    static func rememberGivenUp(_ r: inout Room, _ numbers: Range<Int64>) {
         let cap = Int64(maxGivenUpPerRoom)
         let kept = max(numbers.lowerBound, numbers.upperBound - cap)..<numbers.upperBound
         r.givenUp.formUnion(kept)
@@ -332,27 +350,30 @@ public struct RoomEventSequencer<Item> {
 
     /// The number delivery resumes at when the missing ones are given up: the lowest waiting
     /// number, or the one after the lowest number something waits behind.
-    private static func resumeAt(_ r: Room) -> Int64 {
+    @inlinable
+    static func resumeAt(_ r: Room) -> Int64 {
         let afterLowest = r.after.keys.min().map { $0 + 1 } ?? .max
         return min(r.held.keys.min() ?? .max, afterLowest)
     }
 
     /// Forgets numbered rooms idle for `idleForgetNanoseconds`; runs at most twice per that period.
-    private mutating func sweep(now: UInt64) {
+    @inlinable
+    mutating func sweep(now: UInt64) {
         guard now &- lastSweep >= idleForgetNanoseconds / 2 else { return }
         lastSweep = now
         let before = rooms.count
         rooms = rooms.filter { $0.value.draining || $0.value.pending > 0 || now &- $0.value.lastActive < idleForgetNanoseconds }
-        forgotten += Int64(before - rooms.count)
+        _forgotten += Int64(before - rooms.count)
     }
 
     /// The table is full: forgets the longest idle half of the idle rooms (amortised: the next
     /// full table is as many new rooms away).
-    private mutating func forgetLongestIdle() {
+    @inlinable
+    mutating func forgetLongestIdle() {
         let idle = rooms.filter { !$0.value.draining && $0.value.pending == 0 }.sorted { $0.value.lastActive < $1.value.lastActive }
         let n = idle.isEmpty ? 0 : max(1, idle.count / 2)
         for (room, _) in idle.prefix(n) { rooms[room] = nil }
-        forgotten += Int64(n)
+        _forgotten += Int64(n)
     }
 }
 

@@ -14,6 +14,9 @@ public struct MiddlewareResponder<Middleware: RouteMiddleware, Inner: HTTPRespon
     }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        // Decided per request without building the context: the probes polled every few
+        // seconds (/health, /metrics) go straight to the router.
+        guard middleware.applies(to: request) else { return await inner.respond(to: request) }
         var context = RequestContext(request: request)
         // The closure captures `inner` alone: capturing `self` made this unspecialized generic
         // code look up `MiddlewareResponder<…>`'s metadata in the runtime's cache on every request.

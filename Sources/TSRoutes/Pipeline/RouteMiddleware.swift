@@ -8,6 +8,16 @@ import TSHTTP
 /// middleware, no closure allocated per request (`next` is non-escaping).
 public protocol RouteMiddleware: Sendable {
     func handle(_ context: inout RequestContext, next: (inout RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse
+
+    /// Whether `handle` has anything to do for `request`. A step around the whole router
+    /// (`MiddlewareResponder`) that answers false is skipped entirely for that request: no
+    /// context, no extra async frame. Route chains leave unneeded steps out when they are frozen.
+    func applies(to request: HTTPRequest) -> Bool
+}
+
+extension RouteMiddleware {
+    @inlinable
+    public func applies(to request: HTTPRequest) -> Bool { true }
 }
 
 /// `outer` in front of `inner`.

@@ -79,3 +79,26 @@ def input_args(args, sources=None):
             continue
         out.append(a)
     return out
+
+
+# The Darwin-mode modules scripts/check-darwin-typecheck compiles against its stand-in SDK, and the
+# C libraries the macOS SDK lacks (the modules that use them, and their dependents, are compiled
+# again without them).
+DARWIN_MODE_MODULES = ["TSSync", "TSSockets"]
+MAC_ABSENT_LIBRARIES = ["CPostgres", "CTLS"]
+
+
+def mac_rebuilt_modules(modules):
+    """Names of the modules (of `module_commands`) that use one of MAC_ABSENT_LIBRARIES
+    (`canImport(...)` in a source), and every module that depends on one of them."""
+    pattern = re.compile(r"canImport\(\s*(%s)\s*\)" % "|".join(MAC_ABSENT_LIBRARIES))
+    affected = {m["name"] for m in modules
+                if any(pattern.search(open(f, encoding="utf-8").read()) for f in m["sources"])}
+    changed = True
+    while changed:
+        changed = False
+        for m in modules:
+            if m["name"] not in affected and any(d in affected for d in m["deps"]):
+                affected.add(m["name"])
+                changed = True
+    return affected

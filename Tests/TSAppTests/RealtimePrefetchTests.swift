@@ -92,6 +92,13 @@ final class RealtimePrefetchTests: XCTestCase {
         broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: "a1", originSocketId: nil, seq: 1))
         broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: "a3", originSocketId: nil, seq: 3))
         await waitFor(["a1"], after: 0)
+        // Number 1 is two records with `globalEvents: .all` (room:cleared, then room:cleared:global),
+        // appended one after the other: the quiet window below starts after both.
+        let bothDeadline = ContinuousClock.now + .seconds(10)
+        while log.events(since: 0, limit: 100).entries.count < 2, ContinuousClock.now < bothDeadline {
+            _ = await log.waitForEvent(after: log.lastSequence, timeoutMilliseconds: 1_000)
+        }
+        XCTAssertEqual(log.events(since: 0, limit: 100).entries.map(\.event), ["room:cleared", "room:cleared:global"])
         // Ten gap waits of real time, the injected clock standing still: nothing more is recorded,
         // number 2 is still awaited.
         let afterFirst = log.lastSequence

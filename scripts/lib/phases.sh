@@ -153,12 +153,17 @@ ts_phase_start() {
   TS_BACKGROUND+=("$kind $name $!")
 }
 
-ts_wait_phase() {
-  local entry started=""
+# ts_phase_started NAME: whether the background phase NAME was started in this run.
+ts_phase_started() {
+  local entry
   for entry in ${TS_BACKGROUND[@]+"${TS_BACKGROUND[@]}"}; do
-    case "$entry" in *" $1 "*) started=1 ;; esac
+    case "$entry" in *" $1 "*) return 0 ;; esac
   done
-  [ -n "$started" ] || return 1
+  return 1
+}
+
+ts_wait_phase() {
+  ts_phase_started "$1" || return 1
   # A sibling background job cannot be `wait`ed for; its end is a file (polled: bash 3.2, no flock on macOS).
   while [ ! -e "$TS_LOG_DIR/$1.log.done" ]; do sleep 1; done
 }

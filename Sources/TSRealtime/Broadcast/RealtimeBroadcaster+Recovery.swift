@@ -190,17 +190,6 @@ final class Emitter {
         return SocketIOEmission(name, args, .sockets(reaches ? [only.id] : [], room: room, except: except))
     }
 
-    /// A declared room event with its payload.
-    func room<Payload>(_ event: RealtimeServerEvent<Payload>, _ payload: Payload, _ room: String, except: String?) -> SocketIOEmission {
-        self.room(event.name, event.args(payload).values, room, except: except)
-    }
-
-    /// A declared room event with its payload already encoded.
-    func room<Payload>(_ event: RealtimeServerEvent<Payload>, _ args: RealtimeArguments<Payload>, _ room: String,
-                       except: String?) -> SocketIOEmission {
-        self.room(event.name, args.values, room, except: except)
-    }
-
     /// The sockets of `room` (only the replayed one, when it is in it).
     func members(of room: String) -> [SocketIOSocket] {
         guard let only else { return hub.sockets(inRoom: room) }

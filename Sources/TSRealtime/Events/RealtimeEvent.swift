@@ -64,10 +64,6 @@ public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
         self.summary = summary
     }
 
-    /// The argument list of an emit (the payload is the only argument), encoded once.
-    @inline(__always)
-    func args(_ payload: Payload) -> RealtimeArguments<Payload> { RealtimeArguments(values: [payload.json]) }
-
     /// One emission of this event to `target`.
     @inline(__always)
     func emission(_ payload: Payload, _ target: SocketIOTarget) -> SocketIOEmission {
@@ -77,12 +73,6 @@ public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
     public var declaration: RealtimeEventDeclaration {
         RealtimeEventDeclaration(name: name, direction: .serverToClient, summary: summary, payload: Payload.schema, ack: nil, audience: audience)
     }
-}
-
-/// A payload of type `Payload` encoded as an emit's argument list: only an event of that payload
-/// type takes it.
-struct RealtimeArguments<Payload: RealtimeOutbound>: Sendable {
-    let values: [JSONValue]
 }
 
 /// One event as `/asyncapi.json` and the tests read it, whatever its payload types.

@@ -255,12 +255,24 @@ extension RealtimeBroadcaster {
             let (eventReads, roomOnly) = prefetch(event)
             let reaches = !roomOnly || (socket.id != event.originSocketId && socket.rooms.contains(RealtimeConfiguration.roomChannel(event.roomId)))
             let reads = reaches ? await eventReads.value : .none
-            do { try await broadcast(event, reads: reads, only: socket) } catch {
+            do { try broadcast(event, reads: reads, only: socket) } catch {
                 // Its replay would have a hole: the client starts over (a fresh session on its next connect).
                 logger.error("recovery of socket \(socket.id): replaying \(event.name) of room \(event.roomId) failed (\(error)); disconnecting it")
                 socket.disconnect(closeTransport: true)
                 return .failure(.taken)
             }
+        }
+        // The CONNECT reply and the replay were written from this task, off the socket's loop:
+        // they are queued on that loop (`EventLoop.execute`), not yet in the connection. A drain
+        // of the socket's loop whose job was queued there before them (a drain started, or
+        // resumed from its read, while the drains stood still) would, once the gate is open,
+        // write the room's next event inline, ahead of them. The drains go on only once every
+        // loop has run what was queued to it before this point (bounded: a loop stuck that long,
+        // or stopped, gives the client a fresh session rather than its replay out of order).
+        guard await loopsCaughtUp(within: timeout) else {
+            logger.error("recovery of socket \(socket.id): its event loop did not take the replay in within \(timeout); disconnecting it")
+            socket.disconnect(closeTransport: true)
+            return .failure(.busy)
         }
         return .success((socket, missed.count))
     }

@@ -157,6 +157,29 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
     /// without a hop. Called once, when the event loops exist.
     public func runDrains(on executors: [any TaskExecutor]) { drainExecutors.set(executors) }
 
+    /// Returns true once each executor of `runDrains(on:)` (an event loop) has run every job
+    /// queued to it before the call: what was written from another thread to a connection of that
+    /// loop (queued by `EventLoop.execute`) is then in the connection's outbound buffer, before
+    /// anything a drain writes there from now on. False when one did not get there within
+    /// `timeout` (stuck, or stopped). Drains on the global pool write to every connection through
+    /// its loop's queue, in order: nothing to wait for.
+    func loopsCaughtUp(within timeout: Duration) async -> Bool {
+        for executor in drainExecutors.value ?? [] {
+            let caughtUp = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+                // Resumed once: by a job queued behind everything already on the executor, or by
+                // the timeout, whichever takes it first.
+                let waiter = LockedValue<CheckedContinuation<Bool, Never>?>(c)
+                Task(executorPreference: executor) { waiter.withLock { w in defer { w = nil }; return w }?.resume(returning: true) }
+                Task {
+                    try? await Task.sleep(for: timeout)
+                    waiter.withLock { w in defer { w = nil }; return w }?.resume(returning: false)
+                }
+            }
+            guard caughtUp else { return false }
+        }
+        return true
+    }
+
     /// Global events go to the members' channels (read per event) rather than to every socket.
     var globalEventsToMembers: Bool { if case .members = configuration.globalEvents { return true } else { return false } }
 

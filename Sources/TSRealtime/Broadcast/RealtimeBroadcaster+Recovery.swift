@@ -217,6 +217,7 @@ extension RealtimeBroadcaster {
     public enum RestoreFailure: Error, CustomStringConvertible {
         case plan(RecoveryPlan.Failure)
         case busy
+        case loopBehind
         case off
         case taken
 
@@ -224,6 +225,7 @@ extension RealtimeBroadcaster {
             switch self {
             case .plan(let f): return f.rawValue
             case .busy: return "the room drains did not stand still in time"
+            case .loopBehind: return "the socket's event loop did not take its replay in in time"
             case .off: return "recovery across nodes is off on this node"
             case .taken: return "its socket id is connected again, or the connection went away"
             }
@@ -272,7 +274,7 @@ extension RealtimeBroadcaster {
         guard await loopsCaughtUp(within: timeout) else {
             logger.error("recovery of socket \(socket.id): its event loop did not take the replay in within \(timeout); disconnecting it")
             socket.disconnect(closeTransport: true)
-            return .failure(.busy)
+            return .failure(.loopBehind)
         }
         return .success((socket, missed.count))
     }

@@ -9,10 +9,20 @@ public protocol RealtimePayload: Sendable {
     static var schema: JSONValue { get }
 }
 
-/// A payload the server sends. Encoded through TSJSON's `JSONValue` (built once per emission
-/// and serialized once per variant by the hub), never through `JSONEncoder`: it is the fan-out path.
-public protocol RealtimeOutbound: RealtimePayload {
-    var json: JSONValue { get }
+/// A payload the server sends: its wire JSON is its `Encodable` encoding, made by
+/// `JSONValueEncoder` straight into the `JSONValue` tree the hub serializes (once per emission,
+/// once per variant), never through `JSONEncoder` and a reparse: it is the fan-out path.
+/// Tests/TSAppTests/AsyncAPITests+Encoding checks each type's encoding against its `schema`.
+public protocol RealtimeOutbound: RealtimePayload, Encodable {}
+
+extension RealtimeOutbound {
+    /// The payload as sent. `JSONValueEncoder` fails only on an unsigned integer above `Int64.max`
+    /// or a type that encodes nothing; the payload types hold neither (every one is encoded by
+    /// AsyncAPITests+Encoding), so a failure here is a broken payload type, stopped where it is.
+    @inline(__always)
+    var wireJSON: JSONValue {
+        do { return try JSONValueEncoder.encode(self) } catch { preconditionFailure("\(Self.self) does not encode: \(error)") }
+    }
 }
 
 /// A payload the server receives. Read with the same field checks as a REST body (`Input`), so
@@ -67,7 +77,7 @@ public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
     /// One emission of this event to `target`.
     @inline(__always)
     func emission(_ payload: Payload, _ target: SocketIOTarget) -> SocketIOEmission {
-        SocketIOEmission(name, [payload.json], target)
+        SocketIOEmission(name, [payload.wireJSON], target)
     }
 
     public var declaration: RealtimeEventDeclaration {

@@ -170,26 +170,27 @@ public struct ElementDeleteRequest: RealtimeInbound {
 }
 
 // MARK: acks
+// The server's payloads (acks and server → client events) are sent as their synthesized
+// `Encodable` encoding (`RealtimeOutbound.wireJSON`): members named as the properties, in
+// declaration order; a model member (`Room`, `Reaction`, …) as its own `json`. Each `schema`
+// describes that encoding; AsyncAPITests+Encoding checks the two against each other, both ways.
 
 /// `room:join`'s ack.
 public struct RoomJoinAck: RealtimeOutbound {
     public let roomId: String
     public let elementCount: Int
-    public var json: JSONValue { .object(["roomId": .string(roomId), "elementCount": .int(Int64(elementCount))]) }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("elementCount", S.describe(S.integer, "Elements in elements:batch."))]) }
 }
 
 /// `room:leave`'s ack: the room id as sent.
 public struct RoomLeaveAck: RealtimeOutbound {
     public let roomId: String
-    public var json: JSONValue { .object(["roomId": .string(roomId)]) }
     public static var schema: JSONValue { S.object([("roomId", S.string)]) }
 }
 
 /// `element:delete`'s ack.
 public struct ElementDeleteAck: RealtimeOutbound {
     public let elementId: String
-    public var json: JSONValue { .object(["elementId": .string(elementId)]) }
     public static var schema: JSONValue { S.object([("elementId", S.id)]) }
 }
 
@@ -197,7 +198,6 @@ public struct ElementDeleteAck: RealtimeOutbound {
 public struct RoomClearAck: RealtimeOutbound {
     public let roomId: String
     public let deleted: Int
-    public var json: JSONValue { .object(["roomId": .string(roomId), "deleted": .int(Int64(deleted))]) }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("deleted", S.describe(S.integer, "Elements deleted."))]) }
 }
 
@@ -214,7 +214,6 @@ public struct ElementPayload: RealtimeOutbound {
     let element: JSONValue
     public init(_ element: Element) { self.element = element.json }
     init(encoded element: JSONValue) { self.element = element }
-    public var json: JSONValue { .object(["element": element]) }
     public static var schema: JSONValue { S.object([("element", S.ref("Element"))]) }
 }
 
@@ -227,7 +226,6 @@ public struct ElementsBatch: RealtimeOutbound {
         self.roomId = roomId
         self.elements = elements
     }
-    public var json: JSONValue { .object(["roomId": .string(roomId), "elements": .array(elements)]) }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("elements", S.array(S.ref("Element")))]) }
 }
 
@@ -235,7 +233,6 @@ public struct ElementsBatch: RealtimeOutbound {
 public struct ElementDeletedPayload: RealtimeOutbound {
     public let elementId: String
     public let roomId: String
-    public var json: JSONValue { .object(["elementId": .string(elementId), "roomId": .string(roomId)]) }
     public static var schema: JSONValue { S.object([("elementId", S.id), ("roomId", S.id)]) }
 }
 
@@ -243,21 +240,18 @@ public struct ElementDeletedPayload: RealtimeOutbound {
 public struct RoomClearedPayload: RealtimeOutbound {
     public let roomId: String
     public let clearedBy: String
-    public var json: JSONValue { .object(["roomId": .string(roomId), "clearedBy": .string(clearedBy)]) }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("clearedBy", S.id)]) }
 }
 
 /// `room:updated`: the room as its recipient sees it.
 public struct RoomPayload: RealtimeOutbound {
     public let room: Room
-    public var json: JSONValue { .object(["room": room.json]) }
     public static var schema: JSONValue { S.object([("room", S.ref("Room"))]) }
 }
 
 /// `message:created`.
 public struct MessagePayload: RealtimeOutbound {
     public let message: Message
-    public var json: JSONValue { .object(["message": message.json]) }
     public static var schema: JSONValue { S.object([("message", S.ref("Message"))]) }
 }
 
@@ -267,9 +261,6 @@ public struct ReactionAddedPayload: RealtimeOutbound {
     public let roomId: String
     public let reaction: Reaction
     public let stats: ElementStats
-    public var json: JSONValue {
-        .object(["elementId": .string(elementId), "roomId": .string(roomId), "reaction": reaction.json, "stats": stats.json])
-    }
     public static var schema: JSONValue {
         S.object([("elementId", S.id), ("roomId", S.id), ("reaction", S.ref("Reaction")), ("stats", S.ref("ElementStats"))])
     }
@@ -281,9 +272,6 @@ public struct ReactionRemovedPayload: RealtimeOutbound {
     public let roomId: String
     public let userId: String
     public let stats: ElementStats
-    public var json: JSONValue {
-        .object(["elementId": .string(elementId), "roomId": .string(roomId), "userId": .string(userId), "stats": stats.json])
-    }
     public static var schema: JSONValue {
         S.object([("elementId", S.id), ("roomId", S.id), ("userId", S.describe(S.id, "Whose heart was removed.")), ("stats", S.ref("ElementStats"))])
     }
@@ -295,9 +283,6 @@ public struct ElementCreatedGlobalPayload: RealtimeOutbound {
     public let elementId: String
     public let createdBy: String
     public let type: ElementType
-    public var json: JSONValue {
-        .object(["roomId": .string(roomId), "elementId": .string(elementId), "createdBy": .string(createdBy), "type": .string(type.rawValue)])
-    }
     public static var schema: JSONValue {
         S.object([("roomId", S.id), ("elementId", S.id), ("createdBy", S.id), ("type", S.ref("ElementType"))])
     }
@@ -308,6 +293,5 @@ public struct ElementDeletedGlobalPayload: RealtimeOutbound {
     public let roomId: String
     public let elementId: String
     public let deletedBy: String
-    public var json: JSONValue { .object(["roomId": .string(roomId), "elementId": .string(elementId), "deletedBy": .string(deletedBy)]) }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("elementId", S.id), ("deletedBy", S.id)]) }
 }

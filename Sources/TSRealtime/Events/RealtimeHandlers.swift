@@ -102,7 +102,7 @@ public struct RealtimeHandlers: Sendable {
                 // Before the payload is read, as the REST routes take it before their body is checked.
                 if let limit { try limits.take(limit, user: user) }
                 let result = try await body(socket, try Payload(input))
-                ack?.send([result.json])
+                ack?.send([try JSONValueEncoder.encode(result)])
             } catch is RoomDeliveryStuck {  // the room's queue is full (RealtimeConfiguration.maxQueuedEventsPerRoom)
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The room's events are not being delivered right now; retry shortly")])
             } catch {

@@ -25,10 +25,68 @@ extension RealtimeOutbound {
     }
 }
 
-/// A payload the server receives. Read with the same field checks as a REST body (`Input`), so
-/// a bad field gets the same `VALIDATION_ERROR` (and the same field name) on both.
-public protocol RealtimeInbound: RealtimePayload {
-    init(_ input: Input) throws
+/// A payload the server receives: `Decodable`, read by `JSONValueDecoder` from the event's
+/// argument as parsed. A bad field is the `VALIDATION_ERROR` a REST body's would be (the checks
+/// of `Input`: the same field name and message), so a client reads one refusal on both wires.
+public protocol RealtimeInbound: RealtimePayload, Decodable {}
+
+extension RealtimeInbound {
+    /// The payload in `value`, or the `VALIDATION_ERROR` of its first bad member.
+    static func decode(_ value: JSONValue) throws -> Self {
+        do {
+            return try JSONValueDecoder.decode(Self.self, from: value)
+        } catch let e as DecodingError {
+            throw DomainError(decoding: e)
+        }
+    }
+}
+
+extension DomainError {
+    /// A decoding failure as `Input` reports the same fault: the member's name (a nested one's
+    /// path joined by `.`) and `is required` (missing or `null`), `must be a string` (or the JSON
+    /// type expected), or what a check said (`InboundID`'s, in the context's description).
+    init(decoding error: DecodingError) {
+        func field(_ path: [any CodingKey]) -> String {
+            path.isEmpty ? "payload" : path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let c):
+            self = .validation(field: field(c.codingPath + [key]), message: "is required")
+        case .valueNotFound(_, let c):
+            self = .validation(field: field(c.codingPath), message: "is required")
+        case .typeMismatch(let type, let c):
+            let expected = switch type {
+            case is String.Type: "a string"
+            case is Bool.Type: "a boolean"
+            case is any BinaryInteger.Type: "an integer"
+            case is any FloatingPoint.Type: "a number"
+            case is [JSONValue].Type: "an array"
+            default: "an object"
+            }
+            self = .validation(field: field(c.codingPath), message: "must be \(expected)")
+        case .dataCorrupted(let c):
+            self = .validation(field: field(c.codingPath), message: c.debugDescription)
+        @unknown default:
+            self = .validation(field: "payload", message: "is not valid")
+        }
+    }
+}
+
+/// The id of a room or element in a client payload, checked as `Input.string(_, maxLength: 64)`
+/// checks it: a non-empty string of at most 64 code points (the schema's `inboundId`).
+@propertyWrapper
+public struct InboundID: Decodable, Sendable {
+    public let wrappedValue: String
+
+    public init(wrappedValue: String) { self.wrappedValue = wrappedValue }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let s = try c.decode(String.self)
+        if s.isEmpty { throw DecodingError.dataCorruptedError(in: c, debugDescription: "must not be empty") }
+        if s.unicodeScalars.count > 64 { throw DecodingError.dataCorruptedError(in: c, debugDescription: "must be at most 64 characters") }
+        wrappedValue = s
+    }
 }
 
 /// Who gets a server → client event (docs/realtime.md "Server → client").

@@ -108,34 +108,35 @@ private let inboundId = S.string(min: 1, max: 64)
 
 // MARK: client → server payloads
 // Open objects: a field a socket event does not use is ignored (docs/api.md "Socket.IO").
-// Fields are read in the order the handlers always read them, so the first bad one is reported.
+// Each is `Decodable` (read by `RealtimeInbound.decode`), its members in the order the handlers
+// always read them, so the first bad one is reported, with the REST checks' field and message.
 
 /// `{roomId}`.
 public struct RoomRequest: RealtimeInbound {
-    public let roomId: String
-    public init(_ input: Input) throws { roomId = try input.string("roomId", maxLength: 64) }
+    @InboundID public var roomId: String
     public static var schema: JSONValue { S.object([("roomId", inboundId)], open: true) }
 }
 
 /// `{roomId, elementId}`.
 public struct ElementRequest: RealtimeInbound {
-    public let roomId: String
-    public let elementId: String
-    public init(_ input: Input) throws {
-        roomId = try input.string("roomId", maxLength: 64)
-        elementId = try input.string("elementId", maxLength: 64)
-    }
+    @InboundID public var roomId: String
+    @InboundID public var elementId: String
     public static var schema: JSONValue { S.object([("roomId", inboundId), ("elementId", inboundId)], open: true) }
 }
 
 /// `{roomId}` + the fields of `CreateElementRequest`, checked by `ElementService.create`.
 public struct ElementCreateRequest: RealtimeInbound {
-    public let roomId: String
+    @InboundID public var roomId: String
+    /// The whole payload, as the REST body the service reads.
     public let fields: Input
-    public init(_ input: Input) throws {
-        roomId = try input.string("roomId", maxLength: 64)
-        fields = input
+
+    enum CodingKeys: String, CodingKey { case roomId }
+
+    public init(from decoder: any Decoder) throws {
+        _roomId = try decoder.container(keyedBy: CodingKeys.self).decode(InboundID.self, forKey: .roomId)
+        fields = try Input(value: JSONValue(from: decoder))
     }
+
     public static var schema: JSONValue {
         S.object([("roomId", inboundId)] + ElementSchema.mutableProperties, optional: ElementSchema.optional, open: true)
     }
@@ -143,15 +144,21 @@ public struct ElementCreateRequest: RealtimeInbound {
 
 /// `{roomId, elementId}` + any fields of `UpdateElementRequest`, checked by `ElementService.update`.
 public struct ElementUpdateRequest: RealtimeInbound {
-    public let roomId: String
-    public let elementId: String
+    @InboundID public var roomId: String
+    @InboundID public var elementId: String
     /// The payload without `roomId` and `elementId`.
     public let changes: Input
-    public init(_ input: Input) throws {
-        roomId = try input.string("roomId", maxLength: 64)
-        elementId = try input.string("elementId", maxLength: 64)
-        changes = Input(JSONObject(input.object.pairs.filter { $0.key != "roomId" && $0.key != "elementId" }.map { ($0.key, $0.value) }))
+
+    enum CodingKeys: String, CodingKey { case roomId, elementId }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        _roomId = try c.decode(InboundID.self, forKey: .roomId)
+        _elementId = try c.decode(InboundID.self, forKey: .elementId)
+        let all = try Input(value: JSONValue(from: decoder)).object
+        changes = Input(JSONObject(all.pairs.filter { $0.key != "roomId" && $0.key != "elementId" }.map { ($0.key, $0.value) }))
     }
+
     public static var schema: JSONValue {
         S.object([("roomId", inboundId), ("elementId", inboundId)] + ElementSchema.mutableProperties,
                  optional: Set(ElementSchema.mutableProperties.map(\.0)), open: true)
@@ -160,12 +167,8 @@ public struct ElementUpdateRequest: RealtimeInbound {
 
 /// `{roomId, elementId}`, the element's id read first.
 public struct ElementDeleteRequest: RealtimeInbound {
-    public let elementId: String
-    public let roomId: String
-    public init(_ input: Input) throws {
-        elementId = try input.string("elementId", maxLength: 64)
-        roomId = try input.string("roomId", maxLength: 64)
-    }
+    @InboundID public var elementId: String
+    @InboundID public var roomId: String
     public static var schema: JSONValue { S.object([("roomId", inboundId), ("elementId", inboundId)], open: true) }
 }
 

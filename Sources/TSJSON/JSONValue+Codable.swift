@@ -8,6 +8,12 @@ public protocol JSONValueEncodable: Encodable {
 
 extension JSONValueEncodable {
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
+
+    /// `value`'s `json`, for a caller that knows only that `T` is `Self` (`JSONValueEncoder`,
+    /// having matched the type): read in place, without boxing the value in an existential.
+    static func json<T>(of value: T) -> JSONValue {
+        withUnsafePointer(to: value) { $0.withMemoryRebound(to: Self.self, capacity: 1) { $0.pointee.json } }
+    }
 }
 
 /// A string key of any name: the members of an object whose keys are data, not a declaration.

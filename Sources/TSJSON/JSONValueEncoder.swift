@@ -58,13 +58,15 @@ final class JSONValueEncoderNode: Encoder {
         }
     }
 
-    /// The value without a node of its own when it needs none: a `JSONValueEncodable`, or an
-    /// array of `JSONValue`s (as kept ready-made by the realtime payloads).
+    /// The value without a node of its own when it needs none: a `JSONValue`, an array of them
+    /// (as the realtime payloads keep them ready-made), or a `JSONValueEncodable`. Decided on the
+    /// type, not by casting the value: casting a model (larger than an existential's inline
+    /// buffer) to `any JSONValueEncodable` would box a copy of it on the heap per member.
     @inline(__always)
     static func direct<T: Encodable>(_ value: T) -> JSONValue? {
-        if let v = value as? JSONValue { return v }
-        if let v = value as? any JSONValueEncodable { return v.json }
-        if let a = value as? [JSONValue] { return .array(a) }
+        if T.self == JSONValue.self { return unsafeBitCast(value, to: JSONValue.self) }
+        if T.self == [JSONValue].self { return .array(unsafeBitCast(value, to: [JSONValue].self)) }
+        if let model = T.self as? any JSONValueEncodable.Type { return model.json(of: value) }
         return nil
     }
 
@@ -81,7 +83,11 @@ final class JSONValueEncoderNode: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         switch storage {
         case .object: break
-        case .none: storage = .object(JSONObject())
+        case .none:
+            // Room for the members of a typical payload (at most four), so they are added without regrowing.
+            var o = JSONObject()
+            o.reserveCapacity(4)
+            storage = .object(o)
         case .single, .array: preconditionFailure("\(codingPath.map(\.stringValue)): a keyed container asked for after another kind")
         }
         return KeyedEncodingContainer(JSONValueKeyedEncoder<Key>(node: self))

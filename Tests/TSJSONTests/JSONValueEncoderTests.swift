@@ -68,6 +68,18 @@ final class JSONValueEncoderTests: XCTestCase {
         var json: JSONValue { ["kept": "as is", "n": 1] }
     }
 
+    /// Its `encode(to:)` fails: `JSONValueEncoder` must take `json` without calling it.
+    struct TakenAsIs: JSONValueEncodable {
+        var json: JSONValue { ["direct": true] }
+        struct Walked: Error {}
+        func encode(to encoder: any Encoder) throws { throw Walked() }
+    }
+
+    struct Holder: Encodable {
+        var one: TakenAsIs
+        var many: [TakenAsIs]
+    }
+
     struct Wrapper: Encodable {
         var model: Model
         var models: [Model]
@@ -123,6 +135,9 @@ final class JSONValueEncoderTests: XCTestCase {
         let v = try JSONValueEncoder.encode(Wrapper(model: Model(), models: [Model(), Model()]))
         XCTAssertEqual(v.serializedString(), #"{"model":{"kept":"as is","n":1},"models":[{"kept":"as is","n":1},{"kept":"as is","n":1}]}"#)
         XCTAssertEqual(try JSONValueEncoder.encode(Model()), Model().json)
+        XCTAssertEqual(try JSONValueEncoder.encode(Holder(one: TakenAsIs(), many: [TakenAsIs()])),
+                       ["one": ["direct": true], "many": [["direct": true]]], "a JSONValueEncodable is never walked")
+        XCTAssertEqual(try JSONValueEncoder.encode(TakenAsIs()), ["direct": true])
         let tree: JSONValue = ["a": [1, "b"], "c": nil]
         XCTAssertEqual(try JSONValueEncoder.encode(tree), tree)
         XCTAssertEqual(try JSONValueEncoder.encode([tree, tree]), [tree, tree])

@@ -14,4 +14,8 @@ extension Element: JSONValueEncodable {}
 extension PublicUser: JSONValueEncodable {}
 
 /// Its raw value, as the wire has it (`"note"`, `"photo"`, …).
-extension ElementType: Encodable {}
+extension ElementType: JSONValueEncodable {
+    public var json: JSONValue { .string(rawValue) }
+    // Named here: `RawRepresentable` offers an `encode(to:)` of its own, as `JSONValueEncodable` does.
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
+}

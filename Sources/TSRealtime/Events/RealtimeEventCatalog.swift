@@ -7,8 +7,9 @@ import TSJSON
 /// broadcaster runs the server → client ones' emission rules (`RealtimeBroadcaster+Emission.swift`,
 /// checked by Tests/TSRealtimeTests/RealtimeEmissionTableTests), and `/asyncapi.json`
 /// is generated from `all` (`AsyncAPIDocument`). Tests/TSAppTests/AsyncAPITests checks this list
-/// against the handlers the hub has and docs/api.md's tables, TestModeTests+EventContract against
-/// every ack and payload actually sent, TouchSyncTestingTests/EventModelDriftTests against the kit.
+/// against the handlers the hub has and docs/api.md's tables, AsyncAPITests+Encoding each payload
+/// type's encoding against its schema, TestModeTests+EventContract against every ack and payload
+/// actually sent, TouchSyncTestingTests/EventModelDriftTests against the kit.
 public enum RealtimeEvents {
     // MARK: client → server
 

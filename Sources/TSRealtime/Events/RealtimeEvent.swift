@@ -12,8 +12,12 @@ public protocol RealtimePayload: Sendable {
 /// A payload the server sends: its wire JSON is its `Encodable` encoding, made by
 /// `JSONValueEncoder` straight into the `JSONValue` tree the hub serializes (once per emission,
 /// once per variant), never through `JSONEncoder` and a reparse: it is the fan-out path.
-/// Tests/TSAppTests/AsyncAPITests+Encoding checks each type's encoding against its `schema`.
-public protocol RealtimeOutbound: RealtimePayload, Encodable {}
+/// `example` is one realistic value, declared beside the type: `/asyncapi.json` publishes its
+/// encoding as the message's example, and Tests/TSAppTests/AsyncAPITests+Encoding checks that
+/// encoding against `schema`, both ways, for every declared event and ack.
+public protocol RealtimeOutbound: RealtimePayload, Encodable {
+    static var example: Self { get }
+}
 
 extension RealtimeOutbound {
     /// The payload as sent. `JSONValueEncoder` fails only on an unsigned integer above `Int64.max`
@@ -28,7 +32,12 @@ extension RealtimeOutbound {
 /// A payload the server receives: `Decodable`, read by `JSONValueDecoder` from the event's
 /// argument as parsed. A bad field is the `VALIDATION_ERROR` a REST body's would be (the checks
 /// of `Input`: the same field name and message), so a client reads one refusal on both wires.
-public protocol RealtimeInbound: RealtimePayload, Decodable {}
+/// `example` is one realistic argument as a client sends it (these types are read, never
+/// written, so it is the JSON rather than a value): `/asyncapi.json` publishes it, and
+/// AsyncAPITests+Encoding checks that it conforms to `schema` and decodes.
+public protocol RealtimeInbound: RealtimePayload, Decodable {
+    static var example: JSONValue { get }
+}
 
 extension RealtimeInbound {
     /// The payload in `value`, or the `VALIDATION_ERROR` of its first bad member.
@@ -114,7 +123,9 @@ public struct RealtimeClientEvent<Payload: RealtimeInbound, Ack: RealtimeOutboun
     }
 
     public var declaration: RealtimeEventDeclaration {
-        RealtimeEventDeclaration(name: name, direction: .clientToServer, summary: summary, payload: Payload.schema, ack: Ack.schema, audience: nil)
+        RealtimeEventDeclaration(name: name, direction: .clientToServer, summary: summary, payload: Payload.schema, ack: Ack.schema, audience: nil,
+                                 payloadExample: Payload.example, ackExample: Ack.example.wireJSON,
+                                 decodesExample: { _ = try Payload.decode(Payload.example) })
     }
 }
 
@@ -139,7 +150,8 @@ public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
     }
 
     public var declaration: RealtimeEventDeclaration {
-        RealtimeEventDeclaration(name: name, direction: .serverToClient, summary: summary, payload: Payload.schema, ack: nil, audience: audience)
+        RealtimeEventDeclaration(name: name, direction: .serverToClient, summary: summary, payload: Payload.schema, ack: nil, audience: audience,
+                                 payloadExample: Payload.example.wireJSON, ackExample: nil, decodesExample: nil)
     }
 }
 
@@ -153,4 +165,11 @@ public struct RealtimeEventDeclaration: Sendable {
     /// The ack's schema on success (client → server only); a failure is the `Error` object.
     public let ack: JSONValue?
     public let audience: RealtimeAudience?
+    /// The payload type's `example` as sent on the wire (`/asyncapi.json`'s message example).
+    public let payloadExample: JSONValue
+    /// The ack type's `example`, encoded (client → server only).
+    public let ackExample: JSONValue?
+    /// Reads `payloadExample` as the handler would (client → server only): throws the
+    /// `VALIDATION_ERROR` a client would get if the example were sent.
+    public let decodesExample: (@Sendable () throws -> Void)?
 }

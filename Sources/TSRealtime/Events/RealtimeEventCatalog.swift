@@ -116,6 +116,7 @@ private let inboundId = S.string(min: 1, max: 64)
 public struct RoomRequest: RealtimeInbound {
     @InboundID public var roomId: String
     public static var schema: JSONValue { S.object([("roomId", inboundId)], open: true) }
+    public static var example: JSONValue { ["roomId": .string(DomainExamples.roomId)] }
 }
 
 /// `{roomId, elementId}`.
@@ -123,6 +124,7 @@ public struct ElementRequest: RealtimeInbound {
     @InboundID public var roomId: String
     @InboundID public var elementId: String
     public static var schema: JSONValue { S.object([("roomId", inboundId), ("elementId", inboundId)], open: true) }
+    public static var example: JSONValue { ["roomId": .string(DomainExamples.roomId), "elementId": .string(DomainExamples.elementId)] }
 }
 
 /// `{roomId}` + the fields of `CreateElementRequest`, checked by `ElementService.create`.
@@ -140,6 +142,10 @@ public struct ElementCreateRequest: RealtimeInbound {
 
     public static var schema: JSONValue {
         S.object([("roomId", inboundId)] + ElementSchema.mutableProperties, optional: ElementSchema.optional, open: true)
+    }
+    public static var example: JSONValue {
+        ["roomId": .string(DomainExamples.roomId), "type": "note", "positionX": 120.5, "positionY": 340, "width": 200, "height": 150,
+         "content": "Dinner at 8?"]
     }
 }
 
@@ -164,6 +170,10 @@ public struct ElementUpdateRequest: RealtimeInbound {
         S.object([("roomId", inboundId), ("elementId", inboundId)] + ElementSchema.mutableProperties,
                  optional: Set(ElementSchema.mutableProperties.map(\.0)), open: true)
     }
+    /// A move: only the members that change.
+    public static var example: JSONValue {
+        ["roomId": .string(DomainExamples.roomId), "elementId": .string(DomainExamples.elementId), "positionX": 180, "positionY": 410.5]
+    }
 }
 
 /// `{roomId, elementId}`, the element's id read first.
@@ -171,6 +181,7 @@ public struct ElementDeleteRequest: RealtimeInbound {
     @InboundID public var elementId: String
     @InboundID public var roomId: String
     public static var schema: JSONValue { S.object([("roomId", inboundId), ("elementId", inboundId)], open: true) }
+    public static var example: JSONValue { ElementRequest.example }
 }
 
 // MARK: acks
@@ -184,18 +195,21 @@ public struct RoomJoinAck: RealtimeOutbound {
     public let roomId: String
     public let elementCount: Int
     public static var schema: JSONValue { S.object([("roomId", S.id), ("elementCount", S.describe(S.integer, "Elements in elements:batch."))]) }
+    public static var example: Self { RoomJoinAck(roomId: DomainExamples.roomId, elementCount: 12) }
 }
 
 /// `room:leave`'s ack: the room id as sent.
 public struct RoomLeaveAck: RealtimeOutbound {
     public let roomId: String
     public static var schema: JSONValue { S.object([("roomId", S.string)]) }
+    public static var example: Self { RoomLeaveAck(roomId: DomainExamples.roomId) }
 }
 
 /// `element:delete`'s ack.
 public struct ElementDeleteAck: RealtimeOutbound {
     public let elementId: String
     public static var schema: JSONValue { S.object([("elementId", S.id)]) }
+    public static var example: Self { ElementDeleteAck(elementId: DomainExamples.elementId) }
 }
 
 /// `room:clear`'s ack.
@@ -203,11 +217,13 @@ public struct RoomClearAck: RealtimeOutbound {
     public let roomId: String
     public let deleted: Int
     public static var schema: JSONValue { S.object([("roomId", S.id), ("deleted", S.describe(S.integer, "Elements deleted."))]) }
+    public static var example: Self { RoomClearAck(roomId: DomainExamples.roomId, deleted: 12) }
 }
 
 /// `element:reaction:toggle`'s ack: the REST toggle's `data`.
 extension ToggleResult: RealtimeOutbound {
     public static var schema: JSONValue { S.ref("ToggleResult") }
+    public static var example: Self { DomainExamples.toggle }
 }
 
 // MARK: server → client payloads
@@ -219,6 +235,7 @@ public struct ElementPayload: RealtimeOutbound {
     public init(_ element: Element) { self.element = element.json }
     init(encoded element: JSONValue) { self.element = element }
     public static var schema: JSONValue { S.object([("element", S.ref("Element"))]) }
+    public static var example: Self { ElementPayload(DomainExamples.element) }
 }
 
 /// `elements:batch`.
@@ -231,6 +248,7 @@ public struct ElementsBatch: RealtimeOutbound {
         self.elements = elements
     }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("elements", S.array(S.ref("Element")))]) }
+    public static var example: Self { ElementsBatch(roomId: DomainExamples.roomId, encoded: [DomainExamples.element.json]) }
 }
 
 /// `element:deleted`.
@@ -238,6 +256,7 @@ public struct ElementDeletedPayload: RealtimeOutbound {
     public let elementId: String
     public let roomId: String
     public static var schema: JSONValue { S.object([("elementId", S.id), ("roomId", S.id)]) }
+    public static var example: Self { ElementDeletedPayload(elementId: DomainExamples.elementId, roomId: DomainExamples.roomId) }
 }
 
 /// `room:cleared` and `room:cleared:global`.
@@ -245,18 +264,21 @@ public struct RoomClearedPayload: RealtimeOutbound {
     public let roomId: String
     public let clearedBy: String
     public static var schema: JSONValue { S.object([("roomId", S.id), ("clearedBy", S.id)]) }
+    public static var example: Self { RoomClearedPayload(roomId: DomainExamples.roomId, clearedBy: DomainExamples.alice.id) }
 }
 
 /// `room:updated`: the room as its recipient sees it.
 public struct RoomPayload: RealtimeOutbound {
     public let room: Room
     public static var schema: JSONValue { S.object([("room", S.ref("Room"))]) }
+    public static var example: Self { RoomPayload(room: DomainExamples.room) }
 }
 
 /// `message:created`.
 public struct MessagePayload: RealtimeOutbound {
     public let message: Message
     public static var schema: JSONValue { S.object([("message", S.ref("Message"))]) }
+    public static var example: Self { MessagePayload(message: DomainExamples.message) }
 }
 
 /// `element:reaction:added`: `stats` as the recipient sees them.
@@ -267,6 +289,9 @@ public struct ReactionAddedPayload: RealtimeOutbound {
     public let stats: ElementStats
     public static var schema: JSONValue {
         S.object([("elementId", S.id), ("roomId", S.id), ("reaction", S.ref("Reaction")), ("stats", S.ref("ElementStats"))])
+    }
+    public static var example: Self {
+        ReactionAddedPayload(elementId: DomainExamples.elementId, roomId: DomainExamples.roomId, reaction: DomainExamples.reaction, stats: DomainExamples.stats)
     }
 }
 
@@ -279,6 +304,11 @@ public struct ReactionRemovedPayload: RealtimeOutbound {
     public static var schema: JSONValue {
         S.object([("elementId", S.id), ("roomId", S.id), ("userId", S.describe(S.id, "Whose heart was removed.")), ("stats", S.ref("ElementStats"))])
     }
+    /// Bob took his heart back; the stats as another member sees them.
+    public static var example: Self {
+        ReactionRemovedPayload(elementId: DomainExamples.elementId, roomId: DomainExamples.roomId, userId: DomainExamples.bob.id,
+                               stats: DomainExamples.noStats)
+    }
 }
 
 /// `element:created:global`.
@@ -290,6 +320,9 @@ public struct ElementCreatedGlobalPayload: RealtimeOutbound {
     public static var schema: JSONValue {
         S.object([("roomId", S.id), ("elementId", S.id), ("createdBy", S.id), ("type", S.ref("ElementType"))])
     }
+    public static var example: Self {
+        ElementCreatedGlobalPayload(roomId: DomainExamples.roomId, elementId: DomainExamples.elementId, createdBy: DomainExamples.alice.id, type: .note)
+    }
 }
 
 /// `element:deleted:global`.
@@ -298,4 +331,7 @@ public struct ElementDeletedGlobalPayload: RealtimeOutbound {
     public let elementId: String
     public let deletedBy: String
     public static var schema: JSONValue { S.object([("roomId", S.id), ("elementId", S.id), ("deletedBy", S.id)]) }
+    public static var example: Self {
+        ElementDeletedGlobalPayload(roomId: DomainExamples.roomId, elementId: DomainExamples.elementId, deletedBy: DomainExamples.alice.id)
+    }
 }

@@ -106,3 +106,24 @@ def test_what_a_python_socketio_client_gets_matches_the_document(server, documen
         jsonschema.Draft7Validator(schema_of(doc, key(event))).validate(payload)
         got[event] = payload
     assert set(got) == server_events, f"not received: {server_events - set(got)}"
+
+
+def test_every_message_example_holds_for_its_payload_schema(document):
+    """Each message's `examples` (AsyncAPI 3.0.0 Message Object: Message Example Objects) is the
+    payload type's declared example; jsonschema, not the server's own validator, checks each
+    against the message's payload schema, formats included (`uuid`, `date-time`)."""
+    doc, _ = document
+    # Draft 7's checker has no `uuid` (a 2019-09 format); the 2020-12 one checks both.
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+    assert {"uuid", "date-time"} <= set(checker.checkers), "jsonschema cannot check uuid and date-time here"
+    messages = doc["components"]["messages"]
+    assert len(messages) == 7 * 2 + 12, sorted(messages)
+    for key, message in messages.items():
+        examples = message.get("examples")
+        assert isinstance(examples, list) and len(examples) == 1 and set(examples[0]) == {"payload"}, (key, examples)
+        jsonschema.Draft7Validator(schema_of(doc, key), format_checker=checker).validate(examples[0]["payload"])
+    # The check can fail: an id that is not a UUID is refused.
+    bad = json.loads(json.dumps(messages["room.cleared"]["examples"][0]["payload"]))
+    bad["clearedBy"] = "alice"
+    with pytest.raises(jsonschema.ValidationError, match="uuid"):
+        jsonschema.Draft7Validator(schema_of(doc, "room.cleared"), format_checker=checker).validate(bad)

@@ -245,6 +245,20 @@ def test_room_join_sends_one_batch_and_checks_membership(server, clients):
     assert co.client.connected, "a bad payload never kills the socket"
     bad2 = ca.client.call("element:create", {"roomId": room, "type": "sticker", "positionX": 1, "positionY": 1, "width": 1, "height": 1}, timeout=5)
     assert bad2["error"]["code"] == "VALIDATION_ERROR"
+    # A bad member of a decoded payload is refused as the REST body check refuses it: the same
+    # field and message, the first bad member in the order the event reads them.
+    for event, payload, message in [
+        ("room:join", {}, "roomId: is required"),
+        ("room:join", {"roomId": None}, "roomId: is required"),
+        ("room:join", {"roomId": 5}, "roomId: must be a string"),
+        ("room:leave", {"roomId": ""}, "roomId: must not be empty"),
+        ("room:join", {"roomId": "a" * 65}, "roomId: must be at most 64 characters"),
+        ("element:delete", {"roomId": 1, "elementId": []}, "elementId: must be a string"),
+        ("element:reaction:toggle", {"roomId": room, "elementId": {}}, "elementId: must be a string"),
+        ("element:update", {"roomId": room}, "elementId: is required"),
+    ]:
+        refused = co.client.call(event, payload, timeout=5)
+        assert refused == {"error": {"code": "VALIDATION_ERROR", "message": message}}, (event, payload, refused)
 
 
 def test_room_updated_and_message_created(server, clients):

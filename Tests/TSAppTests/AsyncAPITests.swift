@@ -62,7 +62,9 @@ final class AsyncAPITests: XCTestCase {
         XCTAssertEqual(r.header("Content-Type"), "application/json")
         let doc = r.json
         XCTAssertEqual(doc["asyncapi"], "3.0.0")
-        XCTAssertEqual(doc["components"], AsyncAPIDocument.build(version: "x")["components"])
+        // Through the wire's bytes: an example's whole Double (`340.0`) is written `340`, read back as an integer.
+        let built = try JSONValue.parse(AsyncAPIDocument.build(version: "x").serialized())
+        XCTAssertEqual(doc["components"], built["components"])
 
         var refs: [String] = []
         func collect(_ v: JSONValue) {

@@ -9,16 +9,93 @@ public protocol RealtimePayload: Sendable {
     static var schema: JSONValue { get }
 }
 
-/// A payload the server sends. Encoded through TSJSON's `JSONValue` (built once per emission
-/// and serialized once per variant by the hub), never through `JSONEncoder`: it is the fan-out path.
-public protocol RealtimeOutbound: RealtimePayload {
-    var json: JSONValue { get }
+/// A payload the server sends: its wire JSON is its `Encodable` encoding, made by
+/// `JSONValueEncoder` straight into the `JSONValue` tree the hub serializes (once per emission,
+/// once per variant), never through `JSONEncoder` and a reparse: it is the fan-out path.
+/// `example` is one realistic value, declared beside the type: `/asyncapi.json` publishes its
+/// encoding as the message's example, and Tests/TSAppTests/AsyncAPITests+Encoding checks that
+/// encoding against `schema`, both ways, for every declared event and ack.
+public protocol RealtimeOutbound: RealtimePayload, Encodable {
+    static var example: Self { get }
 }
 
-/// A payload the server receives. Read with the same field checks as a REST body (`Input`), so
-/// a bad field gets the same `VALIDATION_ERROR` (and the same field name) on both.
-public protocol RealtimeInbound: RealtimePayload {
-    init(_ input: Input) throws
+extension RealtimeOutbound {
+    /// The payload as sent. `JSONValueEncoder` fails only on an unsigned integer above `Int64.max`
+    /// or a type that encodes nothing; the payload types hold neither (every one is encoded by
+    /// AsyncAPITests+Encoding), so a failure here is a broken payload type, stopped where it is.
+    @inline(__always)
+    var wireJSON: JSONValue {
+        do { return try JSONValueEncoder.encode(self) } catch { preconditionFailure("\(Self.self) does not encode: \(error)") }
+    }
+}
+
+/// A payload the server receives: `Decodable`, read by `JSONValueDecoder` from the event's
+/// argument as parsed. A bad field is the `VALIDATION_ERROR` a REST body's would be (the checks
+/// of `Input`: the same field name and message), so a client reads one refusal on both wires.
+/// `example` is one realistic argument as a client sends it (these types are read, never
+/// written, so it is the JSON rather than a value): `/asyncapi.json` publishes it, and
+/// AsyncAPITests+Encoding checks that it conforms to `schema` and decodes.
+public protocol RealtimeInbound: RealtimePayload, Decodable {
+    static var example: JSONValue { get }
+}
+
+extension RealtimeInbound {
+    /// The payload in `value`, or the `VALIDATION_ERROR` of its first bad member.
+    static func decode(_ value: JSONValue) throws -> Self {
+        do {
+            return try JSONValueDecoder.decode(Self.self, from: value)
+        } catch let e as DecodingError {
+            throw DomainError(decoding: e)
+        }
+    }
+}
+
+extension DomainError {
+    /// A decoding failure as `Input` reports the same fault: the member's name (a nested one's
+    /// path joined by `.`) and `is required` (missing or `null`), `must be a string` (or the JSON
+    /// type expected), or what a check said (`InboundID`'s, in the context's description).
+    init(decoding error: DecodingError) {
+        func field(_ path: [any CodingKey]) -> String {
+            path.isEmpty ? "payload" : path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let c):
+            self = .validation(field: field(c.codingPath + [key]), message: "is required")
+        case .valueNotFound(_, let c):
+            self = .validation(field: field(c.codingPath), message: "is required")
+        case .typeMismatch(let type, let c):
+            let expected = switch type {
+            case is String.Type: "a string"
+            case is Bool.Type: "a boolean"
+            case is any BinaryInteger.Type: "an integer"
+            case is any FloatingPoint.Type: "a number"
+            case is [JSONValue].Type: "an array"
+            default: "an object"
+            }
+            self = .validation(field: field(c.codingPath), message: "must be \(expected)")
+        case .dataCorrupted(let c):
+            self = .validation(field: field(c.codingPath), message: c.debugDescription)
+        @unknown default:
+            self = .validation(field: "payload", message: "is not valid")
+        }
+    }
+}
+
+/// The id of a room or element in a client payload, checked as `Input.string(_, maxLength: 64)`
+/// checks it: a non-empty string of at most 64 code points (the schema's `inboundId`).
+@propertyWrapper
+public struct InboundID: Decodable, Sendable {
+    public let wrappedValue: String
+
+    public init(wrappedValue: String) { self.wrappedValue = wrappedValue }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let s = try c.decode(String.self)
+        if s.isEmpty { throw DecodingError.dataCorruptedError(in: c, debugDescription: "must not be empty") }
+        if s.unicodeScalars.count > 64 { throw DecodingError.dataCorruptedError(in: c, debugDescription: "must be at most 64 characters") }
+        wrappedValue = s
+    }
 }
 
 /// Who gets a server → client event (docs/realtime.md "Server → client").
@@ -46,7 +123,9 @@ public struct RealtimeClientEvent<Payload: RealtimeInbound, Ack: RealtimeOutboun
     }
 
     public var declaration: RealtimeEventDeclaration {
-        RealtimeEventDeclaration(name: name, direction: .clientToServer, summary: summary, payload: Payload.schema, ack: Ack.schema, audience: nil)
+        RealtimeEventDeclaration(name: name, direction: .clientToServer, summary: summary, payload: Payload.schema, ack: Ack.schema, audience: nil,
+                                 payloadExample: Payload.example, ackExample: Ack.example.wireJSON,
+                                 decodesExample: { _ = try Payload.decode(Payload.example) })
     }
 }
 
@@ -67,11 +146,12 @@ public struct RealtimeServerEvent<Payload: RealtimeOutbound>: Sendable {
     /// One emission of this event to `target`.
     @inline(__always)
     func emission(_ payload: Payload, _ target: SocketIOTarget) -> SocketIOEmission {
-        SocketIOEmission(name, [payload.json], target)
+        SocketIOEmission(name, [payload.wireJSON], target)
     }
 
     public var declaration: RealtimeEventDeclaration {
-        RealtimeEventDeclaration(name: name, direction: .serverToClient, summary: summary, payload: Payload.schema, ack: nil, audience: audience)
+        RealtimeEventDeclaration(name: name, direction: .serverToClient, summary: summary, payload: Payload.schema, ack: nil, audience: audience,
+                                 payloadExample: Payload.example.wireJSON, ackExample: nil, decodesExample: nil)
     }
 }
 
@@ -85,4 +165,11 @@ public struct RealtimeEventDeclaration: Sendable {
     /// The ack's schema on success (client → server only); a failure is the `Error` object.
     public let ack: JSONValue?
     public let audience: RealtimeAudience?
+    /// The payload type's `example` as sent on the wire (`/asyncapi.json`'s message example).
+    public let payloadExample: JSONValue
+    /// The ack type's `example`, encoded (client → server only).
+    public let ackExample: JSONValue?
+    /// Reads `payloadExample` as the handler would (client → server only): throws the
+    /// `VALIDATION_ERROR` a client would get if the example were sent.
+    public let decodesExample: (@Sendable () throws -> Void)?
 }

@@ -7,8 +7,9 @@ import TSJSON
 /// broadcaster runs the server → client ones' emission rules (`RealtimeBroadcaster+Emission.swift`,
 /// checked by Tests/TSRealtimeTests/RealtimeEmissionTableTests), and `/asyncapi.json`
 /// is generated from `all` (`AsyncAPIDocument`). Tests/TSAppTests/AsyncAPITests checks this list
-/// against the handlers the hub has and docs/api.md's tables, TestModeTests+EventContract against
-/// every ack and payload actually sent, TouchSyncTestingTests/EventModelDriftTests against the kit.
+/// against the handlers the hub has and docs/api.md's tables, AsyncAPITests+Encoding each payload
+/// type's encoding against its schema, TestModeTests+EventContract against every ack and payload
+/// actually sent, TouchSyncTestingTests/EventModelDriftTests against the kit.
 public enum RealtimeEvents {
     // MARK: client → server
 
@@ -108,102 +109,121 @@ private let inboundId = S.string(min: 1, max: 64)
 
 // MARK: client → server payloads
 // Open objects: a field a socket event does not use is ignored (docs/api.md "Socket.IO").
-// Fields are read in the order the handlers always read them, so the first bad one is reported.
+// Each is `Decodable` (read by `RealtimeInbound.decode`), its members in the order the handlers
+// always read them, so the first bad one is reported, with the REST checks' field and message.
 
 /// `{roomId}`.
 public struct RoomRequest: RealtimeInbound {
-    public let roomId: String
-    public init(_ input: Input) throws { roomId = try input.string("roomId", maxLength: 64) }
+    @InboundID public var roomId: String
     public static var schema: JSONValue { S.object([("roomId", inboundId)], open: true) }
+    public static var example: JSONValue { ["roomId": .string(DomainExamples.roomId)] }
 }
 
 /// `{roomId, elementId}`.
 public struct ElementRequest: RealtimeInbound {
-    public let roomId: String
-    public let elementId: String
-    public init(_ input: Input) throws {
-        roomId = try input.string("roomId", maxLength: 64)
-        elementId = try input.string("elementId", maxLength: 64)
-    }
+    @InboundID public var roomId: String
+    @InboundID public var elementId: String
     public static var schema: JSONValue { S.object([("roomId", inboundId), ("elementId", inboundId)], open: true) }
+    public static var example: JSONValue { ["roomId": .string(DomainExamples.roomId), "elementId": .string(DomainExamples.elementId)] }
 }
 
 /// `{roomId}` + the fields of `CreateElementRequest`, checked by `ElementService.create`.
 public struct ElementCreateRequest: RealtimeInbound {
-    public let roomId: String
+    @InboundID public var roomId: String
+    /// The whole payload, as the REST body the service reads.
     public let fields: Input
-    public init(_ input: Input) throws {
-        roomId = try input.string("roomId", maxLength: 64)
-        fields = input
+
+    enum CodingKeys: String, CodingKey { case roomId }
+
+    public init(from decoder: any Decoder) throws {
+        _roomId = try decoder.container(keyedBy: CodingKeys.self).decode(InboundID.self, forKey: .roomId)
+        fields = try Input(value: JSONValue(from: decoder))
     }
+
     public static var schema: JSONValue {
         S.object([("roomId", inboundId)] + ElementSchema.mutableProperties, optional: ElementSchema.optional, open: true)
+    }
+    public static var example: JSONValue {
+        ["roomId": .string(DomainExamples.roomId), "type": "note", "positionX": 120.5, "positionY": 340, "width": 200, "height": 150,
+         "content": "Dinner at 8?"]
     }
 }
 
 /// `{roomId, elementId}` + any fields of `UpdateElementRequest`, checked by `ElementService.update`.
 public struct ElementUpdateRequest: RealtimeInbound {
-    public let roomId: String
-    public let elementId: String
+    @InboundID public var roomId: String
+    @InboundID public var elementId: String
     /// The payload without `roomId` and `elementId`.
     public let changes: Input
-    public init(_ input: Input) throws {
-        roomId = try input.string("roomId", maxLength: 64)
-        elementId = try input.string("elementId", maxLength: 64)
-        changes = Input(JSONObject(input.object.pairs.filter { $0.key != "roomId" && $0.key != "elementId" }.map { ($0.key, $0.value) }))
+
+    enum CodingKeys: String, CodingKey { case roomId, elementId }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        _roomId = try c.decode(InboundID.self, forKey: .roomId)
+        _elementId = try c.decode(InboundID.self, forKey: .elementId)
+        let all = try Input(value: JSONValue(from: decoder)).object
+        changes = Input(JSONObject(all.pairs.filter { $0.key != "roomId" && $0.key != "elementId" }.map { ($0.key, $0.value) }))
     }
+
     public static var schema: JSONValue {
         S.object([("roomId", inboundId), ("elementId", inboundId)] + ElementSchema.mutableProperties,
                  optional: Set(ElementSchema.mutableProperties.map(\.0)), open: true)
+    }
+    /// A move: only the members that change.
+    public static var example: JSONValue {
+        ["roomId": .string(DomainExamples.roomId), "elementId": .string(DomainExamples.elementId), "positionX": 180, "positionY": 410.5]
     }
 }
 
 /// `{roomId, elementId}`, the element's id read first.
 public struct ElementDeleteRequest: RealtimeInbound {
-    public let elementId: String
-    public let roomId: String
-    public init(_ input: Input) throws {
-        elementId = try input.string("elementId", maxLength: 64)
-        roomId = try input.string("roomId", maxLength: 64)
-    }
+    @InboundID public var elementId: String
+    @InboundID public var roomId: String
     public static var schema: JSONValue { S.object([("roomId", inboundId), ("elementId", inboundId)], open: true) }
+    public static var example: JSONValue { ElementRequest.example }
 }
 
 // MARK: acks
+// The server's payloads (acks and server → client events) are sent as their synthesized
+// `Encodable` encoding (`RealtimeOutbound.wireJSON`): members named as the properties, in
+// declaration order; a model member (`Room`, `Reaction`, …) as its own `json`. Each `schema`
+// describes that encoding; AsyncAPITests+Encoding checks the two against each other, both ways.
 
 /// `room:join`'s ack.
 public struct RoomJoinAck: RealtimeOutbound {
     public let roomId: String
     public let elementCount: Int
-    public var json: JSONValue { .object(["roomId": .string(roomId), "elementCount": .int(Int64(elementCount))]) }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("elementCount", S.describe(S.integer, "Elements in elements:batch."))]) }
+    public static var example: Self { RoomJoinAck(roomId: DomainExamples.roomId, elementCount: 12) }
 }
 
 /// `room:leave`'s ack: the room id as sent.
 public struct RoomLeaveAck: RealtimeOutbound {
     public let roomId: String
-    public var json: JSONValue { .object(["roomId": .string(roomId)]) }
     public static var schema: JSONValue { S.object([("roomId", S.string)]) }
+    public static var example: Self { RoomLeaveAck(roomId: DomainExamples.roomId) }
 }
 
 /// `element:delete`'s ack.
 public struct ElementDeleteAck: RealtimeOutbound {
     public let elementId: String
-    public var json: JSONValue { .object(["elementId": .string(elementId)]) }
     public static var schema: JSONValue { S.object([("elementId", S.id)]) }
+    public static var example: Self { ElementDeleteAck(elementId: DomainExamples.elementId) }
 }
 
 /// `room:clear`'s ack.
 public struct RoomClearAck: RealtimeOutbound {
     public let roomId: String
     public let deleted: Int
-    public var json: JSONValue { .object(["roomId": .string(roomId), "deleted": .int(Int64(deleted))]) }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("deleted", S.describe(S.integer, "Elements deleted."))]) }
+    public static var example: Self { RoomClearAck(roomId: DomainExamples.roomId, deleted: 12) }
 }
 
 /// `element:reaction:toggle`'s ack: the REST toggle's `data`.
 extension ToggleResult: RealtimeOutbound {
     public static var schema: JSONValue { S.ref("ToggleResult") }
+    public static var example: Self { DomainExamples.toggle }
 }
 
 // MARK: server → client payloads
@@ -214,8 +234,8 @@ public struct ElementPayload: RealtimeOutbound {
     let element: JSONValue
     public init(_ element: Element) { self.element = element.json }
     init(encoded element: JSONValue) { self.element = element }
-    public var json: JSONValue { .object(["element": element]) }
     public static var schema: JSONValue { S.object([("element", S.ref("Element"))]) }
+    public static var example: Self { ElementPayload(DomainExamples.element) }
 }
 
 /// `elements:batch`.
@@ -227,38 +247,38 @@ public struct ElementsBatch: RealtimeOutbound {
         self.roomId = roomId
         self.elements = elements
     }
-    public var json: JSONValue { .object(["roomId": .string(roomId), "elements": .array(elements)]) }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("elements", S.array(S.ref("Element")))]) }
+    public static var example: Self { ElementsBatch(roomId: DomainExamples.roomId, encoded: [DomainExamples.element.json]) }
 }
 
 /// `element:deleted`.
 public struct ElementDeletedPayload: RealtimeOutbound {
     public let elementId: String
     public let roomId: String
-    public var json: JSONValue { .object(["elementId": .string(elementId), "roomId": .string(roomId)]) }
     public static var schema: JSONValue { S.object([("elementId", S.id), ("roomId", S.id)]) }
+    public static var example: Self { ElementDeletedPayload(elementId: DomainExamples.elementId, roomId: DomainExamples.roomId) }
 }
 
 /// `room:cleared` and `room:cleared:global`.
 public struct RoomClearedPayload: RealtimeOutbound {
     public let roomId: String
     public let clearedBy: String
-    public var json: JSONValue { .object(["roomId": .string(roomId), "clearedBy": .string(clearedBy)]) }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("clearedBy", S.id)]) }
+    public static var example: Self { RoomClearedPayload(roomId: DomainExamples.roomId, clearedBy: DomainExamples.alice.id) }
 }
 
 /// `room:updated`: the room as its recipient sees it.
 public struct RoomPayload: RealtimeOutbound {
     public let room: Room
-    public var json: JSONValue { .object(["room": room.json]) }
     public static var schema: JSONValue { S.object([("room", S.ref("Room"))]) }
+    public static var example: Self { RoomPayload(room: DomainExamples.room) }
 }
 
 /// `message:created`.
 public struct MessagePayload: RealtimeOutbound {
     public let message: Message
-    public var json: JSONValue { .object(["message": message.json]) }
     public static var schema: JSONValue { S.object([("message", S.ref("Message"))]) }
+    public static var example: Self { MessagePayload(message: DomainExamples.message) }
 }
 
 /// `element:reaction:added`: `stats` as the recipient sees them.
@@ -267,11 +287,11 @@ public struct ReactionAddedPayload: RealtimeOutbound {
     public let roomId: String
     public let reaction: Reaction
     public let stats: ElementStats
-    public var json: JSONValue {
-        .object(["elementId": .string(elementId), "roomId": .string(roomId), "reaction": reaction.json, "stats": stats.json])
-    }
     public static var schema: JSONValue {
         S.object([("elementId", S.id), ("roomId", S.id), ("reaction", S.ref("Reaction")), ("stats", S.ref("ElementStats"))])
+    }
+    public static var example: Self {
+        ReactionAddedPayload(elementId: DomainExamples.elementId, roomId: DomainExamples.roomId, reaction: DomainExamples.reaction, stats: DomainExamples.stats)
     }
 }
 
@@ -281,11 +301,13 @@ public struct ReactionRemovedPayload: RealtimeOutbound {
     public let roomId: String
     public let userId: String
     public let stats: ElementStats
-    public var json: JSONValue {
-        .object(["elementId": .string(elementId), "roomId": .string(roomId), "userId": .string(userId), "stats": stats.json])
-    }
     public static var schema: JSONValue {
         S.object([("elementId", S.id), ("roomId", S.id), ("userId", S.describe(S.id, "Whose heart was removed.")), ("stats", S.ref("ElementStats"))])
+    }
+    /// Bob took his heart back; the stats as another member sees them.
+    public static var example: Self {
+        ReactionRemovedPayload(elementId: DomainExamples.elementId, roomId: DomainExamples.roomId, userId: DomainExamples.bob.id,
+                               stats: DomainExamples.noStats)
     }
 }
 
@@ -295,11 +317,11 @@ public struct ElementCreatedGlobalPayload: RealtimeOutbound {
     public let elementId: String
     public let createdBy: String
     public let type: ElementType
-    public var json: JSONValue {
-        .object(["roomId": .string(roomId), "elementId": .string(elementId), "createdBy": .string(createdBy), "type": .string(type.rawValue)])
-    }
     public static var schema: JSONValue {
         S.object([("roomId", S.id), ("elementId", S.id), ("createdBy", S.id), ("type", S.ref("ElementType"))])
+    }
+    public static var example: Self {
+        ElementCreatedGlobalPayload(roomId: DomainExamples.roomId, elementId: DomainExamples.elementId, createdBy: DomainExamples.alice.id, type: .note)
     }
 }
 
@@ -308,6 +330,8 @@ public struct ElementDeletedGlobalPayload: RealtimeOutbound {
     public let roomId: String
     public let elementId: String
     public let deletedBy: String
-    public var json: JSONValue { .object(["roomId": .string(roomId), "elementId": .string(elementId), "deletedBy": .string(deletedBy)]) }
     public static var schema: JSONValue { S.object([("roomId", S.id), ("elementId", S.id), ("deletedBy", S.id)]) }
+    public static var example: Self {
+        ElementDeletedGlobalPayload(roomId: DomainExamples.roomId, elementId: DomainExamples.elementId, deletedBy: DomainExamples.alice.id)
+    }
 }

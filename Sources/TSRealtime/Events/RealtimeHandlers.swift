@@ -98,11 +98,12 @@ public struct RealtimeHandlers: Sendable {
             do {
                 guard let user = socket.userID else { throw DomainError.unauthorized("unauthorized") }
                 guard let first = args.first else { throw DomainError.validation(field: "payload", message: "is required") }
-                let input = try Input(value: first)
+                // Not an object: the REST body's refusal (`body: must be a JSON object`).
+                _ = try Input(value: first)
                 // Before the payload is read, as the REST routes take it before their body is checked.
                 if let limit { try limits.take(limit, user: user) }
-                let result = try await body(socket, try Payload(input))
-                ack?.send([result.json])
+                let result = try await body(socket, try Payload.decode(first))
+                ack?.send([try JSONValueEncoder.encode(result)])
             } catch is RoomDeliveryStuck {  // the room's queue is full (RealtimeConfiguration.maxQueuedEventsPerRoom)
                 ack?.send([Self.errorPayload(code: "UNAVAILABLE", message: "The room's events are not being delivered right now; retry shortly")])
             } catch {

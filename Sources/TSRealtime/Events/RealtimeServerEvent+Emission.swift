@@ -58,7 +58,7 @@ struct RealtimeEmission<Payload: RealtimeOutbound>: Sendable {
 
     /// To the room's sockets except the originating one; one payload for all, encoded once.
     static func room<V>(on change: DomainChange<V>, _ build: @escaping @Sendable (DomainEvent, V) -> Payload) -> Self {
-        Self(audience: .room, rule: .room { e in change.values(e.kind).map { [build(e, $0).json] } }, change: change.index)
+        Self(audience: .room, rule: .room { e in change.values(e.kind).map { [build(e, $0).wireJSON] } }, change: change.index)
     }
 
     /// To the room's sockets except the originating one, one variant per `hasReacted` of the
@@ -69,20 +69,20 @@ struct RealtimeEmission<Payload: RealtimeOutbound>: Sendable {
                                  viewing: @escaping @Sendable (V) -> (elementId: String, actorHasReacted: Bool)?,
                                  _ build: @escaping @Sendable (DomainEvent, V, Bool) -> Payload) -> Self {
         Self(audience: .room, rule: .roomPerViewer(viewing: { e in change.values(e.kind).flatMap(viewing) },
-                                                    build: { e, reacted in change.values(e.kind).map { [build(e, $0, reacted).json] } }),
+                                                    build: { e, reacted in change.values(e.kind).map { [build(e, $0, reacted).wireJSON] } }),
              change: change.index)
     }
 
     /// To the room's sockets except the originating one, each member's with the room as that
     /// member sees it (read before the drain), one payload per member, each encoded once.
     static func roomPerMember<V>(on change: DomainChange<V>, _ build: @escaping @Sendable (DomainEvent, V, Room) -> Payload) -> Self {
-        Self(audience: .room, rule: .roomPerMember { e, room in change.values(e.kind).map { [build(e, $0, room).json] } }, change: change.index)
+        Self(audience: .room, rule: .roomPerMember { e, room in change.values(e.kind).map { [build(e, $0, room).wireJSON] } }, change: change.index)
     }
 
     /// A global event (`realtime.globalEvents`: the members' channels, or every socket), in the
     /// same emit as the room event of the same change, so a socket gets both in one write.
     static func members<V>(on change: DomainChange<V>, _ build: @escaping @Sendable (DomainEvent, V) -> Payload) -> Self {
-        Self(audience: .members, rule: .members { e in change.values(e.kind).map { [build(e, $0).json] } }, change: change.index)
+        Self(audience: .members, rule: .members { e in change.values(e.kind).map { [build(e, $0).wireJSON] } }, change: change.index)
     }
 
     /// A global event whose payload is the room event `companion`'s: encoded once for both.

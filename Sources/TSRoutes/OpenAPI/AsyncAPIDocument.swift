@@ -41,9 +41,12 @@ public enum AsyncAPIDocument {
         ]
         var operations = JSONObject()
         var messages = JSONObject()
-        func addMessage(_ key: String, name: String, title: String, summary: String, payload: JSONValue, channel: String) {
+        // `examples`: AsyncAPI 3.0.0 Message Object, a list of Message Example Objects; the one
+        // here is the payload type's declared `example` as it goes on the wire.
+        func addMessage(_ key: String, name: String, title: String, summary: String, payload: JSONValue, example: JSONValue, channel: String) {
             messages[key] = .object(["name": .string(name), "title": .string(title), "summary": .string(summary),
-                                     "contentType": "application/json", "payload": payload])
+                                     "contentType": "application/json", "payload": payload,
+                                     "examples": [.object(["payload": example])]])
             var c = channels[channel]?.objectValue ?? JSONObject()
             var m = c["messages"]?.objectValue ?? JSONObject()
             m[key] = .object(["$ref": .string("#/components/messages/\(key)")])
@@ -53,18 +56,18 @@ public enum AsyncAPIDocument {
         for e in events {
             let key = key(e.name)
             let channel = channelKey(e)
-            addMessage(key, name: e.name, title: e.name, summary: e.summary, payload: e.payload, channel: channel)
+            addMessage(key, name: e.name, title: e.name, summary: e.summary, payload: e.payload, example: e.payloadExample, channel: channel)
             var op: JSONObject = [
                 "action": .string(e.direction == .clientToServer ? "receive" : "send"),
                 "channel": .object(["$ref": .string("#/channels/\(channel)")]),
                 "title": .string(e.name), "summary": .string(e.summary),
                 "messages": [.object(["$ref": .string("#/channels/\(channel)/messages/\(key)")])],
             ]
-            if let ack = e.ack {
+            if let ack = e.ack, let ackExample = e.ackExample {
                 let ackKey = key + ".ack"
                 addMessage(ackKey, name: e.name, title: "\(e.name) ack",
                            summary: "The ack of \(e.name): the result, or {\"error\": {code, message}} with the REST error codes.",
-                           payload: ["anyOf": [ack, OpenAPISchema.ref("Error")]], channel: channel)
+                           payload: ["anyOf": [ack, OpenAPISchema.ref("Error")]], example: ackExample, channel: channel)
                 op["reply"] = .object(["channel": .object(["$ref": .string("#/channels/\(channel)")]),
                                        "messages": [.object(["$ref": .string("#/channels/\(channel)/messages/\(ackKey)")])]])
             }

@@ -26,7 +26,10 @@ ts_summary
     return r, r.stdout.strip().splitlines()
 
 
-DURATION = re.compile(r"  \[(\d+m\d\ds|\d+s)\]$")
+SECONDS = r"(?:\d+m\d\ds|\d+s)"
+# "  [1m05s, cpu 1m52s]": the wall-clock time, then the CPU time of the phase's processes (none for
+# a phase that did not run).
+DURATION = re.compile(r"  \[(" + SECONDS + r")(?:, cpu (" + SECONDS + r"))?\]$")
 
 
 def results(lines):
@@ -99,8 +102,36 @@ ts_phase single check-availability one
 """)
     assert r.returncode == 0, r.stdout + r.stderr
     assert lines[-1] == "13 passed, 0 failed, 3 skipped", lines
-    assert re.fullmatch(r"total time: (\d+m\d\ds|\d+s)", lines[-2]), lines
+    assert re.fullmatch(r"total time: " + SECONDS + r" \(cpu of the phases: " + SECONDS + r"\)", lines[-2]), lines
     assert "check-availability: PASSED (1 passed, 0 failed)" in results(lines)
+
+
+def seconds(text):
+    m = re.fullmatch(r"(?:(\d+)m)?(\d+)s", text)
+    return int(m.group(1) or 0) * 60 + int(m.group(2))
+
+
+def test_a_phase_reports_its_cpu_time_and_a_background_phase_its_own_end_not_its_collection():
+    # burn: about 1.5 s of CPU in a child process the phase waits for; the foreground phase then
+    # takes 3 s of wall clock (its work is waiting) before the background one is collected.
+    r, lines = run_phases(r"""
+burn() { python3 -c 'import time
+while time.process_time() < 1.5: pass'; }
+slow() { sleep 3; }
+ts_phase_start single burner burn
+ts_phase single waiter slow
+ts_phase_finish burner
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    by_name = {l.split(":")[0]: DURATION.search(l) for l in lines if re.match(r"^(burner|waiter): PASSED", l)}
+    assert set(by_name) == {"burner", "waiter"}, lines
+    wall, cpu = (seconds(g) for g in by_name["burner"].groups())
+    assert cpu >= 1, lines
+    assert wall < 3, f"the background phase's duration must end when it ended, not when collected: {lines}"
+    wall, cpu = (seconds(g) for g in by_name["waiter"].groups())
+    assert wall >= 3 and cpu == 0, lines
+    m = re.fullmatch(r"total time: " + SECONDS + r" \(cpu of the phases: (" + SECONDS + r")\)", lines[-2])
+    assert m and seconds(m.group(1)) >= 1, lines
 
 
 def test_touchsync_test_phases_runs_only_the_phases_named_and_says_so_for_the_others():

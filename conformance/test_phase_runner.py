@@ -26,7 +26,10 @@ ts_summary
     return r, r.stdout.strip().splitlines()
 
 
-DURATION = re.compile(r"  \[(\d+m\d\ds|\d+s)\]$")
+SECONDS = r"(?:\d+m\d\ds|\d+s)"
+# "  [1m05s, cpu 1m52s]": the wall-clock time, then the CPU time of the phase's processes (none for
+# a phase that did not run).
+DURATION = re.compile(r"  \[(" + SECONDS + r")(?:, cpu (" + SECONDS + r"))?\]$")
 
 
 def results(lines):
@@ -99,8 +102,39 @@ ts_phase single check-availability one
 """)
     assert r.returncode == 0, r.stdout + r.stderr
     assert lines[-1] == "13 passed, 0 failed, 3 skipped", lines
-    assert re.fullmatch(r"total time: (\d+m\d\ds|\d+s)", lines[-2]), lines
+    assert re.fullmatch(r"total time: " + SECONDS + r" \(cpu of the phases: " + SECONDS + r"\)", lines[-2]), lines
     assert "check-availability: PASSED (1 passed, 0 failed)" in results(lines)
+
+
+def seconds(text):
+    m = re.fullmatch(r"(?:(\d+)m)?(\d+)s", text)
+    return int(m.group(1) or 0) * 60 + int(m.group(2))
+
+
+def test_a_phase_reports_its_cpu_time_and_a_background_phase_its_own_end_not_its_collection():
+    # burner: about 1.5 s of CPU in a child process the phase waits for. quick: a background phase
+    # that ends at once; waiter: a foreground phase that waits until quick has ended, then 3 s more,
+    # before quick is collected. CPU seconds hold on a loaded machine; the wall clock is compared
+    # only between phases of this run.
+    r, lines = run_phases(r"""
+burn() { python3 -c 'import time
+while time.process_time() < 1.5: pass'; }
+done_then_wait() { ts_wait_phase quick; sleep 3; }
+ts_phase single burner burn
+ts_phase_start single quick true
+ts_phase single waiter done_then_wait
+ts_phase_finish quick
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    found = {l.split(":")[0]: DURATION.search(l) for l in lines if re.match(r"^(burner|quick|waiter): PASSED", l)}
+    assert set(found) == {"burner", "quick", "waiter"}, lines
+    (burner_wall, burner_cpu), (quick_wall, _), (waiter_wall, waiter_cpu) = (
+        [seconds(g) for g in found[n].groups()] for n in ("burner", "quick", "waiter"))
+    assert burner_cpu >= 1, lines
+    assert waiter_wall >= 3 and waiter_cpu == 0, lines
+    assert quick_wall <= waiter_wall - 2, f"a background phase's duration ends when it ended, not when collected: {lines}"
+    m = re.fullmatch(r"total time: " + SECONDS + r" \(cpu of the phases: (" + SECONDS + r")\)", lines[-2])
+    assert m and seconds(m.group(1)) >= burner_cpu, lines
 
 
 def test_touchsync_test_phases_runs_only_the_phases_named_and_says_so_for_the_others():

@@ -17,8 +17,13 @@
 # A phase that exits non-zero without a failed test in its summary (a crash, a build error) counts
 # one failure, so a broken phase can never pass as "0 failed". A skipped phase counts one skipped.
 #
-# Each line ends with the phase's wall-clock duration, `[1m05s]`, and ts_summary prints the whole
-# run's, `total time: 12m34s`, just before the total line (which stays the last line: CI reads it).
+# Each line ends with the phase's wall-clock duration and the CPU time its processes used,
+# `[1m05s, cpu 1m52s]`, and ts_summary prints the whole run's, `total time: 12m34s`, just before the
+# total line (which stays the last line: CI reads it). A background phase's duration runs from its
+# start to its own end, not to when the runner collected it. The CPU time is bash's `times` for the
+# phase's subshell: user + system time of every process the phase waited for (a server a test
+# started and reaped counts; one left running past the phase would not). On two cores a run is
+# bound by the sum of these, so they say where a minute can be saved.
 #
 # ts_phase_start / ts_phase_finish run a phase in the background beside the ones that follow (its
 # output goes only to its log until it is finished, so two phases' output never interleave): for
@@ -34,6 +39,7 @@ TS_START=$(date +%s)
 TS_PASSED=0
 TS_FAILED=0
 TS_SKIPPED=0
+TS_CPU=0
 TS_RESULTS=()
 TS_LOG_DIR="${TS_LOG_DIR:-.build/phases}"
 
@@ -49,11 +55,12 @@ ts_duration() {
   if [ "$1" -ge 60 ]; then printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); else printf '%ds' "$1"; fi
 }
 
-ts_record() {  # name result passed failed skipped [seconds]
+ts_record() {  # name result passed failed skipped [seconds [cpu seconds]]
   TS_PASSED=$((TS_PASSED + $3))
   TS_FAILED=$((TS_FAILED + $4))
   TS_SKIPPED=$((TS_SKIPPED + $5))
-  local line="$1: $2  [$(ts_duration "${6:-0}")]"
+  local line="$1: $2  [$(ts_duration "${6:-0}")${7:+, cpu $(ts_duration "$7")}]"
+  [ -n "${7:-}" ] && TS_CPU=$((TS_CPU + $7))
   TS_RESULTS+=("$line")
   echo "$line"
 }
@@ -61,6 +68,27 @@ ts_record() {  # name result passed failed skipped [seconds]
 # ts_skip NAME REASON: a phase that does not run here, and why.
 ts_skip() {
   ts_record "$1" "SKIPPED: $2" 0 0 1
+}
+
+# ts_timed CPUFILE COMMAND ARGS…: runs the command, then writes the whole seconds of CPU it and
+# its waited-for descendants used (bash's `times`: the shell's own line, then its children's) to
+# CPUFILE; returns the command's status.
+ts_timed() {
+  local cpu_file="$1" rc
+  shift
+  ("$@")  # a subshell, as before: the command may exit or cd
+  rc=$?
+  # `times` itself, not in a pipe or $(…): a forked copy of the shell would have no children.
+  times > "$cpu_file.times"
+  awk '{ for (i = 1; i <= NF; i++) { split($i, t, "m"); n += t[1] * 60 + t[2] } }
+       END { printf "%d\n", n + 0.5 }' "$cpu_file.times" > "$cpu_file"
+  rm -f "$cpu_file.times"
+  return $rc
+}
+
+# The whole seconds in FILE (written by ts_timed), or nothing.
+ts_cpu_of() {
+  [ -s "$1" ] && cat "$1"
 }
 
 # "passed failed skipped" from a phase's log.
@@ -130,10 +158,12 @@ ts_phase() {
   # errexit off for the command (a failing phase is a result, not the end of the run); the pipe's
   # first status is the command's. The command runs in a subshell: it may exit or cd.
   set +e
-  ("$@") 2>&1 | tee "$log" | ts_display "$kind"
+  rm -f "$log.cpu"
+  (ts_timed "$log.cpu" "$@") 2>&1 | tee "$log" | ts_display "$kind"
   rc=${PIPESTATUS[0]}
   [ "$errexit" -eq 1 ] && set -e
-  ts_result "$kind" "$name" "$rc" $(($(date +%s) - started))
+  ts_result "$kind" "$name" "$rc" $(($(date +%s) - started)) "$(ts_cpu_of "$log.cpu")"
+  rm -f "$log.cpu"
 }
 
 # ts_phase_start KIND NAME COMMAND ARGS…: starts the phase in the background, its output to its log
@@ -145,11 +175,11 @@ ts_phase_start() {
   ts_wanted "$name" || return 0
   mkdir -p "$TS_LOG_DIR"
   local log="$TS_LOG_DIR/$name.log"
-  rm -f "$log.rc" "$log.done"
+  rm -f "$log.rc" "$log.done" "$log.cpu" "$log.ended"
   echo "== $name (started in the background; its output follows when it ends)"
   date +%s > "$log.started"
   # $log.done (kept until the phase starts again) is what ts_wait_phase waits for.
-  (set +e; ("$@") > "$log" 2>&1; echo $? > "$log.rc"; : > "$log.done") &
+  (set +e; (ts_timed "$log.cpu" "$@") > "$log" 2>&1; echo $? > "$log.rc"; date +%s > "$log.ended"; : > "$log.done") &
   TS_BACKGROUND+=("$kind $name $!")
 }
 
@@ -179,36 +209,37 @@ ts_phase_finish() {
   done
   [ -n "${pid:-}" ] || { ts_record "$name" "FAILED (never started)" 0 1 0; return 0; }
   wait "$pid" 2>/dev/null
-  local log="$TS_LOG_DIR/$name.log" rc started
+  local log="$TS_LOG_DIR/$name.log" rc started ended
   rc=$(cat "$log.rc" 2>/dev/null || echo 1)
   started=$(cat "$log.started")
+  ended=$(cat "$log.ended" 2>/dev/null || date +%s)
   echo "== $name (ran in the background)"
   ts_display "$kind" < "$log"
-  ts_result "$kind" "$name" "$rc" $(($(date +%s) - started))
-  rm -f "$log.rc" "$log.started"
+  ts_result "$kind" "$name" "$rc" $((ended - started)) "$(ts_cpu_of "$log.cpu")"
+  rm -f "$log.rc" "$log.started" "$log.ended" "$log.cpu"
 }
 
-# ts_result KIND NAME EXIT SECONDS: the phase's counts from its log, and its line.
+# ts_result KIND NAME EXIT SECONDS [CPU]: the phase's counts from its log, and its line.
 ts_result() {
-  local kind="$1" name="$2" rc="$3" secs="$4" log="$TS_LOG_DIR/$2.log"
+  local kind="$1" name="$2" rc="$3" secs="$4" cpu="${5:-}" log="$TS_LOG_DIR/$2.log"
   local counts p f s
   counts=$("ts_count_$kind" "$log" "$rc")
   p=${counts%% *}; counts=${counts#* }; f=${counts%% *}; s=${counts#* }
   if [ "$rc" -eq 77 ] && { [ "$kind" = "single" ] || [ "$kind" = "fuzz" ]; }; then
     local why
     why=$(grep -v '^[[:space:]]*$' "$log" | tail -1)
-    ts_record "$name" "SKIPPED: ${why:-exit 77}" 0 0 1 "$secs"
+    ts_record "$name" "SKIPPED: ${why:-exit 77}" 0 0 1 "$secs" "$cpu"
     return 0
   fi
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   local detail="$p passed, $f failed"
   [ "$s" -gt 0 ] && detail="$detail, $s skipped"
   if [ "$rc" -eq 0 ] && [ "$kind" = "setup" ]; then
-    ts_record "$name" "PASSED" 0 0 0 "$secs"
+    ts_record "$name" "PASSED" 0 0 0 "$secs" "$cpu"
   elif [ "$rc" -eq 0 ]; then
-    ts_record "$name" "PASSED ($detail)" "$p" "$f" "$s" "$secs"
+    ts_record "$name" "PASSED ($detail)" "$p" "$f" "$s" "$secs" "$cpu"
   else
-    ts_record "$name" "FAILED ($detail; exit $rc; log $log)" "$p" "$f" "$s" "$secs"
+    ts_record "$name" "FAILED ($detail; exit $rc; log $log)" "$p" "$f" "$s" "$secs" "$cpu"
   fi
   return 0
 }
@@ -222,7 +253,7 @@ ts_summary() {
     echo "  $r"
     case "$r" in *": FAILED"*) any_failed=1 ;; esac
   done
-  echo "total time: $(ts_duration $(($(date +%s) - TS_START)))"
+  echo "total time: $(ts_duration $(($(date +%s) - TS_START))) (cpu of the phases: $(ts_duration "$TS_CPU"))"
   local total="$TS_PASSED passed, $TS_FAILED failed"
   [ "$TS_SKIPPED" -gt 0 ] && total="$total, $TS_SKIPPED skipped"
   echo "$total"

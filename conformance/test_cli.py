@@ -778,7 +778,13 @@ def test_exec_forwards_sigterm_to_the_command():
         assert requests.get(url + "/health").status_code == 200
         started = time.time()
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 42, "the command's own status after it handled SIGTERM"
+        try:
+            status = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate(timeout=10)
+            raise AssertionError(f"touchsync exec still running 30 s after SIGTERM; its output:\n{out[-2000:]}\n{err[-4000:]}")
+        assert status == 42, "the command's own status after it handled SIGTERM"
         assert time.time() - started < 10
         assert_gone(url)
     finally:

@@ -169,10 +169,13 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
                 // Resumed once: by a job queued behind everything already on the executor, or by
                 // the timeout, whichever takes it first.
                 let waiter = LockedValue<CheckedContinuation<Bool, Never>?>(c)
-                Task(executorPreference: executor) { waiter.withLock { w in defer { w = nil }; return w }?.resume(returning: true) }
-                Task {
+                let deadline = Task {
                     try? await Task.sleep(for: timeout)
                     waiter.withLock { w in defer { w = nil }; return w }?.resume(returning: false)
+                }
+                Task(executorPreference: executor) {
+                    waiter.withLock { w in defer { w = nil }; return w }?.resume(returning: true)
+                    deadline.cancel()  // no sleeper left behind per restore and loop
                 }
             }
             guard caughtUp else { return false }

@@ -6,7 +6,6 @@
 #   FUZZ_WORK (.build-fuzz/work) where new corpus entries and crash artifacts go (the seed corpus in the
 #   repo is read, never written); NO_BUILD=1 skips the build; FUZZ_JOBS=N runs N targets at once;
 #   FUZZ_BUILD_JOBS=N compiles with N jobs (scripts/test: 1, as its build runs beside the Swift tests).
-#   FUZZ_BUILD_NICE=N builds at that nice level (scripts/test: 10, as its build starts beside the main one).
 # Exit status: 0 when every target ran its time without a crash; 1 on a crash (artifact path printed);
 # 77 when the toolchain has no libFuzzer runtime (the caller skips visibly).
 set -uo pipefail
@@ -27,7 +26,7 @@ fuzz_build() {  # [--product fuzz-X]
   # --sanitize=fuzzer makes SwiftPM link with libFuzzer's main; the combined -sanitize=fuzzer,address
   # after it is what instruments: SwiftPM's separate --sanitize flags reach swiftc in no fixed order,
   # and of several -sanitize options only the last counts (coverage or ASan, not both).
-  TOUCHSYNC_FUZZ=1 ${FUZZ_BUILD_NICE:+nice -n "$FUZZ_BUILD_NICE"} swift build -c "$config" ${FUZZ_BUILD_JOBS:+-j "$FUZZ_BUILD_JOBS"} --scratch-path "$scratch" --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
+  TOUCHSYNC_FUZZ=1 swift build -c "$config" ${FUZZ_BUILD_JOBS:+-j "$FUZZ_BUILD_JOBS"} --scratch-path "$scratch" --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address \
     "$@" 2>&1 | grep -vE "ld.gold: warning: Cannot export local symbol" || true
 }
 if [[ -z "${NO_BUILD:-}" ]]; then

@@ -31,8 +31,6 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
     let recipientReads: any RecipientReads
     /// Bounds the recipient reads in flight (`RealtimeConfiguration.maxReadsInFlight`).
     let readPermits: AsyncPermits
-    /// A room's members read, shared by the events published before it begins.
-    let sharedMemberReads = SharedMemberReads()
     private let configuration: RealtimeConfiguration
     /// Times the gap waits (a missing room number, a fresh room's hold).
     private let clock: any MonotonicClock

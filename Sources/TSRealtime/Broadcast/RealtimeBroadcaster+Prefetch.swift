@@ -86,12 +86,11 @@ extension RealtimeBroadcaster {
     /// before either).
     func prefetch(_ event: DomainEvent) -> (reads: Prefetch, roomOnly: Bool) {
         let reads = recipientReads
-        let permits = readPermits
         let roomId = event.roomId
         switch event.kind {
         case .elementCreated, .elementDeleted, .roomCleared:
             guard globalEventsToMembers else { return (.none, false) }
-            return (.deferred { await permits.withPermit { RecipientData(members: await Self.result { try await reads.memberIds(roomId: roomId) }) } }, false)
+            return (.deferred { RecipientData(members: await Self.result { try await reads.memberIds(roomId: roomId) }) }, false)
         case .elementUpdated(let element):
             guard element.reactions != nil else { return (.none, false) }
             return (hearted(element.id), true)
@@ -101,12 +100,12 @@ extension RealtimeBroadcaster {
             let hub = self.hub
             let actor = event.actorId
             return (.deferred {
-                await permits.withPermit { RecipientData(rooms: await Self.result {
+                RecipientData(rooms: await Self.result {
                     let members = try await reads.memberIds(roomId: roomId)
                     var viewers = members.filter { !hub.sockets(inRoom: RealtimeConfiguration.userChannel($0)).isEmpty }
                     if !viewers.contains(actor) { viewers.append(actor) }  // the view logged when nobody listens
                     return try await reads.rooms(roomId: roomId, viewers: viewers)
-                }) }
+                })
             }, false)
         case .messageCreated:
             return (.none, false)
@@ -126,8 +125,7 @@ extension RealtimeBroadcaster {
 
     private func hearted(_ elementId: String) -> Prefetch {
         let reads = recipientReads
-        let permits = readPermits
-        return .deferred { await permits.withPermit { RecipientData(hearted: await Self.result { try await reads.heartedBy(elementId: elementId) }) } }
+        return .deferred { RecipientData(hearted: await Self.result { try await reads.heartedBy(elementId: elementId) }) }
     }
 
     private static func result<T>(_ body: () async throws -> T) async -> Result<T, any Error> {

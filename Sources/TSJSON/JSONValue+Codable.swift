@@ -29,27 +29,22 @@ extension JSONValue: Codable {
     /// The value through any encoder: integers as `Int64`, doubles as `Double`, objects in member order.
     public func encode(to encoder: any Encoder) throws {
         switch self {
-        case .null:
-            var c = encoder.singleValueContainer()
-            try c.encodeNil()
-        case .bool(let b):
-            var c = encoder.singleValueContainer()
-            try c.encode(b)
-        case .int(let i):
-            var c = encoder.singleValueContainer()
-            try c.encode(i)
-        case .double(let d):
-            var c = encoder.singleValueContainer()
-            try c.encode(d)
-        case .string(let s):
-            var c = encoder.singleValueContainer()
-            try c.encode(s)
         case .array(let a):
             var c = encoder.unkeyedContainer()
             for v in a { try c.encode(v) }
         case .object(let o):
             var c = encoder.container(keyedBy: JSONKey.self)
             for (k, v) in o.pairs { try c.encode(v, forKey: JSONKey(k)) }
+        case .null, .bool, .int, .double, .string:
+            var c = encoder.singleValueContainer()
+            switch self {
+            case .null: try c.encodeNil()
+            case .bool(let b): try c.encode(b)
+            case .int(let i): try c.encode(i)
+            case .double(let d): try c.encode(d)
+            case .string(let s): try c.encode(s)
+            case .array, .object: break  // the containers above
+            }
         }
     }
 

@@ -34,9 +34,15 @@ final class RecoveryReplayOrderTests: XCTestCase {
     final class CountingExecutor: TaskExecutor {
         let loop: EventLoop
         let enqueued = LockedValue(0)
-        init(_ loop: EventLoop) { self.loop = loop }
+        /// Told of each job queued (the test waits on it rather than polling the count).
+        let progress: AsyncStream<Void>.Continuation
+        init(_ loop: EventLoop, progress: AsyncStream<Void>.Continuation) {
+            self.loop = loop
+            self.progress = progress
+        }
         func enqueue(_ job: consuming ExecutorJob) {
             enqueued.withLock { $0 += 1 }
+            progress.yield()
             let job = UnownedJob(job)
             let executor = asUnownedTaskExecutor()
             loop.execute { job.runSynchronously(on: executor) }
@@ -52,11 +58,15 @@ final class RecoveryReplayOrderTests: XCTestCase {
         let reached = DispatchSemaphore(value: 0)
         let (release, releasing) = AsyncStream<Void>.makeStream()
         let outcome = LockedValue<String?>(nil)
+        /// Told when the restore is over.
+        let progress: AsyncStream<Void>.Continuation
 
-        init(broadcaster: RealtimeBroadcaster, record: SocketIOSessionRecord, journal: [RecoveryJournalEntry]) {
+        init(broadcaster: RealtimeBroadcaster, record: SocketIOSessionRecord, journal: [RecoveryJournalEntry],
+             progress: AsyncStream<Void>.Continuation) {
             self.broadcaster = broadcaster
             self.record = record
             self.journal = journal
+            self.progress = progress
         }
 
         func save(_ records: [SocketIOSessionRecord]) {}
@@ -70,9 +80,11 @@ final class RecoveryReplayOrderTests: XCTestCase {
             switch result {
             case .success(let (socket, replayed)):
                 outcome.withLock { $0 = "restored, \(replayed) replayed" }
+                progress.yield()
                 return socket
             case .failure(let f):
                 outcome.withLock { $0 = "failed: \(f)" }
+                progress.yield()
                 return nil
             }
         }
@@ -88,7 +100,8 @@ final class RecoveryReplayOrderTests: XCTestCase {
         }) { io in io.setAuthenticator { _, auth in .accept(userID: auth?["user"]?.stringValue ?? "anon", data: .null) } }
         defer { live.stop() }
         let loop = try XCTUnwrap(live.http.eventLoopGroup?.loops.first)
-        let executor = CountingExecutor(loop)
+        let (progress, progressed) = AsyncStream<Void>.makeStream()
+        let executor = CountingExecutor(loop, progress: progressed)
         let recovery = ClusterRecovery(maxEvents: 100, window: .seconds(60), clock: SystemWallClock())
         let broadcaster = RealtimeBroadcaster(hub: live.io, reads: NoReads(), configuration: RealtimeConfiguration(globalEvents: .all),
                                               clock: SystemClock(), recovery: recovery, logger: Logger(label: "test"))
@@ -106,7 +119,7 @@ final class RecoveryReplayOrderTests: XCTestCase {
         let nowMs = SystemWallClock().nowMicroseconds() / 1000
         let journal = [RecoveryJournalEntry(number: 1, counter: 5, roomId: "r1", seq: 1, kind: .event, sid: nil, ms: nowMs + 1)]
         let record = SocketIOSessionRecord(sid: "sid-1", pid: "pid-1", namespace: "/", node: "other", rooms: ["sid-1", "room:r1"], userID: "u1")
-        let mirror = HeldMirror(broadcaster: broadcaster, record: record, journal: journal)
+        let mirror = HeldMirror(broadcaster: broadcaster, record: record, journal: journal, progress: progressed)
         live.io.setSessionMirror(mirror)
 
         let ws = try RawWebSocketClient(port: live.port, target: "/socket.io/?EIO=4&transport=websocket")
@@ -126,10 +139,10 @@ final class RecoveryReplayOrderTests: XCTestCase {
         XCTAssertEqual(executor.enqueued.withLock { $0 }, startedBefore + 1, "event 3's drain is queued on the held loop")
 
         // The restore runs (off the loop); the loop goes on once it is over, or waits for the loop.
+        // Bounded: the restore gives up on the loop after its own 10 s and then reports its outcome.
         mirror.releasing.yield()
-        let deadline = ContinuousClock.now + .seconds(10)
-        while mirror.outcome.withLock({ $0 }) == nil, executor.enqueued.withLock({ $0 }) < startedBefore + 2, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(2))
+        for await _ in progress {
+            if mirror.outcome.withLock({ $0 }) != nil || executor.enqueued.withLock({ $0 }) >= startedBefore + 2 { break }
         }
         held.signal()
 

@@ -111,7 +111,11 @@ def test_room_of_20000_elements_loads_over_rest(big):
 
 @pytest.mark.parametrize("transports", [None, ["polling"], ["websocket"]], ids=["default", "polling", "websocket"])
 def test_room_join_of_20000_elements_with_python_socketio(big, transports):
-    client = socketio.Client(reconnection=False)
+    # websocket-client checks every text frame's UTF-8 twice: once in pure Python (about 1 µs a byte,
+    # so 10 s for this 10 MB frame on a quiet machine and minutes beside a loaded suite, while the
+    # client's read thread answers no ping), and again when it decodes the frame with Python's own
+    # strict codec. The option drops only the first; an invalid byte still fails the decode.
+    client = socketio.Client(reconnection=False, websocket_extra_options={"skip_utf8_validation": True})
     batches = []
     client.on("elements:batch", lambda payload: batches.append(payload))
     kwargs = {"wait_timeout": 10}

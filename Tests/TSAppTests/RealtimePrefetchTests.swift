@@ -56,8 +56,12 @@ final class RealtimePrefetchTests: XCTestCase {
         let reads = GatedReads(expected: 3)
         let broadcaster = RealtimeBroadcaster(hub: hub, reads: reads, configuration: RealtimeConfiguration(globalEvents: .members),
                                               clock: SystemClock(), recovery: nil, logger: Logger(label: "test"))
-        for actor in ["a1", "a2", "a3"] {
+        for (i, actor) in ["a1", "a2", "a3"].enumerated() {
             broadcaster.publish(DomainEvent(kind: .roomCleared(deleted: 0), roomId: "r1", actorId: actor, originSocketId: nil))
+            // The next event is published once this one's read has begun: an event published
+            // while its room's read still waits for its turn shares that read (the burst test).
+            let deadline = ContinuousClock.now + .seconds(10)
+            while reads.state.withLock({ $0.calls }) < i + 1, ContinuousClock.now < deadline { await Task.yield() }
         }
         await fulfillment(of: [reads.allInFlight], timeout: 10)
         reads.releaseLastFirst()

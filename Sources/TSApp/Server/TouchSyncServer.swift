@@ -116,7 +116,10 @@ public final class TouchSyncServer: @unchecked Sendable {
         // Domain and realtime.
         let secret = try SecretStore.resolve(configured: configuration[.authJwtSecret], databasePath: path,
                                              production: production, logger: logger, adviceLevel: secretAdvice)
-        let realtime = try RealtimeConfiguration(reader: configuration)
+        var realtime = try RealtimeConfiguration(reader: configuration)
+        // The broadcaster's own reads never take more than a quarter of the database's read queue:
+        // a burst of events then waits in the broadcaster, and the requests' reads keep their room.
+        realtime.maxReadsInFlight = min(realtime.maxReadsInFlight, max(1, dbConfig.maxQueuedReads / 4))
         hub = try SocketIOServer(configuration: SocketIOConfiguration(reader: configuration), clock: clock, logger: Logger(label: "touchsync.realtime"))
         eventLog = RealtimeEventLog(reader: configuration, clock: wallClock)
         eventLog.observe(hub)

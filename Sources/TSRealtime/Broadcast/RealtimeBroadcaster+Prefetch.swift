@@ -1,3 +1,4 @@
+import Synchronization
 import TSDomain
 import TSSocketIO
 import TSSync
@@ -73,6 +74,50 @@ final class Prefetch: Sendable {
     }
 }
 
+/// The members reads of the events of one room, shared while not begun: an event published while
+/// its room's members read still waits for a permit takes that read's answer instead of queueing
+/// one of its own. The shared read begins after the event's commit (the event is published after
+/// it), so it sees the membership the event's own read would have seen, or a later one, as a
+/// read in the drain did. A burst of N events of one room (a fixture, an import) costs a handful
+/// of reads, not N.
+final class SharedMemberReads: Sendable {
+    private final class Begun: Sendable { let value = Atomic<Bool>(false) }
+    private struct Read: Sendable {
+        let begun: Begun
+        let task: Task<Result<[String], any Error>, Never>
+    }
+
+    private let pending = Mutex<[String: Read]>([:])
+
+    /// Reads started (not shared), for tests.
+    let started = Atomic<Int>(0)
+
+    func members(of roomId: String, permits: AsyncPermits,
+                 read: @escaping @Sendable () async throws -> [String]) async -> Result<[String], any Error> {
+        let task = pending.withLock { map -> Task<Result<[String], any Error>, Never> in
+            if let r = map[roomId], !r.begun.value.load(ordering: .acquiring) { return r.task }
+            started.add(1, ordering: .relaxed)
+            let begun = Begun()
+            // Created under the lock (the task only queues here): its first look at `pending`
+            // waits for this one to end, so it always finds its own entry.
+            let task = Task { [self] () async -> Result<[String], any Error> in
+                await permits.withPermit { () async -> Result<[String], any Error> in
+                    // From here on the read is no longer shared: a later event needs a read that
+                    // begins after its own commit.
+                    self.pending.withLock { map in
+                        begun.value.store(true, ordering: .releasing)
+                        if map[roomId]?.begun === begun { map[roomId] = nil }
+                    }
+                    do { return .success(try await read()) } catch { return .failure(error) }
+                }
+            }
+            map[roomId] = Read(begun: begun, task: task)
+            return task
+        }
+        return await task.value
+    }
+}
+
 extension RealtimeBroadcaster {
     /// The reads `event`'s broadcast needs, not started yet, and whether only a socket in the
     /// event's room can need them (`roomOnly`: who has hearted the element, for the `hasReacted`
@@ -86,11 +131,13 @@ extension RealtimeBroadcaster {
     /// before either).
     func prefetch(_ event: DomainEvent) -> (reads: Prefetch, roomOnly: Bool) {
         let reads = recipientReads
+        let permits = readPermits
         let roomId = event.roomId
         switch event.kind {
         case .elementCreated, .elementDeleted, .roomCleared:
             guard globalEventsToMembers else { return (.none, false) }
-            return (.deferred { RecipientData(members: await Self.result { try await reads.memberIds(roomId: roomId) }) }, false)
+            let shared = sharedMemberReads
+            return (.deferred { RecipientData(members: await shared.members(of: roomId, permits: permits) { try await reads.memberIds(roomId: roomId) }) }, false)
         case .elementUpdated(let element):
             guard element.reactions != nil else { return (.none, false) }
             return (hearted(element.id), true)
@@ -100,12 +147,12 @@ extension RealtimeBroadcaster {
             let hub = self.hub
             let actor = event.actorId
             return (.deferred {
-                RecipientData(rooms: await Self.result {
+                await permits.withPermit { RecipientData(rooms: await Self.result {
                     let members = try await reads.memberIds(roomId: roomId)
                     var viewers = members.filter { !hub.sockets(inRoom: RealtimeConfiguration.userChannel($0)).isEmpty }
                     if !viewers.contains(actor) { viewers.append(actor) }  // the view logged when nobody listens
                     return try await reads.rooms(roomId: roomId, viewers: viewers)
-                })
+                }) }
             }, false)
         case .messageCreated:
             return (.none, false)
@@ -125,7 +172,8 @@ extension RealtimeBroadcaster {
 
     private func hearted(_ elementId: String) -> Prefetch {
         let reads = recipientReads
-        return .deferred { RecipientData(hearted: await Self.result { try await reads.heartedBy(elementId: elementId) }) }
+        let permits = readPermits
+        return .deferred { await permits.withPermit { RecipientData(hearted: await Self.result { try await reads.heartedBy(elementId: elementId) }) } }
     }
 
     private static func result<T>(_ body: () async throws -> T) async -> Result<T, any Error> {

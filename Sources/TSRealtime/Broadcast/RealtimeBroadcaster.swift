@@ -29,6 +29,10 @@ import TSSync
 public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
     public let hub: SocketIOServer
     let recipientReads: any RecipientReads
+    /// Bounds the recipient reads in flight (`RealtimeConfiguration.maxReadsInFlight`).
+    let readPermits: AsyncPermits
+    /// A room's members read, shared by the events published before it begins.
+    let sharedMemberReads = SharedMemberReads()
     private let configuration: RealtimeConfiguration
     /// Times the gap waits (a missing room number, a fresh room's hold).
     private let clock: any MonotonicClock
@@ -89,6 +93,7 @@ public final class RealtimeBroadcaster: DomainEventPublisher, Sendable {
                 recovery: ClusterRecovery?, logger: Logger) {
         self.hub = hub
         recipientReads = reads
+        readPermits = AsyncPermits(max(1, configuration.maxReadsInFlight))
         self.configuration = configuration
         self.clock = clock
         self.recovery = recovery

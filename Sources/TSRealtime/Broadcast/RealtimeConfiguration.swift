@@ -25,6 +25,13 @@ public struct RealtimeConfiguration: Sendable {
     public var maxTrackedRooms = 100_000
     /// A room idle this long is forgotten (its next event starts it fresh).
     public var forgetIdleRoomsAfter: Duration = .seconds(600)
+    /// Reads of the events' recipients (members, hearts, rooms) in flight at once. A burst of
+    /// events (a fixture or an import of hundreds of elements) starts one read per event when it
+    /// is published; unbounded, they would fill the database's read queue (`database.maxQueuedReads`)
+    /// and a refused read would leave its event's global part unsent. The others wait their turn
+    /// here, in order, which is the order the room's drain needs them in. The server lowers it to a
+    /// quarter of `database.maxQueuedReads` when that is smaller.
+    public var maxReadsInFlight = 16
 
     public init(globalEvents: GlobalEvents = .members, legacyJoinEvents: Bool = false) {
         self.globalEvents = globalEvents

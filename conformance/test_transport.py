@@ -30,8 +30,7 @@ ENV = {
     "TOUCHSYNC_REALTIME_MAX_OUTBOUND_BYTES_PER_SOCKET": "262144",
     "TOUCHSYNC_SERVER_OUTBOUND_STALL_TIMEOUT_SECONDS": "2",
 }
-# 20,000 (the size the app must load); the poll(2) rerun sets 5,000, still far beyond the bounds.
-ELEMENTS = int(os.environ.get("TRANSPORT_ELEMENTS", "20000"))
+ELEMENTS = 20_000
 
 
 def env(extra=None):

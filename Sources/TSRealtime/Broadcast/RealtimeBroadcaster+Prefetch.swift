@@ -81,37 +81,27 @@ final class Prefetch: Sendable {
 /// read in the drain did. A burst of N events of one room (a fixture, an import) costs a handful
 /// of reads, not N.
 final class SharedMemberReads: Sendable {
-    private final class Begun: Sendable { let value = Atomic<Bool>(false) }
-    private struct Read: Sendable {
-        let begun: Begun
-        let task: Task<Result<[String], any Error>, Never>
-    }
+    private typealias Answer = Task<Result<[String], any Error>, Never>
 
-    private let pending = Mutex<[String: Read]>([:])
-
-    /// Reads started (not shared), for tests.
-    let started = Atomic<Int>(0)
+    /// Per room, the read not begun yet. An entry is added only where none is and removed only by
+    /// its own read when it begins, so an entry can always still be shared.
+    private let waiting = Mutex<[String: Answer]>([:])
 
     func members(of roomId: String, permits: AsyncPermits,
                  read: @escaping @Sendable () async throws -> [String]) async -> Result<[String], any Error> {
-        let task = pending.withLock { map -> Task<Result<[String], any Error>, Never> in
-            if let r = map[roomId], !r.begun.value.load(ordering: .acquiring) { return r.task }
-            started.add(1, ordering: .relaxed)
-            let begun = Begun()
-            // Created under the lock (the task only queues here): its first look at `pending`
-            // waits for this one to end, so it always finds its own entry.
+        let task = waiting.withLock { reads -> Answer in
+            if let shared = reads[roomId] { return shared }
+            // Created under the lock (the task only queues here): its first look at the map waits
+            // for this one to end, so the entry it removes is its own.
             let task = Task { [self] () async -> Result<[String], any Error> in
                 await permits.withPermit { () async -> Result<[String], any Error> in
                     // From here on the read is no longer shared: a later event needs a read that
                     // begins after its own commit.
-                    self.pending.withLock { map in
-                        begun.value.store(true, ordering: .releasing)
-                        if map[roomId]?.begun === begun { map[roomId] = nil }
-                    }
+                    _ = self.waiting.withLock { $0.removeValue(forKey: roomId) }
                     do { return .success(try await read()) } catch { return .failure(error) }
                 }
             }
-            map[roomId] = Read(begun: begun, task: task)
+            reads[roomId] = task
             return task
         }
         return await task.value

@@ -236,22 +236,25 @@ public struct JSONParser {
 
     /// UTF-8 encoding of one scalar (RFC 3629 §3), without an intermediate String.
     private static func appendUTF8(_ u: Unicode.Scalar, to out: inout [UInt8]) {
-        let v = u.value
+        let v: UInt32 = u.value
+        // The low bits of `x` after a lead byte's marker; a scalar's value bounds every lead byte,
+        // so truncating loses nothing. (Typed bytes keep the literals' type inference cheap.)
+        func byte(_ marker: UInt8, _ x: UInt32, _ mask: UInt8) -> UInt8 { marker | (UInt8(truncatingIfNeeded: x) & mask) }
         switch v {
         case 0..<0x80:
-            out.append(UInt8(v))
+            out.append(UInt8(truncatingIfNeeded: v))
         case 0x80..<0x800:
-            out.append(UInt8(0xC0 | (v >> 6)))
-            out.append(UInt8(0x80 | (v & 0x3F)))
+            out.append(byte(0xC0, v >> 6, 0x1F))
+            out.append(byte(0x80, v, 0x3F))
         case 0x800..<0x10000:
-            out.append(UInt8(0xE0 | (v >> 12)))
-            out.append(UInt8(0x80 | ((v >> 6) & 0x3F)))
-            out.append(UInt8(0x80 | (v & 0x3F)))
+            out.append(byte(0xE0, v >> 12, 0x0F))
+            out.append(byte(0x80, v >> 6, 0x3F))
+            out.append(byte(0x80, v, 0x3F))
         default:
-            out.append(UInt8(0xF0 | (v >> 18)))
-            out.append(UInt8(0x80 | ((v >> 12) & 0x3F)))
-            out.append(UInt8(0x80 | ((v >> 6) & 0x3F)))
-            out.append(UInt8(0x80 | (v & 0x3F)))
+            out.append(byte(0xF0, v >> 18, 0x07))
+            out.append(byte(0x80, v >> 12, 0x3F))
+            out.append(byte(0x80, v >> 6, 0x3F))
+            out.append(byte(0x80, v, 0x3F))
         }
     }
 

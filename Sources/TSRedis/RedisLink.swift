@@ -50,8 +50,10 @@ final class RedisLink: ConnectionHandler, @unchecked Sendable {
         var commands: [[UInt8]] = []
         if let password = configuration.url.password {
             // AUTH [username] password (Redis 6 ACL form when a username is given).
-            commands.append(RESPEncoder.command([Array("AUTH".utf8)] + (configuration.url.username.map { [Array($0.utf8)] } ?? [])
-                                                + [Array(password.utf8)]))
+            var auth: [[UInt8]] = [Array("AUTH".utf8)]
+            if let username = configuration.url.username { auth.append(Array(username.utf8)) }
+            auth.append(Array(password.utf8))
+            commands.append(RESPEncoder.command(auth))
         }
         self.handshake = commands + handshake
         self.onReady = onReady

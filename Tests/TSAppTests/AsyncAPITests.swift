@@ -162,10 +162,11 @@ final class AsyncAPITests: XCTestCase {
         }.filter { !$0.isEmpty && $0 != "…" }
         if let r = cell.range(of: "fields of `") {
             let name = String(cell[r.upperBound...].prefix { $0 != "`" })
-            documented += (components[name]?["properties"]?.objectValue?.keys).map(Array.init) ?? []
+            if let keys = components[name]?["properties"]?.objectValue?.keys { documented += Array(keys) }
         }
         let target = ref.flatMap { components[$0] } ?? schema
-        let declared = (target["properties"]?.objectValue?.keys).map(Array.init) ?? []
+        var declared: [String] = []
+        if let keys = target["properties"]?.objectValue?.keys { declared = Array(keys) }
         guard Set(documented) != Set(declared) else { return nil }
         return "docs/api.md \(what) names [\(documented.joined(separator: ", "))] but the declaration has [\(declared.joined(separator: ", "))]"
     }

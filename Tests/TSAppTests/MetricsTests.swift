@@ -45,8 +45,10 @@ final class MetricsTests: XCTestCase {
                     labels[(inner as NSString).substring(with: p.range(at: 1))] = (inner as NSString).substring(with: p.range(at: 2))
                 }
             }
-            let family = ["_bucket", "_sum", "_count"].reduce(name) { n, suffix in
-                n.hasSuffix(suffix) && typed.contains(String(n.dropLast(suffix.count))) ? String(n.dropLast(suffix.count)) : n
+            var family = name
+            for suffix in ["_bucket", "_sum", "_count"] where family.hasSuffix(suffix) {
+                let base = String(family.dropLast(suffix.count))
+                if typed.contains(base) { family = base }
             }
             XCTAssertTrue(typed.contains(family), "\(name) has no # TYPE before it", file: file, line: line)
             let value = try XCTUnwrap(Double(ns.substring(with: m.range(at: 4)).replacingOccurrences(of: "+Inf", with: "inf")), l)

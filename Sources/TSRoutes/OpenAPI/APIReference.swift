@@ -30,7 +30,12 @@ public enum APIReference {
     }
 
     static func anchor(_ heading: String) -> String {
-        heading.lowercased().map { $0 == " " ? "-" : $0 }.filter { $0.isLetter || $0.isNumber || $0 == "-" }.map(String.init).joined()
+        var out = ""
+        for c: Character in heading.lowercased() {
+            let mapped: Character = c == " " ? "-" : c
+            if mapped.isLetter || mapped.isNumber || mapped == "-" { out.append(mapped) }
+        }
+        return out
     }
 
     static func operation(_ op: OpenAPIOperation) -> String {

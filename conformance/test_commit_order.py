@@ -23,10 +23,10 @@ import socketio
 
 from conftest import start_own_server, stop_own_server, wait_for
 
-TOGGLE_ROUNDS = int(os.environ.get("ORDER_TOGGLE_ROUNDS", "25"))
+TOGGLE_ROUNDS = int(os.environ.get("ORDER_TOGGLE_ROUNDS", "20"))
 TOGGLES_PER_ROUND = int(os.environ.get("ORDER_TOGGLES_PER_ROUND", "48"))
-JOINS = int(os.environ.get("ORDER_JOINS", "60"))
-ORDER_MYROOMS_WRITES = int(os.environ.get("ORDER_MYROOMS_WRITES", "60"))
+JOINS = int(os.environ.get("ORDER_JOINS", "48"))
+ORDER_MYROOMS_WRITES = int(os.environ.get("ORDER_MYROOMS_WRITES", "48"))
 MEMBERS = 16
 # python-engineio's client refuses a polling payload of more than 16 packets (a limit of its own:
 # the reference server, like ours, answers a poll with every packet queued since the last one).

@@ -29,7 +29,7 @@ from conftest import database_args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
-MAX_EXAMPLES = os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "10")
+MAX_EXAMPLES = os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "8")
 SEED = os.environ.get("SCHEMATHESIS_SEED", "20261122")
 
 

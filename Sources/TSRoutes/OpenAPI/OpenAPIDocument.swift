@@ -85,9 +85,14 @@ public enum OpenAPIDocument {
         if let errorSchema {
             var statuses = op.errors
             if op.security == .bearer && !statuses.contains(401) { statuses.append(401) }
+            // Every route with a body answers 413 before it reads one larger than server.maxBodyBytes
+            // (RFC 9110 §15.5.14): a client (or a fuzzer sending a schema-violating body) meets it
+            // whatever the body's schema says.
+            if op.requestSchema != nil && !statuses.contains(413) { statuses.append(413) }
             for status in statuses.sorted() {
                 var headers: JSONObject = ["X-Request-Id": ["$ref": "#/components/headers/X-Request-Id"]]
                 var description = HTTPStatus.reasonPhrase(status)
+                if status == 413 { description = "The body is larger than server.maxBodyBytes (1 MiB by default): PAYLOAD_TOO_LARGE, nothing read or written" }
                 if status == 429 {
                     // limits.*: the caller's budget for this kind of write is spent (docs/limits.md).
                     description = op.security == .bearer

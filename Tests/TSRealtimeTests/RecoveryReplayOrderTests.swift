@@ -140,15 +140,22 @@ final class RecoveryReplayOrderTests: XCTestCase {
 
         // The restore runs (off the loop); the loop goes on once it is over, or waits for the loop.
         // Bounded: the restore gives up on the loop after its own 10 s and then reports its outcome.
+        // One iterator for the whole test: an AsyncStream ends when its iterator goes away.
+        var progressing = progress.makeAsyncIterator()
         mirror.releasing.yield()
-        for await _ in progress {
-            if mirror.outcome.withLock({ $0 }) != nil || executor.enqueued.withLock({ $0 }) >= startedBefore + 2 { break }
+        while mirror.outcome.withLock({ $0 }) == nil && executor.enqueued.withLock({ $0 }) < startedBefore + 2 {
+            guard await progressing.next() != nil else { break }
         }
         held.signal()
 
         var got: [String] = []
         while got.filter({ $0.hasPrefix("42[\"room:cleared\"") }).count < 2, case .text(let m) = ws.receiveSkippingPings(timeout: 10) {
             got.append(m)
+        }
+        // The restore reports its outcome once the loop has taken its writes in, so the client can
+        // read them first: wait for the report (the restore itself gives up after 10 s).
+        while mirror.outcome.withLock({ $0 }) == nil {
+            guard await progressing.next() != nil else { break }
         }
         XCTAssertEqual(mirror.outcome.withLock { $0 }, "restored, 1 replayed")
         XCTAssertTrue(got.first?.hasPrefix("40{") == true, "the CONNECT reply comes first: \(got)")

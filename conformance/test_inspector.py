@@ -391,6 +391,12 @@ def test_request_list_shows_bodies_with_secrets_redacted(test_server, fixtures, 
     browser.evaluate(f"{row}.click()")
     detail = browser.wait_for(f"(() => {{ const d = {row}.nextElementSibling; return !d.hidden && d.innerText; }})()", what="the login detail")
     assert '"username": "alice"' in detail and '"password": "[redacted]"' in detail and '"token": "[redacted]"' in detail
+    # A refresh that lands after a click (the automatic one may be under way when the row is
+    # clicked) draws new rows: the open detail stays open.
+    browser.evaluate(f"{row}.dataset.drawnBefore = '1'")
+    click(browser, "#rl-refresh")
+    browser.wait_for(f"!!{row} && {row}.dataset.drawnBefore === undefined", what="the refreshed rows")
+    assert browser.evaluate(f"!{row}.nextElementSibling.hidden"), "a refresh closed the open detail"
     msg = "[...document.querySelectorAll('#rl-body tr.rq-row')].find(r => r.innerText.includes('/messages'))"
     browser.evaluate(f"{msg}.click()")
     detail = browser.wait_for(f"(() => {{ const d = {msg}.nextElementSibling; return !d.hidden && d.innerText; }})()", what="the message detail")

@@ -685,7 +685,14 @@ textarea { width: 100%; min-height: 160px; font-family: var(--mono); font-size: 
       rl.lastSeq = d.lastSequence;
       $("rl-count").textContent = d.requests.length;
       $("rl-note").textContent = "the last " + d.capacity + " requests (bodies up to " + d.maxBodyBytes + " bytes), newest first; Authorization, passwords and tokens redacted; the inspector's and Socket.IO's own requests are not listed";
-      replaceRows($("rl-body"), d.requests.flatMap(requestRow), "No requests yet.", 7);
+      // A refresh already under way when a row was opened lands after the click: the rows it
+      // draws keep every detail that is open now, so a click is never undone by a refresh.
+      const open = new Set([...document.querySelectorAll("#rl-body tr.rq-detail:not([hidden])")].map(t => t.previousElementSibling.dataset.seq));
+      replaceRows($("rl-body"), d.requests.flatMap(r => {
+        const [row, detail] = requestRow(r);
+        if (open.has(String(r.seq))) detail.hidden = false;
+        return [row, detail];
+      }), "No requests yet.", 7);
       document.body.setAttribute("data-requests-seq", d.lastSequence);
     } catch (e) {
       replaceRows($("rl-body"), [], e.status === 404 ? "The request list is off (TOUCHSYNC_ENV=production or inspector.requestLogCapacity = 0)." : "Cannot load: " + e.message, 7);

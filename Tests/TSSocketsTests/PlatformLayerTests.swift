@@ -90,15 +90,12 @@ final class PlatformLayerTests: XCTestCase {
         let joined = code.joined(separator: "\n") as NSString
         var found: [(line: Int, name: String)] = []
         for (name, re) in regexes {
-            var lastLine = -1
+            // Matches come in order of position, so the line only moves forward.
+            var line = 0, lastLine = -1
             for m in re.matches(in: joined as String, range: NSRange(location: 0, length: joined.length)) {
                 guard joined.substring(with: m.range).contains("\n") == false else { continue }
-                var lo = 0, hi = starts.count - 1
-                while lo < hi {
-                    let mid = (lo + hi + 1) / 2
-                    if starts[mid] <= m.range.location { lo = mid } else { hi = mid - 1 }
-                }
-                if lo != lastLine { found.append((lo, name)); lastLine = lo }
+                while line + 1 < starts.count && starts[line + 1] <= m.range.location { line += 1 }
+                if line != lastLine { found.append((line, name)); lastLine = line }
             }
         }
         return found.sorted { $0.line < $1.line }.map {

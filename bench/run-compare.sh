@@ -9,6 +9,8 @@
 #   nginx             bench/peers/nginx-health.sh (Debian's nginx, one worker): health
 #   aiohttp           bench/peer/peer.py (aiohttp + sqlite3, synchronous = FULL): health, toggle, interaction-state, my-rooms
 #   touchsync-pg      one node on PostgreSQL (scripts/services.sh, fsync on): toggle, interaction-state, my-rooms
+#   sqlite-c          SQLite alone (bench/sqlite-toggle, C): the server's toggle transaction for $DURATION, 64 and 1
+#                     toggles per commit (the toggle's limit: bench/README.md, "The durable toggle's limit")
 # The SQLite servers of a round each get their own copy of one `touchsync bench-seed` database;
 # the PostgreSQL node a fresh copy of a database seeded once with the same command. Prints a markdown table
 # (also written to $COMPARE_DATA/table.md): per row the median and spread (min–max) of req/s, p50
@@ -55,6 +57,12 @@ cleanup() {
 trap cleanup EXIT
 
 servers=(touchsync-sqlite hummingbird nginx aiohttp)
+SQLITE_TOGGLE="$C/sqlite-toggle"
+if cc -O2 -o "$SQLITE_TOGGLE" bench/sqlite-toggle/sqlite-toggle.c -lsqlite3 >"$C/build-sqlite-toggle.log" 2>&1; then
+  servers+=(sqlite-c)
+else
+  echo "SQLite-alone rows left out: bench/sqlite-toggle/sqlite-toggle.c did not build (cc and libsqlite3-dev; see $C/build-sqlite-toggle.log)" >&2
+fi
 if [[ "${PG:-1}" != 0 ]]; then
   services="$(mktemp -d "${TMPDIR:-/tmp}/touchsync-compare-services.XXXXXX")"; rmdir "$services"   # absolute: PostgreSQL runs as its own user
   taskset -c "$SERVER_CPU" scripts/services.sh start "$services" >/dev/null
@@ -121,6 +129,22 @@ run_aiohttp() {
   bench/run-peer.sh stop
 }
 
+# SQLite alone: the server's toggle statements in C on a copy of the round's seed, 64 toggles per
+# commit (the server's largest group commit) and 1 (one fsync per toggle), pinned as the servers are.
+run_sqlite_c() {
+  local batch log
+  for batch in 64 1; do
+    rm -rf "$C/sqlite-c"; mkdir -p "$C/sqlite-c"
+    cp "$C/seed"/bench.sqlite* "$C/sqlite-c/"
+    log="$C/results/sqlite-c$batch.toggle.round$round.log"
+    taskset -c "$SERVER_CPU" "$SQLITE_TOGGLE" --database "$C/sqlite-c/bench.sqlite" --room "$(cat "$C/seed/toggle-room.txt")" \
+      --seconds "${DURATION%s}" --batch "$batch" --seed "$round" >"$log" 2>&1 || { echo "run failed: sqlite-c$batch (see $log)" >&2; exit 1; }
+    read -r l1 _ </proc/loadavg
+    grep -m1 '^RESULT ' "$log" | sed -e "s/^RESULT {/RESULT {\"round\": $round, /" -e "s/}\$/, \"load1\": $l1}/" \
+      | tee -a "$C/results/sqlite-c$batch.toggle.out" | sed "s/^/round $round sqlite-c$batch toggle: /"
+  done
+}
+
 # The PostgreSQL data set is seeded once per sitting (into bench_compare_seed; through PostgreSQL
 # with fsync on it takes a minute or more) and every round's node gets a fresh copy of it
 # (CREATE DATABASE … TEMPLATE: a file copy, a second), as the SQLite servers get copies of theirs.
@@ -172,11 +196,12 @@ def spread(vals, fmt):
     return f"{fmt(statistics.median(vals))} ({fmt(min(vals))}–{fmt(max(vals))})" if len(vals) > 1 else fmt(vals[0])
 f0 = lambda v: f"{v:,.0f}"; f1 = lambda v: f"{v:.1f}"; f2 = lambda v: f"{v:.2f}"
 routes = [("GET /health", "health", ["touchsync-sqlite", "hummingbird", "nginx", "aiohttp"]),
-          ("POST …/reactions/toggle", "toggle", ["touchsync-sqlite", "aiohttp", "touchsync-pg"]),
+          ("POST …/reactions/toggle", "toggle", ["touchsync-sqlite", "aiohttp", "touchsync-pg", "sqlite-c64", "sqlite-c1"]),
           ("POST interaction-state (50 ids)", "interaction-state", ["touchsync-sqlite", "aiohttp", "touchsync-pg"]),
           ("GET /api/rooms/my-rooms (50 rooms)", "my-rooms", ["touchsync-sqlite", "aiohttp", "touchsync-pg"])]
 names = {"touchsync-sqlite": "TouchSync, SQLite", "hummingbird": "Hummingbird 2", "nginx": "nginx (1 worker)",
-         "aiohttp": "aiohttp + sqlite3", "touchsync-pg": "TouchSync, PostgreSQL"}
+         "aiohttp": "aiohttp + sqlite3", "touchsync-pg": "TouchSync, PostgreSQL",
+         "sqlite-c64": "SQLite alone (C), 64 per commit", "sqlite-c1": "SQLite alone (C), 1 per commit"}
 print(f"Peers in one sitting: {started}, commit {commit}, {machine}; server CPU {scpu}, wrk CPU {lcpu} "
       f"(-t2 -c{conns} -d{duration}), {rounds} interleaved round(s), every server fresh each round.")
 print()
@@ -196,6 +221,9 @@ for title, scenario, servers in routes:
         print(f"| {title} | {names[s]} | {spread([r['rps'] for r in rs], f0)} | {spread([r['p50_ms'] for r in rs], f2)} "
               f"| {spread([r['p99_ms'] for r in rs], f2)} | {spread(cpu, f1)} | {'1' if s == 'touchsync-sqlite' else spread(ratios, f2)} "
               f"| {spread([r['load1'] for r in rs], f2)} | {errors} |")
+if load("sqlite-c64", "toggle"):
+    print("\nSQLite alone: no HTTP, the server's toggle statements in one process (bench/sqlite-toggle); its p50/p99 are a "
+          "commit batch's time from BEGIN to COMMIT, and its ratio is the server's fraction of that limit.")
 if bad:
     print(f"\n{bad} non-2xx answers or socket errors: see the *.log files in {res}", file=sys.stderr)
 PY

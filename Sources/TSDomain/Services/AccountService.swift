@@ -148,7 +148,7 @@ public struct AccountService: Sendable {
 
         // The user's elements in shared rooms (with the hearts others gave them).
         let elements = try c.rows("SELECT id, room_id FROM elements WHERE created_by = ? ORDER BY room_id, seq, id", [u]) {
-            (elementId: $0.string(0), roomId: $0.string(1))
+            (roomId: $0.string(1), elementId: $0.string(0))
         }
         try c.run("DELETE FROM reactions WHERE user_id = ?", [u])  // on the user's own elements
         try c.run("DELETE FROM reactions WHERE element_id IN (SELECT id FROM elements WHERE created_by = ?)", [u])

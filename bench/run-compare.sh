@@ -225,5 +225,6 @@ if load("sqlite-c64", "toggle"):
     print("\nSQLite alone: no HTTP, the server's toggle statements in one process (bench/sqlite-toggle); its p50/p99 are a "
           "commit batch's time from BEGIN to COMMIT, and its ratio is the server's fraction of that limit.")
 if bad:
-    print(f"\n{bad} non-2xx answers or socket errors: see the *.log files in {res}", file=sys.stderr)
+    print(f"\n{bad} non-2xx answers or socket errors: those rows are not measurements; see the *.log files in {res}", file=sys.stderr)
+    sys.exit(1)
 PY

@@ -139,10 +139,9 @@ async def interaction_state(request):
     ids = list(dict.fromkeys((await request.json())["postIds"]))
     marks = ",".join("?" * len(ids))
     found = {r[0]: r for r in db.execute(
-        "SELECT p.id, p.like_count, p.save_count,"
-        " EXISTS(SELECT 1 FROM post_likes l WHERE l.post_id = p.id AND l.user_id = ?),"
-        " EXISTS(SELECT 1 FROM post_saves s WHERE s.post_id = p.id AND s.user_id = ?)"
-        f" FROM posts p WHERE p.id IN ({marks})", (row[0], row[0], *ids))}
+        "SELECT p.id, p.like_count, p.save_count, i.liked_at IS NOT NULL, i.saved_at IS NOT NULL"
+        " FROM posts p LEFT JOIN post_interactions i ON i.post_id = p.id AND i.user_id = ?"
+        f" WHERE p.id IN ({marks})", (row[0], *ids))}
     states = [{"postId": i, "isLiked": bool(found[i][3]), "isSaved": bool(found[i][4]), "likeCount": found[i][1],
                "saveCount": found[i][2]} for i in ids if i in found]
     data = {"interactions": states, "totalPosts": len(states), "totalLiked": sum(s["isLiked"] for s in states),

@@ -85,8 +85,8 @@ public struct JSONSchemaCheck: Sendable {
         case .object(let o):
             return objectViolation(o, s, field)
         case .array(let a):
-            if let min = s["minItems"]?.intValue.map { Int($0) }, a.count < min { return Violation(field: field, message: "must have at least \(min) item\(min == 1 ? "" : "s")") }
-            if let max = s["maxItems"]?.intValue.map { Int($0) }, a.count > max { return Violation(field: field, message: "must have at most \(max) items") }
+            if let min = s["minItems"]?.intValue.map({ Int($0) }), a.count < min { return Violation(field: field, message: "must have at least \(min) item\(min == 1 ? "" : "s")") }
+            if let max = s["maxItems"]?.intValue.map({ Int($0) }), a.count > max { return Violation(field: field, message: "must have at most \(max) items") }
             if let items = s["items"] {
                 // The item's path (`field[i]`) is built only for the item that fails: no string
                 // per valid item (interaction-state checks 50 ids per request).
@@ -104,10 +104,10 @@ public struct JSONSchemaCheck: Sendable {
                 counted = n
                 return n
             }
-            if let min = s["minLength"]?.intValue.map { Int($0) }, (bytes + 3) / 4 < min, length() < min {
+            if let min = s["minLength"]?.intValue.map({ Int($0) }), (bytes + 3) / 4 < min, length() < min {
                 return Violation(field: field, message: min == 1 ? "must not be empty" : "must be at least \(min) characters")
             }
-            if let max = s["maxLength"]?.intValue.map { Int($0) }, bytes > max, length() > max {
+            if let max = s["maxLength"]?.intValue.map({ Int($0) }), bytes > max, length() > max {
                 return Violation(field: field, message: "must be at most \(max) characters")
             }
             if let p = s["pattern"]?.stringValue, !Self.matches(str, pattern: p) {

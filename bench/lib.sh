@@ -154,3 +154,19 @@ send_curl_configs() {
   for k in $(seq 0 $((clients - 1))); do curl -s -K "$out/curl.$k.cfg" >"$out/codes.$k.txt" & senders+=($!); done
   wait "${senders[@]}"
 }
+
+# A free TCP port on 127.0.0.1 (bound and released; the server binds it next).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# measure_http OUT NAME SCENARIO PORT DATA PID: one bench/run-http.sh run ($DURATION, $CONNS
+# connections) against the server on PORT (process PID, its seed's ids in DATA); its RESULT line,
+# with "round": $round, appended to OUT/NAME.SCENARIO.out and printed; the run's whole output in
+# OUT/NAME.SCENARIO.round$round.log. Stops the script when wrk fails or gives no RESULT line.
+measure_http() {
+  local out=$1 name=$2 scenario=$3 port=$4 data=$5 pid=$6 log="$1/$2.$3.round$round.log"
+  BENCH_DATA="$data" URL="http://127.0.0.1:$port" SERVER_PID="$pid" RUNS=1 DURATION="$DURATION" CONNECTIONS="$CONNS" \
+    bench/run-http.sh "$scenario" >"$log" 2>&1 || { echo "run failed: $name $scenario (see $log)" >&2; exit 1; }
+  grep -q '^RESULT ' "$log" || { echo "no RESULT line from wrk: $name $scenario (see $log)" >&2; exit 1; }
+  grep -m1 '^RESULT ' "$log" | sed "s/^RESULT {/RESULT {\"round\": $round, /" \
+    | tee -a "$out/$name.$scenario.out" | sed "s/^/round $round $name $scenario: /"
+}

@@ -22,7 +22,6 @@ RUNS="${RUNS:-3}"
 CLUSTER_DATA="${CLUSTER_DATA:-bench/.data-cluster}"
 mkdir -p "$CLUSTER_DATA"
 # Free ports unless given (fixed ones collide with other benchmarks running on the same machine).
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 PORT_A="${PORT_A:-$(free_port)}"; PORT_B="${PORT_B:-$(free_port)}"; PORT_C="${PORT_C:-$(free_port)}"
 export BENCH_DATA="$CLUSTER_DATA"   # bench/lib.sh's median_of keeps its summary there
 export TOUCHSYNC_JWT_SECRET="${TOUCHSYNC_JWT_SECRET:-bench-cluster-secret-0123456789abcdef0123}"

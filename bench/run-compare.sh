@@ -31,7 +31,6 @@ HB_PACKAGE=bench/peers/hummingbird-health
 PG_SECRET="bench-compare-secret-0123456789abcdef0123"   # the PostgreSQL node's tokens (no database file to keep one in)
 # psql without the NOTICE of a DROP … IF EXISTS of nothing (only psql's sessions: libpq reads PGOPTIONS).
 psql_admin() { PGOPTIONS="--client-min-messages=warning" "$PSQL_BIN" "$PG_ADMIN" "$@"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 rm -rf "$C"; mkdir -p "$C/results"
 C="$(cd "$C" && pwd)"
@@ -86,21 +85,10 @@ wait_health() {
   echo "$3 did not answer /health on port $1" >&2; exit 1
 }
 
-# measure NAME SCENARIO PORT DATA PID: one bench/run-http.sh run; its RESULT line, with the round,
-# appended to $C/results/NAME.SCENARIO.out.
-measure() {
-  local name=$1 scenario=$2 port=$3 data=$4 pid=$5 log="$C/results/$1.$2.round$round.log"
-  BENCH_DATA="$data" URL="http://127.0.0.1:$port" SERVER_PID="$pid" RUNS=1 DURATION="$DURATION" CONNECTIONS="$CONNS" \
-    bench/run-http.sh "$scenario" >"$log" 2>&1 || { echo "run failed: $name $scenario (see $log)" >&2; exit 1; }
-  grep -q '^RESULT ' "$log" || { echo "no RESULT line from wrk: $name $scenario (see $log)" >&2; exit 1; }
-  grep -m1 '^RESULT ' "$log" | sed "s/^RESULT {/RESULT {\"round\": $round, /" \
-    | tee -a "$C/results/$name.$scenario.out" | sed "s/^/round $round $name $scenario: /"
-}
-
 run_touchsync_sqlite() {
   local port; port=$(free_port)
   BENCH_DATA="$C/ts" BENCH_PORT="$port" SEED_FROM="$C/seed" NO_BUILD=1 bench/server.sh start >/dev/null
-  for s in health toggle interaction-state my-rooms; do measure touchsync-sqlite "$s" "$port" "$C/ts" "$(cat "$C/ts/server.pid")"; done
+  for s in health toggle interaction-state my-rooms; do measure_http "$C/results" touchsync-sqlite "$s" "$port" "$C/ts" "$(cat "$C/ts/server.pid")"; done
   BENCH_DATA="$C/ts" bench/server.sh stop
 }
 
@@ -109,14 +97,14 @@ run_hummingbird() {
   taskset -c "$SERVER_CPU" "$HB_BIN" "$port" >"$C/hummingbird.log" 2>&1 &
   hb_pid=$!
   wait_health "$port" "$hb_pid" hummingbird
-  measure hummingbird health "$port" "$C/hb" "$hb_pid"
+  measure_http "$C/results" hummingbird health "$port" "$C/hb" "$hb_pid"
   kill -TERM "$hb_pid"; wait "$hb_pid" 2>/dev/null || true; hb_pid=""
 }
 
 run_nginx() {
   local port; port=$(free_port)
   taskset -c "$SERVER_CPU" bench/peers/nginx-health.sh start "$port" "$C/nginx" >/dev/null
-  measure nginx health "$port" "$C/nginx" "$(cat "$C/nginx/worker.pid")"
+  measure_http "$C/results" nginx health "$port" "$C/nginx" "$(cat "$C/nginx/worker.pid")"
   bench/peers/nginx-health.sh stop "$port" "$C/nginx"
 }
 
@@ -125,7 +113,7 @@ run_aiohttp() {
   rm -rf "$C/peer-db"; mkdir -p "$C/peer-db"
   for f in "$C/seed"/bench.sqlite* "$C/seed"/*.txt; do cp "$f" "$C/peer-db/"; done
   PEER_PORT="$port" PEER_DATABASE="$C/peer-db/bench.sqlite" bench/run-peer.sh start >/dev/null
-  for s in health toggle interaction-state my-rooms; do measure aiohttp "$s" "$port" bench/.data-peer "$(cat bench/.data-peer/peer.pid)"; done
+  for s in health toggle interaction-state my-rooms; do measure_http "$C/results" aiohttp "$s" "$port" bench/.data-peer "$(cat bench/.data-peer/peer.pid)"; done
   bench/run-peer.sh stop
 }
 
@@ -162,7 +150,7 @@ run_touchsync_pg() {
     taskset -c "$SERVER_CPU" "$BIN/touchsync" serve --port "$port" --database-url "$db" --log-level warning >"$C/pg/server.log" 2>&1 &
   pg_pid=$!
   wait_health "$port" "$pg_pid" "touchsync on PostgreSQL"
-  for s in toggle interaction-state my-rooms; do measure touchsync-pg "$s" "$port" "$C/pg" "$pg_pid"; done
+  for s in toggle interaction-state my-rooms; do measure_http "$C/results" touchsync-pg "$s" "$port" "$C/pg" "$pg_pid"; done
   kill -TERM "$pg_pid"; wait "$pg_pid" 2>/dev/null || true; pg_pid=""
 }
 

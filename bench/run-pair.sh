@@ -35,16 +35,11 @@ trap 'BENCH_DATA="$P/server" bench/server.sh stop 2>/dev/null || true' EXIT
 
 # run_build NAME SCRATCH: a fresh seeded server of that build, every scenario once.
 run_build() {
-  local name=$1 scratch=$2 port log
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+  local name=$1 scratch=$2 port scenario
+  port=$(free_port)
   BENCH_DATA="$P/server" BENCH_PORT="$port" SCRATCH="$scratch" NO_BUILD=1 bench/server.sh start >/dev/null
   for scenario in "${scenarios[@]}"; do
-    log="$P/results/$name.$scenario.round$round.log"
-    BENCH_DATA="$P/server" URL="http://127.0.0.1:$port" SERVER_PID="$(cat "$P/server/server.pid")" RUNS=1 DURATION="$DURATION" \
-      CONNECTIONS="$CONNS" bench/run-http.sh "$scenario" >"$log" 2>&1 || { echo "run failed: $name $scenario (see $log)" >&2; exit 1; }
-    grep -q '^RESULT ' "$log" || { echo "no RESULT line from wrk: $name $scenario (see $log)" >&2; exit 1; }
-    grep -m1 '^RESULT ' "$log" | sed "s/^RESULT {/RESULT {\"round\": $round, /" | tee -a "$P/results/$name.$scenario.out" \
-      | sed "s/^/round $round $name $scenario: /"
+    measure_http "$P/results" "$name" "$scenario" "$port" "$P/server" "$(cat "$P/server/server.pid")"
   done
   BENCH_DATA="$P/server" bench/server.sh stop
 }

@@ -38,24 +38,13 @@ enum RedisHostResolver {
         var v6: String?
         var cursor: UnsafeMutablePointer<addrinfo>? = first
         while let ai = cursor {
-            if let addr = ai.pointee.ai_addr {
-                var buf = [CChar](repeating: 0, count: 64)
-                if ai.pointee.ai_family == AF_INET {
-                    var a = addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
-                    if inet_ntop(AF_INET, &a, &buf, socklen_t(buf.count)) != nil { return .success(Self.text(buf)) }
-                } else if ai.pointee.ai_family == AF_INET6, v6 == nil {
-                    var a = addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
-                    if inet_ntop(AF_INET6, &a, &buf, socklen_t(buf.count)) != nil { v6 = Self.text(buf) }
-                }
+            if let addr = ai.pointee.ai_addr, let text = SocketAddress.numericHost(UnsafeRawPointer(addr)) {
+                if ai.pointee.ai_family == AF_INET { return .success(text) }
+                if v6 == nil { v6 = text }
             }
             cursor = ai.pointee.ai_next
         }
         if let v6 { return .success(v6) }
         return .failure(ResolveError(description: "cannot resolve \(host): no IPv4 or IPv6 address"))
-    }
-
-    /// The text `inet_ntop` wrote into `buf`: the bytes before its terminating NUL.
-    private static func text(_ buf: [CChar]) -> String {
-        String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -57,25 +57,28 @@ public struct SocketAddress: Sendable {
     /// "ip:port" for IPv4, "[ip]:port" for IPv6.
     static func describe(_ storage: sockaddr_storage) -> String {
         var s = storage
+        let host = withUnsafePointer(to: &s) { numericHost(UnsafeRawPointer($0)) }
+        guard let host else { return "unknown" }
+        let port = String(port(of: storage))
+        return Int32(storage.ss_family) == AF_INET6 ? "[" + host + "]:" + port : host + ":" + port
+    }
+
+    /// The numeric text of the IPv4 or IPv6 address at `addr` (a `sockaddr`, e.g. getaddrinfo(3)'s
+    /// `ai_addr`; raw, so no C type crosses this module's interface), by inet_ntop(3); nil for any
+    /// other family.
+    public static func numericHost(_ addr: UnsafeRawPointer) -> String? {
         var buf = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        return withUnsafePointer(to: &s) { p -> String in
-            switch Int32(storage.ss_family) {
-            case AF_INET:
-                return p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin -> String in
-                    var addr = sin.pointee.sin_addr
-                    _ = inet_ntop(AF_INET, &addr, &buf, socklen_t(buf.count))
-                    return cString(buf) + ":" + String(UInt16(bigEndian: sin.pointee.sin_port))
-                }
-            case AF_INET6:
-                return p.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin -> String in
-                    var addr = sin.pointee.sin6_addr
-                    _ = inet_ntop(AF_INET6, &addr, &buf, socklen_t(buf.count))
-                    return "[" + cString(buf) + "]:" + String(UInt16(bigEndian: sin.pointee.sin6_port))
-                }
-            default:
-                return "unknown"
-            }
+        switch Int32(addr.load(as: sockaddr.self).sa_family) {
+        case AF_INET:
+            var a = addr.load(as: sockaddr_in.self).sin_addr
+            guard inet_ntop(AF_INET, &a, &buf, socklen_t(buf.count)) != nil else { return nil }
+        case AF_INET6:
+            var a = addr.load(as: sockaddr_in6.self).sin6_addr
+            guard inet_ntop(AF_INET6, &a, &buf, socklen_t(buf.count)) != nil else { return nil }
+        default:
+            return nil
         }
+        return cString(buf)
     }
 }
 

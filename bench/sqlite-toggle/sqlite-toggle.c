@@ -62,13 +62,12 @@ static sqlite3_stmt *prepare(const char *sql) {
 }
 
 /* Steps a statement to its end, reading `columns` columns of every row; returns the rows. */
-static int run(sqlite3_stmt *s, int columns, sqlite3_int64 *first_int, int int_column) {
+static int run(sqlite3_stmt *s, int columns) {
     int rows = 0, rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         for (int i = 0; i < columns; i++) {
             if (sqlite3_column_type(s, i) == SQLITE_INTEGER) {
-                sqlite3_int64 v = sqlite3_column_int64(s, i);
-                if (rows == 0 && i == int_column && first_int) *first_int = v;
+                (void)sqlite3_column_int64(s, i);
             } else {
                 (void)sqlite3_column_text(s, i);
                 (void)sqlite3_column_bytes(s, i);
@@ -193,7 +192,7 @@ int main(int argc, char **argv) {
     char author[64];
     while (t < end) {
         double b0 = t;
-        run(begin, 0, NULL, 0);
+        run(begin, 0);
         for (int k = 0; k < batch; k++) {
             const char *actor = users[rnd() % (uint64_t)members];
             const char *eid = ids[rnd() % (uint64_t)elements];
@@ -202,11 +201,11 @@ int main(int argc, char **argv) {
             sqlite3_int64 now = wall.tv_sec, seq = (sqlite3_int64)wall.tv_sec * 1000000 + wall.tv_nsec / 1000;
             seq = seq > last_seq ? seq : last_seq + 1;
             last_seq = seq;
-            run(savepoint, 0, NULL, 0);
+            run(savepoint, 0);
             sqlite3_bind_int64(advance, 1, 1); bind_text(advance, 2, room);
-            run(advance, 1, NULL, 0);
+            run(advance, 1);
             bind_text(user, 1, actor);
-            if (run(user, 5, NULL, 0) != 1) { fprintf(stderr, "sqlite-toggle: no user %s\n", actor); return 1; }
+            if (run(user, 5) != 1) { fprintf(stderr, "sqlite-toggle: no user %s\n", actor); return 1; }
             /* The element's author is kept past the statement's reset (the server keeps it as a String). */
             bind_text(element, 1, eid); bind_text(element, 2, room); bind_text(element, 3, actor);
             sqlite3_int64 before = -1;
@@ -222,7 +221,7 @@ int main(int argc, char **argv) {
             if (before < 0) { fprintf(stderr, "sqlite-toggle: element %s not found for %s\n", eid, actor); return 1; }
             bind_text(del, 1, eid); bind_text(del, 2, actor);
             sqlite3_int64 delta;
-            if (run(del, 2, NULL, 0) == 1) {
+            if (run(del, 2) == 1) {
                 delta = -1;
                 removed++;
             } else {
@@ -230,28 +229,28 @@ int main(int argc, char **argv) {
                 uuid_v4(id);
                 bind_text(ins, 1, eid); bind_text(ins, 2, actor); bind_text(ins, 3, id);
                 sqlite3_bind_int64(ins, 4, seq); sqlite3_bind_int64(ins, 5, now);
-                run(ins, 0, NULL, 0);
+                run(ins, 0);
                 if (sqlite3_changes(db) != 1) { fprintf(stderr, "sqlite-toggle: the heart's insert changed nothing\n"); return 1; }
                 delta = 1;
                 added++;
             }
             sqlite3_bind_int64(count, 1, delta); bind_text(count, 2, eid);
-            run(count, 0, NULL, 0);
+            run(count, 0);
             if (delta == 1 && strcmp(author, actor) != 0) {
                 char nid[37];
                 uuid_v4(nid);
                 bind_text(notify, 1, nid); bind_text(notify, 2, author); bind_text(notify, 3, room);
                 bind_text(notify, 4, eid); bind_text(notify, 5, actor); sqlite3_bind_int64(notify, 6, now);
-                run(notify, 0, NULL, 0);
+                run(notify, 0);
             }
             if (before + delta > 0) {
                 bind_text(top, 1, eid);
-                run(top, 4, NULL, 0);
+                run(top, 4);
             }
-            run(release, 0, NULL, 0);
+            run(release, 0);
             toggles++;
         }
-        run(commit, 0, NULL, 0);
+        run(commit, 0);
         t = now_s();
         if (batches == cap) batch_ms = realloc(batch_ms, sizeof(double) * (cap *= 2));
         batch_ms[batches++] = (t - b0) * 1000;

@@ -175,6 +175,12 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         let responder = context.responder
         let loop = connection.loop
         if context.configuration.handlersOnEventLoop {
+            // An answer known without suspending (`/health` while the database is known to be
+            // well) is written here: no task, no async frames, no hand-back.
+            if let response = responder.respondImmediately(to: request) {
+                finish(request: request, response: response, start: start)
+                return
+            }
             // Starts right here, on the loop thread (SE-0472): a handler that does not suspend
             // completes before `Task.immediate` returns and `finish` runs inline (no job queued
             // on the loop, no extra turn of it); one that awaits resumes on this loop (the

@@ -100,11 +100,17 @@ struct HTTPResponseEncoder {
     }
 
     /// Rejects names that are not tokens and values with CR, LF or NUL (header injection).
+    /// Native strings are read as their UTF-8 buffers: the `UTF8View`'s indices cost about 36
+    /// instructions a byte here, about 5 % of a `/health` request.
     static func isSafeHeader(_ name: String, _ value: String) -> Bool {
         if name.isEmpty { return false }
-        for c in name.utf8 where !HTTPParser.isTokenChar(c) { return false }
-        for c in value.utf8 where c == 0x0D || c == 0x0A || c == 0x00 { return false }
-        return true
+        let nameIsToken = name.utf8.withContiguousStorageIfAvailable { b in
+            for c in b where !HTTPParser.isTokenChar(c) { return false }
+            return true
+        } ?? name.utf8.allSatisfy(HTTPParser.isTokenChar)
+        guard nameIsToken else { return false }
+        let breaksLine: (UInt8) -> Bool = { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+        return !(value.utf8.withContiguousStorageIfAvailable { $0.contains(where: breaksLine) } ?? value.utf8.contains(where: breaksLine))
     }
 }
 

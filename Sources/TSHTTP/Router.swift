@@ -7,6 +7,16 @@ public struct Router: HTTPResponder, Sendable {
     /// Routes whose segments are all literals, by their path without the leading and trailing
     /// `/` (`api/auth/me`), as indices into `routes` in match order. See `resolve`.
     let literalRoutes: [Substring: [Int]]
+    /// The GET routes with an immediate answer, by their exact path (`/health`). A request whose
+    /// path is spelled another way (`/health/`) takes the async path, which answers it the same.
+    let immediateRoutes: [ImmediateRoute]
+
+    struct ImmediateRoute: Sendable {
+        let path: String
+        let handler: HTTPImmediateHandler
+        /// No HEAD route shares the pattern, so HEAD is this GET (RFC 9110 §9.3.2) here too.
+        let answersHead: Bool
+    }
 
     init(routes: [RouterBuilder.Route], logger: Logger) {
         self.routes = routes
@@ -21,6 +31,11 @@ public struct Router: HTTPResponder, Sendable {
             if key.count == route.segments.count { literal[Substring(key.joined(separator: "/")), default: []].append(i) }
         }
         literalRoutes = literal
+        immediateRoutes = routes.compactMap { r in
+            guard r.method == .GET, let handler = r.immediate else { return nil }
+            return ImmediateRoute(path: r.pattern, handler: handler,
+                                  answersHead: !routes.contains { $0.method == .HEAD && $0.segments == r.segments })
+        }
     }
 
     /// The outcome of matching a method and path.
@@ -189,6 +204,22 @@ public struct Router: HTTPResponder, Sendable {
             i += 1
         }
         return i == parts.count ? params : nil
+    }
+
+    /// The answer of an immediate route (`RouterBuilder.get(_:immediate:_:)`) when its handler
+    /// has one; nil for every other request (a string comparison per immediate route).
+    public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
+        guard !immediateRoutes.isEmpty, request.method == .GET || request.method == .HEAD else { return nil }
+        let path = request.path
+        for route in immediateRoutes where route.path == path {
+            guard request.method == .GET || route.answersHead else { return nil }
+            var req = request
+            req.routePattern = route.path
+            guard var response = route.handler(req) else { return nil }
+            if response.routePattern == nil { response.routePattern = route.path }
+            return response
+        }
+        return nil
     }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {

@@ -11,6 +11,8 @@ public struct RouterBuilder: Sendable {
         let pattern: String
         let segments: [RouteSegment]
         let handler: HTTPHandler
+        /// Tried before `handler` on the loop (`Router.respondImmediately`); all-literal patterns only.
+        var immediate: HTTPImmediateHandler? = nil
         let order: Int
     }
 
@@ -25,6 +27,16 @@ public struct RouterBuilder: Sendable {
     }
 
     public mutating func get(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.GET, pattern, handler) }
+
+    /// Registers a GET route whose answer `immediate` gives without suspending when it can (nil:
+    /// `handler` answers). `pattern` has literal segments only. Installing middleware in front of
+    /// the route (`wrapHandlers` replacing its handler) drops `immediate`: the middleware must run.
+    public mutating func get(_ pattern: String, immediate: @escaping HTTPImmediateHandler, _ handler: @escaping HTTPHandler) {
+        let segments = RouteSegment.parse(pattern)
+        precondition(segments.allSatisfy { if case .literal(let l) = $0 { return !l.isEmpty } else { return false } },
+                     "an immediate route has literal segments only: \(pattern)")
+        routes.append(Route(method: .GET, pattern: pattern, segments: segments, handler: handler, immediate: immediate, order: routes.count))
+    }
     public mutating func head(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.HEAD, pattern, handler) }
     public mutating func post(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.POST, pattern, handler) }
     public mutating func put(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.PUT, pattern, handler) }
@@ -32,13 +44,15 @@ public struct RouterBuilder: Sendable {
     public mutating func delete(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.DELETE, pattern, handler) }
     public mutating func options(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.OPTIONS, pattern, handler) }
 
-    /// Replaces each route's handler with `transform(method, pattern, handler)`: the steps that
-    /// belong in front of every handler (`TSRoutes.RequestPipeline`: request validation against
-    /// the route's documented schema, test-mode access) are installed once, not repeated in each
-    /// handler.
-    public mutating func wrapHandlers(_ transform: (_ method: HTTPMethod, _ pattern: String, _ handler: @escaping HTTPHandler) -> HTTPHandler) {
+    /// Replaces each route's handler with `transform(method, pattern, handler)` where it returns
+    /// one (nil keeps the route as it is): the steps that belong in front of every handler
+    /// (`TSRoutes.RequestPipeline`: request validation against the route's documented schema,
+    /// test-mode access) are installed once, not repeated in each handler. A replaced route loses
+    /// its immediate answer, which would skip those steps.
+    public mutating func wrapHandlers(_ transform: (_ method: HTTPMethod, _ pattern: String, _ handler: @escaping HTTPHandler) -> HTTPHandler?) {
         routes = routes.map { r in
-            Route(method: r.method, pattern: r.pattern, segments: r.segments, handler: transform(r.method, r.pattern, r.handler), order: r.order)
+            guard let wrapped = transform(r.method, r.pattern, r.handler) else { return r }
+            return Route(method: r.method, pattern: r.pattern, segments: r.segments, handler: wrapped, order: r.order)
         }
     }
 

@@ -66,6 +66,44 @@ final class RequestPipelineTests: XCTestCase {
         XCTAssertTrue(Trace(name: "t").applies(to: HTTPRequest(method: .GET, target: "/health")), "a step applies to every request unless it says otherwise")
     }
 
+    /// An immediate answer passes a step around the router only where the step does not apply:
+    /// where it applies, the immediate path gives nothing and the request takes the async path
+    /// through the step. A route behind a chain (RequestPipeline.install) loses its immediate answer.
+    func testImmediateAnswersSkipNoStepThatApplies() async throws {
+        struct OnlyAPI: RouteMiddleware {
+            func applies(to request: HTTPRequest) -> Bool { request.path.hasPrefix("/api/") }
+            func handle(_ context: inout RequestContext, next: (inout RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
+                try await Trace(name: "r").handle(&context, next: next)
+            }
+        }
+        var b = RouterBuilder()
+        b.get("/health", immediate: { _ in .text("immediate") }) { _ in .text("async") }
+        b.get("/api/x", immediate: { _ in .text("immediate") }) { req in .text("async " + (req.header("X-Trace") ?? "none")) }
+        let responder = MiddlewareResponder(OnlyAPI(), around: b.freeze())
+        let health = responder.respondImmediately(to: HTTPRequest(method: .GET, target: "/health"))
+        XCTAssertEqual(health.map { String(decoding: $0.body, as: UTF8.self) }, "immediate")
+        XCTAssertNil(responder.respondImmediately(to: HTTPRequest(method: .GET, target: "/api/x")), "the step applies: no immediate answer")
+        let api = await responder.respond(to: HTTPRequest(method: .GET, target: "/api/x"))
+        XCTAssertEqual(String(decoding: api.body, as: UTF8.self), "async r")
+
+        // Behind the pipeline: /api/test/events gets its chain (test-mode access: a token is
+        // configured and the request has none), /health keeps its immediate answer.
+        let live = try LiveServer()
+        var routes = RouterBuilder()
+        routes.get("/health", immediate: { _ in .text("immediate") }) { _ in .text("async") }
+        routes.get("/api/test/events", immediate: { _ in .text("immediate") }) { _ in .text("async") }
+        RequestPipeline(authenticator: Authenticator(auth: live.server.domain.auth), testAccess: TestModeAccess(token: "secret"))
+            .install(into: &routes, mounted: RouteTable())
+        let router = routes.freeze()
+        XCTAssertNotNil(router.respondImmediately(to: HTTPRequest(method: .GET, target: "/health")))
+        XCTAssertNil(router.respondImmediately(to: HTTPRequest(method: .GET, target: "/api/test/events")),
+                     "a route behind a chain answers through it, never around it")
+        let events = await router.respond(to: HTTPRequest(method: .GET, target: "/api/test/events"))
+        XCTAssertNotEqual(String(decoding: events.body, as: UTF8.self), "immediate")
+        XCTAssertEqual(events.status, 401, "the chain's test-mode access check ran: no token")
+        await live.stop()
+    }
+
     /// Validation puts the body it parsed into the context: the handler reads it without parsing.
     func testValidationHandsTheParsedBodyToTheHandlerInTheContext() async throws {
         let live = try LiveServer()

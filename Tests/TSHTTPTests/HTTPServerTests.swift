@@ -23,6 +23,8 @@ final class HTTPServerTests: XCTestCase {
     let observer = RecordingObserver()
     /// How many `/slow` requests reached their handler.
     let slowStarted = LockedValue(0)
+    /// Whether `/ping`'s immediate handler answers (else its async handler does).
+    let pingImmediate = LockedValue(true)
 
     func makeRouter() -> Router {
         var b = RouterBuilder()
@@ -42,6 +44,8 @@ final class HTTPServerTests: XCTestCase {
             return .text("slow done")
         }
         b.get("/boom") { _ in struct Secret: Error {}; throw Secret() }
+        let pingImmediate = pingImmediate
+        b.get("/ping", immediate: { _ in pingImmediate.withLock { $0 } ? .text("immediate") : nil }) { _ in .text("async") }
         return b.freeze()
     }
 
@@ -123,6 +127,43 @@ final class HTTPServerTests: XCTestCase {
         }
         try c.send(request("GET", "/slow"))
         XCTAssertEqual(try c.readResponse().bodyString, "slow done", "a handler that suspends still answers on the same connection")
+    }
+
+    /// A route answered without a task (`respondImmediately`) keeps its place among pipelined
+    /// requests that suspend or finish inline, is reported to the observer under its pattern, and
+    /// answers HEAD without a body.
+    func testImmediateAnswersKeepTheirPlaceInThePipeline() throws {
+        try startServer()
+        let c = try RawClient(port: port)
+        try c.send(request("GET", "/slow") + request("GET", "/ping") + request("GET", "/rooms/a") + request("HEAD", "/ping")
+                   + request("POST", "/echo", body: "xyz") + request("GET", "/ping"))
+        XCTAssertEqual(try c.readResponse().bodyString, "slow done")
+        XCTAssertEqual(try c.readResponse().bodyString, "immediate")
+        XCTAssertEqual(try c.readResponse().bodyString, "a")
+        let head = try c.readResponse(headRequest: true)
+        XCTAssertEqual(head.header("Content-Length"), "9")
+        XCTAssertEqual(head.bodyString, "")
+        XCTAssertEqual(try c.readResponse().bodyString, "xyz")
+        XCTAssertEqual(try c.readResponse().bodyString, "immediate")
+        let pings = observer.finished.withLock { $0.filter { $0.1 == "/ping" } }
+        XCTAssertEqual(pings.map(\.0), ["GET", "HEAD", "GET"])
+        XCTAssertEqual(pings.map(\.2), [200, 200, 200])
+    }
+
+    /// When the immediate handler has no answer, the route's async handler gives it; with handlers
+    /// off the loop (`handlersOnEventLoop = false`) every request takes the async path.
+    func testImmediateRouteFallsBackToItsHandler() async throws {
+        try startServer()
+        var c = try RawClient(port: port)
+        pingImmediate.withLock { $0 = false }
+        try c.send(request("GET", "/ping"))
+        XCTAssertEqual(try c.readResponse().bodyString, "async")
+        await server.shutdown()
+        pingImmediate.withLock { $0 = true }
+        try startServer { $0.handlersOnEventLoop = false }
+        c = try RawClient(port: port)
+        try c.send(request("GET", "/ping"))
+        XCTAssertEqual(try c.readResponse().bodyString, "async")
     }
 
     func testHeadHasContentLengthButNoBody() throws {

@@ -1,5 +1,7 @@
 import XCTest
 import TSJSON
+import TSSockets
+import TSTestSupport
 @testable import TSHTTP
 
 final class RouterTests: XCTestCase {
@@ -33,6 +35,58 @@ final class RouterTests: XCTestCase {
             resp = await r.respond(to: HTTPRequest(method: .GET, target: path))
             XCTAssertEqual(body(resp), expected, path)
         }
+    }
+
+    /// An immediate route answers GET, and HEAD when the pattern has no HEAD route of its own, at
+    /// its exact path; its handler's nil, another spelling of the path or another method leave the
+    /// request to the async path, which answers it.
+    func testImmediateRoutes() async {
+        let answer = LockedValue(true)
+        var b = RouterBuilder()
+        b.get("/ping", immediate: { _ in answer.withLock { $0 } ? .text("immediate") : nil }) { _ in .text("async") }
+        b.get("/both", immediate: { _ in .text("immediate") }) { _ in .text("async") }
+        b.head("/both") { _ in .text("head") }
+        b.get("/api/rooms/:roomId") { _ in .text("room") }
+        let r = b.freeze()
+        let ping = r.respondImmediately(to: HTTPRequest(method: .GET, target: "/ping?x=1"))
+        XCTAssertEqual(ping.map(body), "immediate")
+        XCTAssertEqual(ping?.routePattern, "/ping", "the access log and metrics name the route")
+        XCTAssertEqual(r.respondImmediately(to: HTTPRequest(method: .HEAD, target: "/ping")).map(body), "immediate",
+                       "HEAD is GET where the pattern has no HEAD route (RFC 9110 §9.3.2)")
+        XCTAssertNil(r.respondImmediately(to: HTTPRequest(method: .HEAD, target: "/both")), "the pattern's own HEAD route answers HEAD")
+        XCTAssertEqual(r.respondImmediately(to: HTTPRequest(method: .GET, target: "/both")).map(body), "immediate")
+        for (method, target) in [(HTTPMethod.GET, "/ping/"), (.POST, "/ping"), (.GET, "/api/rooms/x"), (.GET, "/nope")] {
+            XCTAssertNil(r.respondImmediately(to: HTTPRequest(method: method, target: target)), "\(method) \(target)")
+        }
+        var resp = await r.respond(to: HTTPRequest(method: .GET, target: "/ping/"))
+        XCTAssertEqual(body(resp), "async", "another spelling of the path: the async path answers")
+        answer.withLock { $0 = false }
+        XCTAssertNil(r.respondImmediately(to: HTTPRequest(method: .GET, target: "/ping")))
+        resp = await r.respond(to: HTTPRequest(method: .GET, target: "/ping"))
+        XCTAssertEqual(body(resp), "async")
+        XCTAssertNil(makeRouter().respondImmediately(to: HTTPRequest(method: .GET, target: "/api/rooms/my-rooms")),
+                     "a router without immediate routes answers nothing immediately")
+    }
+
+    /// Wrapping a route's handler (middleware in front of it) drops its immediate answer, which
+    /// would skip the middleware; a route the transform leaves alone keeps it.
+    func testWrappingAHandlerDropsItsImmediateAnswer() async {
+        var b = RouterBuilder()
+        b.get("/wrapped", immediate: { _ in .text("immediate") }) { _ in .text("async") }
+        b.get("/kept", immediate: { _ in .text("immediate") }) { _ in .text("async") }
+        b.wrapHandlers { _, pattern, handler in
+            guard pattern == "/wrapped" else { return nil }
+            return { request in
+                var r = try await handler(request)
+                r.headers.add("X-Wrapped", "1")
+                return r
+            }
+        }
+        let r = b.freeze()
+        XCTAssertNil(r.respondImmediately(to: HTTPRequest(method: .GET, target: "/wrapped")))
+        let wrapped = await r.respond(to: HTTPRequest(method: .GET, target: "/wrapped"))
+        XCTAssertEqual(wrapped.headers["X-Wrapped"], "1")
+        XCTAssertEqual(r.respondImmediately(to: HTTPRequest(method: .GET, target: "/kept")).map(body), "immediate")
     }
 
     func testNotFoundAndMethodNotAllowed() async throws {

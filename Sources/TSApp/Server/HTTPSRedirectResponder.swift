@@ -19,6 +19,10 @@ struct HTTPSRedirectResponder: HTTPResponder {
         return r
     }
 
+    func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
+        request.path == "/health" ? health.respondImmediately(to: request) : nil
+    }
+
     /// `https://<host of the Host header, or the listen address>[:port]<target>`.
     static func location(host: String?, fallbackHost: String, httpsPort: Int, target: String) -> String {
         var name = host.map(stripPort) ?? ""

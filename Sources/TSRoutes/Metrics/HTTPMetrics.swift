@@ -30,6 +30,12 @@ public final class HTTPMetrics: HTTPServerObserver, Sendable {
         var buckets = [UInt64](repeating: 0, count: HTTPMetrics.bucketBounds.count)
         var count: UInt64 = 0
         var sum: Double = 0
+
+        mutating func record(_ seconds: Double) {
+            if let i = HTTPMetrics.bucketBounds.firstIndex(where: { seconds <= $0 }) { buckets[i] += 1 }
+            count += 1
+            sum += seconds
+        }
     }
 
     /// One second of traffic (Unix second `second`), for the inspector chart.
@@ -72,14 +78,13 @@ public final class HTTPMetrics: HTTPServerObserver, Sendable {
         let m = method.rawValue  // the same text as "\(method)", without an interpolation per request
         let now: Int64? = routePattern?.hasPrefix(Self.recentExcludedPrefix) == true ? nil : clock.nowSeconds()
         state.withLock { s in
-            var route = routePattern ?? "unmatched"
-            if s.latency[RouteKey(method: m, route: route)] == nil && s.latency.count >= Self.maxSeries { route = "other" }
-            s.requests[RequestKey(method: m, route: route, status: status), default: 0] += 1
-            var h = s.latency[RouteKey(method: m, route: route)] ?? Histogram()
-            if let i = Self.bucketBounds.firstIndex(where: { seconds <= $0 }) { h.buckets[i] += 1 }
-            h.count += 1
-            h.sum += seconds
-            s.latency[RouteKey(method: m, route: route)] = h
+            // One lookup per table, each histogram updated where it lies (`default:` modifies in
+            // place; reading it out and storing it back copied its buckets on every request). The
+            // series bound is looked up only once the table is full.
+            var key = RouteKey(method: m, route: routePattern ?? "unmatched")
+            if s.latency.count >= Self.maxSeries && s.latency[key] == nil { key = RouteKey(method: m, route: "other") }
+            s.requests[RequestKey(method: m, route: key.route, status: status), default: 0] += 1
+            s.latency[key, default: Histogram()].record(seconds)
 
             guard let now else { return }
             let i = Int(now % Int64(Self.recentCapacity))

@@ -28,5 +28,12 @@ public struct MiddlewareResponder<Middleware: RouteMiddleware, Inner: HTTPRespon
         }
     }
 
+    /// The inner answer when the middleware does not apply to the request (it would be skipped
+    /// on the async path too); nil when it applies, so it runs.
+    public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
+        guard !middleware.applies(to: request) else { return nil }
+        return inner.respondImmediately(to: request)
+    }
+
     static var logger: Logger { Logger(label: "touchsync.http") }
 }

@@ -65,7 +65,7 @@ public struct RequestPipeline: Sendable {
     public func install(into router: inout RouterBuilder, mounted: RouteTable) {
         let skip = mounted.keys
         router.wrapHandlers { method, pattern, handler in
-            guard !skip.contains(Self.key(method, pattern)), let chain = chain(method, pattern) else { return handler }
+            guard !skip.contains(Self.key(method, pattern)), let chain = chain(method, pattern) else { return nil }
             return { request in
                 var context = RequestContext(request: request)
                 return try await chain.handle(&context) { context in try await handler(context.request) }

@@ -30,3 +30,30 @@ final class HTTPResponseEncoderTests: XCTestCase {
         XCTAssertFalse(HTTPResponseEncoder.isSafeHeader("X\u{7F}", "v"), "DEL is not a token character")
     }
 }
+
+/// Generated request ids (X-Request-Id when the client sent none): 16 lowercase hex characters,
+/// none repeated, also when many threads take them at once.
+final class RequestIDTests: XCTestCase {
+    func testIdsAreSixteenHexCharactersAndNeverRepeat() async {
+        let perTask = 20_000
+        let ids = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 { group.addTask { (0..<perTask).map { _ in RequestID.generate() } } }
+            var all: [String] = []
+            for await batch in group { all += batch }
+            return all
+        }
+        XCTAssertEqual(ids.count, 4 * perTask)
+        XCTAssertEqual(Set(ids).count, ids.count, "an id repeated")
+        for id in ids.prefix(1000) {
+            XCTAssertEqual(id.utf8.count, 16)
+            XCTAssertTrue(id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }, id)
+        }
+    }
+
+    func testTheMixIsABijectionOnSamples() {
+        // Distinct inputs, distinct outputs (each step of the mix is invertible); neighbours differ widely.
+        let inputs: [UInt64] = (0..<10_000).map { UInt64($0) } + [.max, .max - 1, 1 << 63]
+        XCTAssertEqual(Set(inputs.map(RequestID.mix)).count, inputs.count)
+        XCTAssertGreaterThan((RequestID.mix(1) ^ RequestID.mix(2)).nonzeroBitCount, 16)
+    }
+}

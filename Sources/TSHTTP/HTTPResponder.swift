@@ -13,7 +13,7 @@ public protocol HTTPResponder: Sendable {
 
     /// The answer when it is known without suspending, else nil (then `respond` is called). The
     /// connection handler asks this first: an answer here costs no task (its allocation, its
-    /// async frames and its hand-back to the loop were about a fifth of a `/health` request's
+    /// async frames and its hand-back to the loop were about a quarter of a `/health` request's
     /// instructions, bench/RESULTS.md).
     func respondImmediately(to request: HTTPRequest) -> HTTPResponse?
 }

@@ -1,5 +1,5 @@
 import Foundation
-import TSHTTP
+@testable import TSHTTP
 import TSJSON
 @testable import TSRoutes
 import XCTest
@@ -120,6 +120,29 @@ final class RequestPipelineTests: XCTestCase {
         }
         XCTAssertEqual(body?["username"], "ann")
         XCTAssertNil(pipeline.chain(.GET, "/health"), "a route with nothing to check keeps its handler as registered")
+        await live.stop()
+    }
+
+    /// The server as it is composed (the inspector's recorder around the router, the pipeline's
+    /// chains on the API routes): `/health` is answered without a task once the database's health
+    /// is known, an API route never is, and both still answer over the socket.
+    func testTheComposedServerAnswersHealthImmediatelyAndNoAPIRoute() async throws {
+        let live = try LiveServer()
+        let responder = live.server.http.context.responder
+        let api = APIClient(base: live.base)
+        let first = try await api.get("/health")
+        XCTAssertEqual(first.status, 200)
+        let health = try XCTUnwrap(responder.respondImmediately(to: HTTPRequest(method: .GET, target: "/health")),
+                                   "the ping of the first /health makes the database's health known")
+        XCTAssertEqual(health.status, 200)
+        XCTAssertEqual(try JSONValue.parse(health.body)["database"], "ok")
+        XCTAssertNil(responder.respondImmediately(to: HTTPRequest(method: .GET, target: "/api/auth/me")))
+        XCTAssertNil(responder.respondImmediately(to: HTTPRequest(method: .GET, target: "/api/rooms/my-rooms")))
+        let again = try await api.get("/health")
+        XCTAssertEqual(again.status, 200)
+        XCTAssertEqual(try JSONValue.parse(Array(again.body))["status"], "ok")
+        let me = try await api.get("/api/auth/me")
+        XCTAssertEqual(me.status, 401, "the API route's chain ran")
         await live.stop()
     }
 

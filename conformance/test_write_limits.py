@@ -3,6 +3,9 @@ user's burst an event's ack is the error RATE_LIMITED and nothing is written or 
 another user in the same room keeps writing; REST and Socket.IO spend the same budget.
 The REST side (429, Retry-After) is also checked in Tests/TSAppTests/WriteLimitsAPITests.swift.
 """
+import math
+import time
+
 import pytest
 import requests
 import socketio
@@ -125,18 +128,22 @@ def sign_ups():
 
 def test_one_address_cannot_create_a_hundred_accounts_in_seconds(sign_ups):
     """131 sign-ups as fast as requests sends them from one address: the burst (50) is created, the
-    rest get 429 with a Retry-After of about 36 s (100 an hour), and nothing is created for them."""
+    rest get 429 with a Retry-After of at most 36 s (100 an hour), and nothing is created for them.
+    The bucket refills from the first sign-up on, so the last refusal's Retry-After is 36 s less the
+    time the run has taken (on a loaded machine the 50 password hashes alone take seconds)."""
     statuses, refused = [], None
+    started = time.monotonic()
     for i in range(131):
         r = requests.post(sign_ups.url("/api/auth/register"), json={"username": f"bulk_{i}", "password": "password-123"})
         statuses.append(r.status_code)
         if r.status_code == 429:
             refused = r
+    elapsed = time.monotonic() - started
     created = statuses.count(201)
     assert 50 <= created <= 51 and statuses.count(429) == 131 - created, statuses
     assert refused.json()["error"]["code"] == "RATE_LIMITED", refused.text
     assert "sign-ups from this address" in refused.json()["error"]["message"], refused.text
-    assert 30 <= int(refused.headers["Retry-After"]) <= 36, refused.headers
+    assert max(1, math.floor(36 - elapsed)) <= int(refused.headers["Retry-After"]) <= 36, (elapsed, refused.headers)
     # The last one was refused: no such account exists (its login fails like any unknown name).
     login = requests.post(sign_ups.url("/api/auth/login"), json={"username": "bulk_130", "password": "password-123"})
     assert login.status_code == 401, login.text

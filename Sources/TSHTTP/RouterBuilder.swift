@@ -22,8 +22,12 @@ public struct RouterBuilder: Sendable {
 
     /// Registers `handler` for `method` on `pattern`.
     public mutating func add(_ method: HTTPMethod, _ pattern: String, _ handler: @escaping HTTPHandler) {
-        let segments = RouteSegment.parse(pattern)
-        routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler, order: routes.count))
+        append(method, pattern, RouteSegment.parse(pattern), handler, immediate: nil)
+    }
+
+    private mutating func append(_ method: HTTPMethod, _ pattern: String, _ segments: [RouteSegment], _ handler: @escaping HTTPHandler,
+                                 immediate: HTTPImmediateHandler?) {
+        routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler, immediate: immediate, order: routes.count))
     }
 
     public mutating func get(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.GET, pattern, handler) }
@@ -35,7 +39,7 @@ public struct RouterBuilder: Sendable {
         let segments = RouteSegment.parse(pattern)
         precondition(segments.allSatisfy { if case .literal(let l) = $0 { return !l.isEmpty } else { return false } },
                      "an immediate route has literal segments only: \(pattern)")
-        routes.append(Route(method: .GET, pattern: pattern, segments: segments, handler: handler, immediate: immediate, order: routes.count))
+        append(.GET, pattern, segments, handler, immediate: immediate)
     }
     public mutating func head(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.HEAD, pattern, handler) }
     public mutating func post(_ pattern: String, _ handler: @escaping HTTPHandler) { add(.POST, pattern, handler) }

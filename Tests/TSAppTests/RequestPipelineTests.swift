@@ -22,6 +22,14 @@ final class RequestPipelineTests: XCTestCase {
         }
     }
 
+    /// A step around the router for `/api/` requests only, tracing itself as "r".
+    struct OnlyAPI: RouteMiddleware {
+        func applies(to request: HTTPRequest) -> Bool { request.path.hasPrefix("/api/") }
+        func handle(_ context: inout RequestContext, next: (inout RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
+            try await Trace(name: "r").handle(&context, next: next)
+        }
+    }
+
     func run<M: RouteMiddleware>(_ chain: M) async throws -> (HTTPResponse, String?) {
         var context = RequestContext(request: HTTPRequest(method: .GET, target: "/api/x"))
         var seen: String?
@@ -49,12 +57,6 @@ final class RequestPipelineTests: XCTestCase {
     /// Around the router, a step that does not apply to a request is not run for it: the router
     /// gets the request as it came (no trace added), while a request it applies to passes through it.
     func testAStepAroundTheRouterIsSkippedForRequestsItDoesNotApplyTo() async throws {
-        struct OnlyAPI: RouteMiddleware {
-            func applies(to request: HTTPRequest) -> Bool { request.path.hasPrefix("/api/") }
-            func handle(_ context: inout RequestContext, next: (inout RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
-                try await Trace(name: "r").handle(&context, next: next)
-            }
-        }
         struct Echo: HTTPResponder {
             func respond(to request: HTTPRequest) async -> HTTPResponse { .text(request.header("X-Trace") ?? "none") }
         }
@@ -70,12 +72,6 @@ final class RequestPipelineTests: XCTestCase {
     /// where it applies, the immediate path gives nothing and the request takes the async path
     /// through the step. A route behind a chain (RequestPipeline.install) loses its immediate answer.
     func testImmediateAnswersSkipNoStepThatApplies() async throws {
-        struct OnlyAPI: RouteMiddleware {
-            func applies(to request: HTTPRequest) -> Bool { request.path.hasPrefix("/api/") }
-            func handle(_ context: inout RequestContext, next: (inout RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
-                try await Trace(name: "r").handle(&context, next: next)
-            }
-        }
         var b = RouterBuilder()
         b.get("/health", immediate: { _ in .text("immediate") }) { _ in .text("async") }
         b.get("/api/x", immediate: { _ in .text("immediate") }) { req in .text("async " + (req.header("X-Trace") ?? "none")) }

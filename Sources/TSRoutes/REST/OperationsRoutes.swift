@@ -33,13 +33,13 @@ public struct OperationsRoutes: Sendable {
         let detailAccess = self.detailAccess
         // The answer of nearly every probe, written as bytes: the same members, in the same order,
         // as the tree below gives when nothing is degraded.
+        let uptime: @Sendable () -> Int64 = { Int64((DispatchTime.now().uptimeNanoseconds - startedAt) / 1_000_000_000) }
         let okAnswer: @Sendable () -> HTTPResponse = {
-            let uptime = Int64((DispatchTime.now().uptimeNanoseconds - startedAt) / 1_000_000_000)
             var w = JSONBytesWriter(capacity: 96 + version.utf8.count)
             w.objectValue {
                 $0.string("status", "ok")
                 $0.string("version", version)
-                $0.int("uptimeSeconds", uptime)
+                $0.int("uptimeSeconds", uptime())
                 $0.string("database", "ok")
             }
             return .bytes(w.bytes, contentType: "application/json; charset=utf-8")
@@ -55,9 +55,8 @@ public struct OperationsRoutes: Sendable {
             let known = domain.db.knownHealth()
             let dbOK = known != nil ? known != .failed : await domain.db.ping()
             if dbOK && components.isEmpty { return okAnswer() }
-            let uptime = Int64((DispatchTime.now().uptimeNanoseconds - startedAt) / 1_000_000_000)
             let details = detailAccess.check(request) == .allowed
-            var body: JSONObject = ["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime),
+            var body: JSONObject = ["status": dbOK ? "ok" : "degraded", "version": .string(version), "uptimeSeconds": .int(uptime()),
                                     "database": dbOK ? "ok" : "error"]
             var reasons: [String] = []
             // PostgreSQL unreachable — answered at once, with the reason.
